@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Runs every test with the race detector. Extra arguments go to `go test`.
+set -euo pipefail
+cd "$(dirname "$0")"
+go build ./...
+go test -race -count=1 -timeout 40m "$@" ./...
