@@ -1,0 +1,117 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const example = `
+target = "staging"
+theme = "light"
+read_only = true
+scrollback_bytes = 2097152
+grace = "10s"
+
+[targets.staging]
+envd = "http://10.0.0.5:49983"
+token_file = "staging.token"
+read_only = false
+
+[targets.box]
+socket = "~/box.sock"
+
+[keys]
+detach = ["ctrl+g"]
+
+[confirm]
+signal = false
+`
+
+func TestParseExampleOverridesDefaults(t *testing.T) {
+	c, err := Parse("/etc/sandtop/config.toml", []byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Target != "staging" || c.Theme != "light" || !c.ReadOnly || c.ScrollbackBytes != 2<<20 || c.Grace != 10*time.Second {
+		t.Fatalf("top-level values not applied: %+v", c)
+	}
+	if got := c.Targets["staging"].TokenFile; got != "/etc/sandtop/staging.token" {
+		t.Fatalf("relative token file resolved to %q", got)
+	}
+	if home, _ := os.UserHomeDir(); c.Targets["box"].Socket != filepath.Join(home, "box.sock") {
+		t.Fatalf("~ not expanded: %q", c.Targets["box"].Socket)
+	}
+	if c.ReadOnlyFor("staging") || !c.ReadOnlyFor("box") {
+		t.Fatal("per-target read_only must override the top-level one")
+	}
+	if c.Confirm.Signal || !c.Confirm.Teardown {
+		t.Fatalf("confirm: unset keys must keep their defaults: %+v", c.Confirm)
+	}
+	if got := c.Keys["detach"]; len(got) != 1 || got[0] != "ctrl+g" {
+		t.Fatalf("keys: %v", got)
+	}
+}
+
+func TestMissingFileGivesDefaults(t *testing.T) {
+	c, err := Load(filepath.Join(t.TempDir(), "none.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Target != LocalTarget || c.Theme != "dark" || !c.Confirm.Teardown {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestBadFilesNameWhatIsWrong(t *testing.T) {
+	cases := map[string]string{
+		"unknown key":        "colour = \"red\"\n",
+		"syntax":             "theme = \n",
+		"target missing":     "target = \"prod\"\n",
+		"both endpoints":     "[targets.x]\nsocket = \"/s\"\nenvd = \"http://h:1\"\n",
+		"no endpoint":        "[targets.x]\nuser = \"root\"\n",
+		"bad url":            "[targets.x]\nenvd = \"10.0.0.5:49983\"\n",
+		"local redefined":    "[targets.local]\nsocket = \"/s\"\n",
+		"scrollback too big": "scrollback_bytes = 9999999999\n",
+		"empty key list":     "[keys]\nquit = []\n",
+		"bad duration":       "grace = \"soon\"\n",
+	}
+	want := map[string]string{
+		"unknown key": "unknown key colour", "syntax": "line 1", "target missing": `"prod"`,
+		"both endpoints": "only one", "no endpoint": "either socket or envd", "bad url": "not an http",
+		"local redefined": "built-in", "scrollback too big": "scrollback_bytes", "empty key list": "quit",
+		"bad duration": "grace",
+	}
+	for name, body := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse("c.toml", []byte(body))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			if msg := err.Error(); !strings.Contains(msg, want[name]) || !strings.HasPrefix(msg, "config c.toml") || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q should be one line naming the file and %q", msg, want[name])
+			}
+		})
+	}
+}
+
+func TestPathPrecedence(t *testing.T) {
+	env := map[string]string{"HOME": "/home/u"}
+	get := func(k string) string { return env[k] }
+	if p, _ := Path(get); p != "/home/u/.config/sandtop/config.toml" {
+		t.Fatalf("home fallback: %s", p)
+	}
+	env["XDG_CONFIG_HOME"] = "/xdg"
+	if p, _ := Path(get); p != "/xdg/sandtop/config.toml" {
+		t.Fatalf("xdg: %s", p)
+	}
+	env[EnvConfig] = "/explicit.toml"
+	if p, _ := Path(get); p != "/explicit.toml" {
+		t.Fatalf("override: %s", p)
+	}
+	if _, err := Path(func(string) string { return "" }); err == nil {
+		t.Fatal("no HOME and no XDG must be an error")
+	}
+}

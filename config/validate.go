@@ -1,0 +1,78 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Bounds of scrollback_bytes: enough for a screenful, small enough that a
+// few dozen panes cannot exhaust memory.
+const (
+	MinScrollbackBytes = 4 << 10
+	MaxScrollbackBytes = 256 << 20
+)
+
+// Validate checks values the TOML types cannot.
+func (c Config) Validate() error {
+	if c.ScrollbackBytes < MinScrollbackBytes || c.ScrollbackBytes > MaxScrollbackBytes {
+		return fmt.Errorf("scrollback_bytes = %d is outside %d..%d", c.ScrollbackBytes, MinScrollbackBytes, MaxScrollbackBytes)
+	}
+	if c.Grace < 0 {
+		return fmt.Errorf("grace = %s must not be negative", c.Grace)
+	}
+	for _, name := range c.TargetNames() {
+		if err := c.Targets[name].validate(); err != nil {
+			return fmt.Errorf("[targets.%s]: %w", name, err)
+		}
+	}
+	if _, ok := c.Targets[LocalTarget]; ok {
+		return fmt.Errorf("[targets.%s]: %q is the built-in local sandbox and cannot be redefined", LocalTarget, LocalTarget)
+	}
+	if c.Target != LocalTarget {
+		if _, ok := c.Targets[c.Target]; !ok {
+			return fmt.Errorf("target = %q names no [targets.%s] table (have: %s)", c.Target, c.Target, strings.Join(append([]string{LocalTarget}, c.TargetNames()...), ", "))
+		}
+	}
+	for action, keys := range c.Keys {
+		if len(keys) == 0 {
+			return fmt.Errorf("[keys] %s needs at least one key", action)
+		}
+	}
+	return nil
+}
+
+func (t Target) validate() error {
+	switch {
+	case t.Socket == "" && t.Envd == "":
+		return fmt.Errorf("set either socket or envd")
+	case t.Socket != "" && t.Envd != "":
+		return fmt.Errorf("set only one of socket and envd")
+	case t.Envd != "":
+		u, err := url.Parse(t.Envd)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("envd = %q is not an http:// or https:// URL with a host", t.Envd)
+		}
+	}
+	return nil
+}
+
+// TargetNames are the configured target names, sorted.
+func (c Config) TargetNames() []string {
+	names := make([]string, 0, len(c.Targets))
+	for n := range c.Targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ReadOnlyFor says whether target runs read-only: its own setting if it
+// has one, else the top-level one.
+func (c Config) ReadOnlyFor(target string) bool {
+	if t, ok := c.Targets[target]; ok && t.ReadOnly != nil {
+		return *t.ReadOnly
+	}
+	return c.ReadOnly
+}
