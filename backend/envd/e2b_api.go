@@ -1,0 +1,238 @@
+package envd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// The control-plane calls, following E2B's published OpenAPI spec:
+// GET /v2/sandboxes, GET /sandboxes/{id}, POST /sandboxes/{id}/connect and
+// DELETE /sandboxes/{id}, authenticated by X-API-Key.
+
+// ErrE2BAuth is returned (wrapped) when the control plane rejects the key.
+var ErrE2BAuth = errors.New("e2b: API key rejected")
+
+// ErrE2BSandboxGone is returned (wrapped) when the control plane no longer
+// knows a sandbox: it was killed or it expired. Everything it ran is gone.
+var ErrE2BSandboxGone = errors.New("e2b: sandbox not found")
+
+// e2bListPageSize is the largest page the API serves.
+const e2bListPageSize = 100
+
+// e2bMaxPages stops a control plane that keeps handing out tokens.
+const e2bMaxPages = 1000
+
+// e2bListedSandbox is ListedSandbox / SandboxDetail on the wire.
+type e2bListedSandbox struct {
+	TemplateID  string            `json:"templateID"`
+	Alias       string            `json:"alias,omitempty"`
+	SandboxID   string            `json:"sandboxID"`
+	StartedAt   time.Time         `json:"startedAt"`
+	EndAt       time.Time         `json:"endAt"`
+	CPUCount    int               `json:"cpuCount"`
+	MemoryMB    int               `json:"memoryMB"`
+	DiskSizeMB  int               `json:"diskSizeMB"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	State       string            `json:"state"`
+	EnvdVersion string            `json:"envdVersion"`
+	Domain      *string           `json:"domain,omitempty"`
+}
+
+// e2bSandbox is the Sandbox schema that connect answers with.
+type e2bSandbox struct {
+	TemplateID         string  `json:"templateID"`
+	SandboxID          string  `json:"sandboxID"`
+	EnvdVersion        string  `json:"envdVersion"`
+	EnvdAccessToken    string  `json:"envdAccessToken,omitempty"`
+	TrafficAccessToken *string `json:"trafficAccessToken,omitempty"`
+	Domain             *string `json:"domain,omitempty"`
+}
+
+func (s e2bListedSandbox) public() E2BSandbox {
+	out := E2BSandbox{
+		ID: s.SandboxID, TemplateID: s.TemplateID, Alias: s.Alias, State: s.State,
+		StartedAt: s.StartedAt, EndAt: s.EndAt, CPUCount: s.CPUCount, MemoryMB: s.MemoryMB,
+		DiskSizeMB: s.DiskSizeMB, EnvdVersion: s.EnvdVersion, Metadata: s.Metadata,
+	}
+	if s.Domain != nil {
+		out.Domain = *s.Domain
+	}
+	return out
+}
+
+// ListRunning returns every running sandbox of the team, all pages.
+func (c *E2BClient) ListRunning(ctx context.Context) ([]E2BSandbox, error) {
+	var out []E2BSandbox
+	next := ""
+	for page := 0; page < e2bMaxPages; page++ {
+		q := url.Values{}
+		q.Set("state", "running")
+		q.Set("limit", fmt.Sprint(e2bListPageSize))
+		if next != "" {
+			q.Set("nextToken", next)
+		}
+		var listed []e2bListedSandbox
+		hdr, err := c.do(ctx, http.MethodGet, "/v2/sandboxes?"+q.Encode(), "", nil, &listed)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range listed {
+			out = append(out, s.public())
+		}
+		next = hdr.Get("X-Next-Token")
+		if next == "" {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("e2b: listing sandboxes: more than %d pages; giving up", e2bMaxPages)
+}
+
+// Get describes one sandbox. A sandbox the control plane does not know
+// gives an error that wraps ErrE2BSandboxGone.
+func (c *E2BClient) Get(ctx context.Context, sandboxID string) (E2BSandbox, error) {
+	if err := checkSandboxID(sandboxID); err != nil {
+		return E2BSandbox{}, err
+	}
+	var s e2bListedSandbox
+	if _, err := c.do(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(sandboxID), sandboxID, nil, &s); err != nil {
+		return E2BSandbox{}, err
+	}
+	return s.public(), nil
+}
+
+// Connect asks the control plane for a sandbox's envd credentials (resuming
+// it if it was paused, extending its TTL to at least ConnectTimeout) and
+// derives the envd URL the way the SDKs do.
+func (c *E2BClient) Connect(ctx context.Context, sandboxID string) (E2BConnection, error) {
+	if err := checkSandboxID(sandboxID); err != nil {
+		return E2BConnection{}, err
+	}
+	body := map[string]int64{"timeout": int64(c.cfg.ConnectTimeout / time.Second)}
+	var s e2bSandbox
+	path := "/sandboxes/" + url.PathEscape(sandboxID) + "/connect"
+	if _, err := c.do(ctx, http.MethodPost, path, sandboxID, body, &s); err != nil {
+		return E2BConnection{}, err
+	}
+	if s.SandboxID == "" {
+		s.SandboxID = sandboxID
+	}
+	conn := E2BConnection{
+		SandboxID:   s.SandboxID,
+		Domain:      c.cfg.Domain,
+		EnvdVersion: s.EnvdVersion,
+		AccessToken: s.EnvdAccessToken,
+	}
+	if s.Domain != nil && *s.Domain != "" {
+		conn.Domain = *s.Domain
+	}
+	if s.TrafficAccessToken != nil {
+		conn.TrafficAccessToken = *s.TrafficAccessToken
+	}
+	conn.EnvdURL = c.EnvdURL(conn.SandboxID, conn.Domain)
+	return conn, nil
+}
+
+// Kill deletes a sandbox and everything in it.
+func (c *E2BClient) Kill(ctx context.Context, sandboxID string) error {
+	if err := checkSandboxID(sandboxID); err != nil {
+		return err
+	}
+	_, err := c.do(ctx, http.MethodDelete, "/sandboxes/"+url.PathEscape(sandboxID), sandboxID, nil, nil)
+	return err
+}
+
+func checkSandboxID(id string) error {
+	if id == "" || strings.ContainsAny(id, "/?#% \t\r\n") {
+		return fmt.Errorf("e2b: invalid sandbox id %q", id)
+	}
+	return nil
+}
+
+// e2bAPIError is the Error schema: {code, message}.
+type e2bAPIError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// do sends one request and decodes a 2xx JSON answer into out (nil: drop
+// it). sandboxID names the sandbox a 404 is about, if any.
+func (c *E2BClient) do(ctx context.Context, method, path, sandboxID string, in, out any) (http.Header, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("e2b: encoding %s %s: %w", method, routeOf(path), err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.cfg.APIURL+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("e2b: %s %s: %w", method, routeOf(path), err)
+	}
+	req.Header.Set("X-API-Key", c.cfg.APIKey)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "sandtop")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		// A *url.Error names the URL, which holds no secret: the key travels
+		// in a header.
+		return nil, fmt.Errorf("e2b: control plane unreachable: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("e2b: %s %s: reading the answer: %w", method, routeOf(path), err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, c.statusError(method, path, sandboxID, resp.StatusCode, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return nil, fmt.Errorf("e2b: %s %s: undecodable answer: %w", method, routeOf(path), err)
+		}
+	}
+	return resp.Header, nil
+}
+
+func (c *E2BClient) statusError(method, path, sandboxID string, status int, raw []byte) error {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return fmt.Errorf("%w (%d): check E2B_API_KEY", ErrE2BAuth, status)
+	case status == http.StatusNotFound && sandboxID != "":
+		return fmt.Errorf("%w: %s is gone (killed or expired)", ErrE2BSandboxGone, sandboxID)
+	}
+	msg := http.StatusText(status)
+	var apiErr e2bAPIError
+	if json.Unmarshal(raw, &apiErr) == nil && apiErr.Message != "" {
+		msg = apiErr.Message
+	}
+	return fmt.Errorf("e2b: %s %s: %d: %s", method, routeOf(path), status, oneLine(msg))
+}
+
+// routeOf drops the query, so errors name the route and nothing else.
+func routeOf(path string) string {
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		return path[:i]
+	}
+	return path
+}
+
+// oneLine keeps a server's message to one short line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
