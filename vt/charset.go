@@ -3,7 +3,7 @@ package vt
 // decGraphics maps 0x5f..0x7e in the DEC Special Graphics set (ESC ( 0),
 // which ncurses uses for line drawing, to Unicode.
 var decGraphics = [32]rune{
-	' ', // _ blank
+	' ',                                    // _ blank
 	'◆', '▒', '␉', '␌', '␍', '␊', '°', '±', // ` a b c d e f g
 	'␤', '␋', '┘', '┐', '┌', '└', '┼', '⎺', // h i j k l m n o
 	'⎻', '─', '⎼', '⎽', '├', '┤', '┴', '┬', // p q r s t u v w
