@@ -53,7 +53,7 @@ type Target struct {
 	// E2B connect failed); the target is listed so the UI can show why.
 	Err error
 
-	e2b  *envd.E2BClient     // the control plane that knows this sandbox
+	e2b  *envd.E2BClient    // the control plane that knows this sandbox
 	conn envd.E2BConnection // its connect answer
 }
 
