@@ -1,0 +1,33 @@
+package wrapper
+
+import "path"
+
+// The state directory layout, shared with dsh-subprocess-e2b so that either
+// tool can read what the other published:
+//
+//	<runtimeRoot>/processes/<id>/
+//	    pid          the process-group id, written by the group leader
+//	    exit-code    the direct command's status (0..255), once it exits
+//	    signal       sandtop only: the signal number that killed it
+//	    environment  NUL-framed child env; deleted as soon as it is read
+//	    stdout.log   spill of stdout (collect with spill only)
+//	    stderr.log   spill of stderr (collect with spill only)
+const (
+	ProcessesDir    = "processes"
+	PidFile         = "pid"
+	ExitCodeFile    = "exit-code"
+	SignalFile      = "signal"
+	EnvironmentFile = "environment"
+	StdoutSpillFile = "stdout.log"
+	StderrSpillFile = "stderr.log"
+)
+
+// ProcessesRoot is the directory holding one state directory per process.
+func ProcessesRoot(runtimeRoot string) string {
+	return path.Join(runtimeRoot, ProcessesDir)
+}
+
+// StateDir is the private state directory of process id.
+func StateDir(runtimeRoot, id string) string {
+	return path.Join(runtimeRoot, ProcessesDir, id)
+}
