@@ -34,3 +34,13 @@ func (f *boundaryFilter) feed(p []byte) []byte {
 	}
 	return nil
 }
+
+// flush drops what is held back: bytes before the boundary never belong to
+// the program.
+func (f *boundaryFilter) flush() []byte {
+	f.pending = nil
+	return nil
+}
+
+// passedBoundary reports whether the boundary has been seen.
+func (f *boundaryFilter) passedBoundary() bool { return f.passed }

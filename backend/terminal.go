@@ -1,0 +1,273 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/gen/process"
+)
+
+// TerminalSpec describes one terminal session. Every field is explicit.
+type TerminalSpec struct {
+	// Argv is the program and its arguments; it is never shell-interpreted.
+	Argv []string
+	// Cwd is the working directory in the sandbox.
+	Cwd string
+	// Env entries are layered over the sandbox's scrubbed base environment.
+	Env map[string]string
+	// Rows and Cols are the PTY's size before the program's first byte.
+	Rows, Cols int
+	// GraceMs is the TERM→KILL grace Terminate gives the whole session.
+	GraceMs int
+}
+
+// Foreground is the terminal's foreground process group.
+type Foreground struct {
+	// Pgid is the terminal driver's foreground process group (tpgid).
+	Pgid int
+	// InputWaiting is true only when the daemon has proven that the group is
+	// blocked reading the terminal. Without the extension it is always false.
+	InputWaiting bool
+}
+
+// TerminalOutcome is how a terminal's top-level process ended: ExitCode is
+// set for a normal exit, Signal (e.g. syscall.SIGKILL) for a death by signal.
+type TerminalOutcome struct {
+	ExitCode *int
+	Signal   syscall.Signal
+}
+
+func (o TerminalOutcome) String() string {
+	switch {
+	case o.ExitCode != nil:
+		return fmt.Sprintf("exit code %d", *o.ExitCode)
+	case o.Signal != 0:
+		return "killed by " + signalName(o.Signal)
+	}
+	return "unknown outcome"
+}
+
+// errTerminalExited rejects input once the top-level process has exited.
+var errTerminalExited = errors.New("terminal process has exited")
+
+// Terminal is a live PTY session in the sandbox. Its methods are safe for
+// concurrent use.
+type Terminal struct {
+	rt      *terminalRuntime
+	pid     int
+	id      string // state directory name under <runtimeRoot>/terminals
+	graceMs int
+
+	output *terminalOutput
+	ops    *terminalOps
+	stop   context.CancelFunc // ends the output subscription
+
+	done    chan struct{}
+	outcome TerminalOutcome
+	err     error // transport failure; both are set before done closes
+
+	termMu  sync.Mutex // one Terminate attempt at a time
+	settled bool       // the session was proven empty
+
+	sigMu   sync.Mutex
+	termSig syscall.Signal // the last tier Terminate sent
+}
+
+func newTerminal(rt *terminalRuntime, pid int, id string, graceMs int, stop context.CancelFunc) *Terminal {
+	return &Terminal{
+		rt: rt, pid: pid, id: id, graceMs: graceMs,
+		output: newTerminalOutput(DefaultTerminalOutputBuffer),
+		ops:    newTerminalOps(),
+		stop:   stop,
+		done:   make(chan struct{}),
+	}
+}
+
+func (t *Terminal) requestSignal(sig syscall.Signal) {
+	t.sigMu.Lock()
+	t.termSig = sig
+	t.sigMu.Unlock()
+}
+
+func (t *Terminal) requestedSignal() syscall.Signal {
+	t.sigMu.Lock()
+	defer t.sigMu.Unlock()
+	return t.termSig
+}
+
+// Pid is the terminal's top-level process id (also its session id).
+func (t *Terminal) Pid() int { return t.pid }
+
+// ID names the terminal's state directory under <runtimeRoot>/terminals/.
+func (t *Terminal) ID() string { return t.id }
+
+// GraceMs is the TERM→KILL grace Terminate uses.
+func (t *Terminal) GraceMs() int { return t.graceMs }
+
+// Output is the program's raw terminal bytes in delivery order. It returns
+// io.EOF after the queued bytes once the top-level process has exited, or
+// the transport error if the stream broke. A consumer that falls more than
+// DefaultTerminalOutputBuffer bytes behind loses the oldest bytes; see
+// DroppedOutput.
+func (t *Terminal) Output() io.Reader { return t.output }
+
+// DroppedOutput is how many output bytes were dropped because the consumer
+// read too slowly.
+func (t *Terminal) DroppedOutput() int64 { return t.output.droppedBytes() }
+
+// Done is closed when the top-level process has exited (or the transport
+// failed); Outcome is valid then.
+func (t *Terminal) Done() <-chan struct{} { return t.done }
+
+// Outcome reports how the top-level process ended. It returns an error if
+// the process has not exited yet or the transport failed.
+func (t *Terminal) Outcome() (TerminalOutcome, error) {
+	select {
+	case <-t.done:
+		return t.outcome, t.err
+	default:
+		return TerminalOutcome{}, errors.New("terminal process is still running")
+	}
+}
+
+func (t *Terminal) exited() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Write delivers data to the terminal's input exactly as given: no newline
+// conversion. It fails once the top-level process has exited.
+func (t *Terminal) Write(ctx context.Context, data []byte) error {
+	ctx, end, err := t.ops.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	if t.exited() {
+		return errTerminalExited
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	_, err = t.rt.proc.SendInput(ctx, connect.NewRequest(&process.SendInputRequest{
+		Process: pidSelector(t.pid),
+		Input:   &process.ProcessInput{Input: &process.ProcessInput_Pty{Pty: data}},
+	}))
+	if err != nil {
+		if t.exited() {
+			return errTerminalExited
+		}
+		return opError(ctx, fmt.Errorf("terminal write: %w", err))
+	}
+	return nil
+}
+
+// Resize changes the PTY's size; the foreground program gets SIGWINCH.
+func (t *Terminal) Resize(ctx context.Context, rows, cols int) error {
+	if err := checkTerminalSize(rows, cols); err != nil {
+		return err
+	}
+	ctx, end, err := t.ops.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	if t.exited() {
+		return errTerminalExited
+	}
+	_, err = t.rt.proc.Update(ctx, connect.NewRequest(&process.UpdateRequest{
+		Process: pidSelector(t.pid),
+		Pty:     ptySize(rows, cols),
+	}))
+	if err != nil {
+		if t.exited() {
+			return errTerminalExited
+		}
+		return opError(ctx, fmt.Errorf("terminal resize: %w", err))
+	}
+	return nil
+}
+
+// InspectForeground returns the terminal's foreground group, or nil when it
+// cannot be resolved, e.g. after the top-level process exited.
+func (t *Terminal) InspectForeground(ctx context.Context) (*Foreground, error) {
+	ctx, end, err := t.ops.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	return t.inspect(ctx)
+}
+
+func (t *Terminal) inspect(ctx context.Context) (*Foreground, error) {
+	if t.exited() {
+		return nil, nil
+	}
+	fg, err := t.rt.session.foreground(ctx, t.pid)
+	if err != nil {
+		if t.exited() {
+			return nil, nil
+		}
+		return nil, opError(ctx, err)
+	}
+	return fg, nil
+}
+
+// SignalForeground sends sig (SIGINT, SIGTERM, SIGKILL, SIGTSTP or SIGHUP)
+// to the terminal's foreground process group and returns that group's id.
+// SIGKILL to the shell's own group is refused: Terminate ends the session.
+func (t *Terminal) SignalForeground(ctx context.Context, sig syscall.Signal) (int, error) {
+	if !foregroundSignals[sig] {
+		return 0, fmt.Errorf("terminal signal %v is not one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP", sig)
+	}
+	ctx, end, err := t.ops.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer end()
+	fg, err := t.inspect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if fg == nil {
+		return 0, errors.New("cannot resolve foreground process group")
+	}
+	if sig == syscall.SIGKILL && fg.Pgid == t.pid {
+		return 0, errors.New("refusing to SIGKILL the terminal shell; terminate the terminal session instead")
+	}
+	if err := t.rt.session.signalGroups(ctx, []int{fg.Pgid}, sig); err != nil {
+		return 0, opError(ctx, err)
+	}
+	return fg.Pgid, nil
+}
+
+var foregroundSignals = map[syscall.Signal]bool{
+	syscall.SIGINT: true, syscall.SIGTERM: true, syscall.SIGKILL: true,
+	syscall.SIGTSTP: true, syscall.SIGHUP: true,
+}
+
+func pidSelector(pid int) *process.ProcessSelector {
+	return &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: uint32(pid)}}
+}
+
+func ptySize(rows, cols int) *process.PTY {
+	return &process.PTY{Size: &process.PTY_Size{Rows: uint32(rows), Cols: uint32(cols)}}
+}
+
+// checkTerminalSize accepts what a winsize can hold.
+func checkTerminalSize(rows, cols int) error {
+	if rows < 1 || rows > 0xffff || cols < 1 || cols > 0xffff {
+		return fmt.Errorf("terminal size %dx%d (rows x cols) must be within 1..65535", rows, cols)
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package backend
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"sandtop/backend/gen/process/processconnect"
+	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/wrapper"
+)
+
+// terminalRuntime is everything terminal sessions need from the Runtime:
+// the envd client, the extension (nil on stock envd), the runtime root and
+// the environment boundary.
+type terminalRuntime struct {
+	proc    processconnect.ProcessClient
+	sup     sandtopv1connect.SupervisorClient // nil without the extension
+	session sessionControl
+	root    string // runtime root in the sandbox
+	// controlEnv is the environment of the runner and of control commands:
+	// blanks for every credential-shaped name, never the child's secrets.
+	controlEnv map[string]string
+	// childEnv applies the environment boundary: the sandbox's scrubbed
+	// base environment with explicit entries layered on top, as NAME=VALUE.
+	childEnv func(ctx context.Context, explicit map[string]string) ([]string, error)
+	// poll is the cadence of liveness checks during Terminate.
+	poll time.Duration
+}
+
+// terminalTagPrefix marks the PTY processes that are sandtop terminals. The
+// tag is visible to List and ListTerminals, so a new client can find them
+// after a restart: "sandtop-terminal:<id>:<graceMs>".
+const terminalTagPrefix = "sandtop-terminal:"
+
+func terminalTag(id string, graceMs int) string {
+	return terminalTagPrefix + id + ":" + strconv.Itoa(graceMs)
+}
+
+// parseTerminalTag reads back what terminalTag wrote.
+func parseTerminalTag(tag string) (id string, graceMs int, ok bool) {
+	rest, ok := strings.CutPrefix(tag, terminalTagPrefix)
+	if !ok {
+		return "", 0, false
+	}
+	id, g, ok := strings.Cut(rest, ":")
+	if !ok || !validTerminalID(id) {
+		return "", 0, false
+	}
+	graceMs, err := strconv.Atoi(g)
+	if err != nil || graceMs <= 0 {
+		return "", 0, false
+	}
+	return id, graceMs, true
+}
+
+func newTerminalID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("terminal id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func validTerminalID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil && strings.ToLower(id) == id
+}
+
+// stateDir is <runtimeRoot>/terminals/<id>.
+func (rt *terminalRuntime) stateDir(id string) string {
+	return path.Join(rt.root, wrapper.TerminalsDir, id)
+}
+
+// pollInterval is the Terminate liveness cadence, never zero.
+func (rt *terminalRuntime) pollInterval() time.Duration {
+	if rt.poll <= 0 {
+		return 10 * time.Millisecond
+	}
+	return rt.poll
+}
