@@ -44,8 +44,8 @@ type confCase struct {
 }
 
 func st(fg, bg Color, a Attr) *Style { return &Style{FG: fg, BG: bg, Attr: a} }
-func cur(x, y int) *Cursor        { return &Cursor{X: x, Y: y, Visible: true} }
-func sp(s string) *string         { return &s }
+func cur(x, y int) *Cursor           { return &Cursor{X: x, Y: y, Visible: true} }
+func sp(s string) *string            { return &s }
 
 var conformance = []confCase{
 	// Rows of spec/tui.md §3.
@@ -101,7 +101,7 @@ var conformance = []confCase{
 	{name: "title with ST", row: "OSC 0", cols: 5, rows: 2, in: []any{"\x1b]0;hello\x1b\\x"},
 		title: sp("hello"), lines: map[int]string{0: "x"}},
 	{name: "colour OSCs do not recolour cells", row: "OSC 4", fix: true, cols: 5, rows: 2,
-		in: []any{"\x1b[38;2;0;0;1mA\x1b]4;1;rgb:ff/00/00\x07\x1b]10;rgb:00/ff/00\x07B"},
+		in:    []any{"\x1b[38;2;0;0;1mA\x1b]4;1;rgb:ff/00/00\x07\x1b]10;rgb:00/ff/00\x07B"},
 		cells: []cellWant{{0, 0, 'A', 1, st(RGB(0, 0, 1), 0, 0)}, {1, 0, 'B', 1, st(RGB(0, 0, 1), 0, 0)}}},
 	{name: "line drawing via G0", row: "charsets", cols: 5, rows: 2,
 		in: []any{"\x1b(0lqk\x1b(Bq"}, lines: map[int]string{0: "┌─┐q"}},
