@@ -48,7 +48,7 @@ func (o TerminalOutcome) String() string {
 	case o.ExitCode != nil:
 		return fmt.Sprintf("exit code %d", *o.ExitCode)
 	case o.Signal != 0:
-		return "killed by " + signalName(o.Signal)
+		return "killed by " + signalText(o.Signal)
 	}
 	return "unknown outcome"
 }
@@ -213,14 +213,20 @@ func (t *Terminal) inspect(ctx context.Context) (*Foreground, error) {
 	if t.exited() {
 		return nil, nil
 	}
-	fg, err := t.rt.session.foreground(ctx, t.pid)
+	pgid, waiting, ok, err := t.rt.cp.ForegroundGroup(ctx, t.pid)
 	if err != nil {
 		if t.exited() {
 			return nil, nil
 		}
 		return nil, opError(ctx, err)
 	}
-	return fg, nil
+	if !ok || t.exited() {
+		return nil, nil
+	}
+	if pgid <= 1 {
+		return nil, fmt.Errorf("cannot resolve foreground process group: got %d", pgid)
+	}
+	return &Foreground{Pgid: pgid, InputWaiting: waiting}, nil
 }
 
 // SignalForeground sends sig (SIGINT, SIGTERM, SIGKILL, SIGTSTP or SIGHUP)
@@ -245,8 +251,8 @@ func (t *Terminal) SignalForeground(ctx context.Context, sig syscall.Signal) (in
 	if sig == syscall.SIGKILL && fg.Pgid == t.pid {
 		return 0, errors.New("refusing to SIGKILL the terminal shell; terminate the terminal session instead")
 	}
-	if err := t.rt.session.signalGroups(ctx, []int{fg.Pgid}, sig); err != nil {
-		return 0, opError(ctx, err)
+	if _, err := t.rt.cp.SignalGroup(ctx, fg.Pgid, sig); err != nil {
+		return 0, opError(ctx, fmt.Errorf("%s to foreground group %d: %w", signalText(sig), fg.Pgid, err))
 	}
 	return fg.Pgid, nil
 }

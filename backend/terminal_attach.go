@@ -72,14 +72,11 @@ func (rt *terminalRuntime) listTerminals(ctx context.Context) ([]TerminalInfo, e
 
 // cmdline reads a process's argv from /proc in the sandbox.
 func (rt *terminalRuntime) cmdline(ctx context.Context, pid int) ([]string, error) {
-	r, err := runControl(ctx, rt.proc, rt.controlEnv, []string{"cat", "/proc/" + strconv.Itoa(pid) + "/cmdline"}, nil)
+	b, err := rt.cp.ReadFile(ctx, "/proc/"+strconv.Itoa(pid)+"/cmdline")
 	if err != nil {
 		return nil, err
 	}
-	if r.code != 0 {
-		return nil, controlFailure("read cmdline", r)
-	}
-	return strings.Split(strings.TrimSuffix(string(r.stdout), "\x00"), "\x00"), nil
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
 }
 
 // attachTerminal re-attaches to a live terminal by pid: its output resumes

@@ -16,15 +16,17 @@ import (
 )
 
 // terminalRuntime is everything terminal sessions need from the Runtime:
-// the envd client, the extension (nil on stock envd), the runtime root and
-// the environment boundary.
+// the envd client, the extension (nil on stock envd), the control plane
+// (session groups, foreground, signals, removal), the runtime root and the
+// environment boundary.
 type terminalRuntime struct {
-	proc    processconnect.ProcessClient
-	sup     sandtopv1connect.SupervisorClient // nil without the extension
-	session sessionControl
-	root    string // runtime root in the sandbox
-	// controlEnv is the environment of the runner and of control commands:
-	// blanks for every credential-shaped name, never the child's secrets.
+	proc processconnect.ProcessClient
+	sup  sandtopv1connect.SupervisorClient // nil without the extension
+	cp   ControlPlane
+	cmd  commandRunner // short bash scripts, for writing private state
+	root string        // runtime root in the sandbox
+	// controlEnv is the runner's own environment: blanks for every
+	// credential-shaped name, never the child's secrets.
 	controlEnv map[string]string
 	// childEnv applies the environment boundary: the sandbox's scrubbed
 	// base environment with explicit entries layered on top, as NAME=VALUE.

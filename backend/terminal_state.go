@@ -38,13 +38,12 @@ func (rt *terminalRuntime) writeState(ctx context.Context, dir string, files []w
 		in.WriteString(f.Name + " " + strconv.Itoa(len(f.Data)) + "\n")
 		in.Write(f.Data)
 	}
-	r, err := runControl(ctx, rt.proc, rt.controlEnv,
-		[]string{"/bin/bash", "--noprofile", "--norc", "-c", writeStateScript, "sandtop-terminal-state", dir}, in.Bytes())
+	r, err := rt.cmd.run(ctx, writeStateScript, []string{dir}, in.Bytes())
 	if err != nil {
 		return fmt.Errorf("write terminal state %s: %w", dir, err)
 	}
-	if r.code != 0 {
-		return controlFailure("write terminal state "+dir, r)
+	if r.exitCode != 0 {
+		return fmt.Errorf("write terminal state %s: exit code %d: %s", dir, r.exitCode, clipText(r.stderr))
 	}
 	return nil
 }
@@ -59,12 +58,8 @@ func (rt *terminalRuntime) removeState(ctx context.Context, id string) error {
 	if path.Base(path.Dir(dir)) != wrapper.TerminalsDir {
 		return fmt.Errorf("refusing to remove %s: not a terminal state directory", dir)
 	}
-	r, err := runControl(ctx, rt.proc, rt.controlEnv, []string{"rm", "-rf", "--", dir}, nil)
-	if err != nil {
+	if err := rt.cp.Remove(ctx, dir); err != nil {
 		return fmt.Errorf("remove terminal state: %w", err)
-	}
-	if r.code != 0 {
-		return controlFailure("remove terminal state "+dir, r)
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func (t *Terminal) outcomeOf(end *process.ProcessEvent_EndEvent) TerminalOutcome
 			return TerminalOutcome{ExitCode: &code}
 		}
 	}
-	if sig := signalFromStatus(end.GetStatus()); sig != 0 {
+	if sig := signalInStatus(end.GetStatus()); sig != 0 {
 		return TerminalOutcome{Signal: sig}
 	}
 	if sig := t.requestedSignal(); sig != 0 {

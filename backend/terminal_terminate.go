@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"syscall"
@@ -46,14 +47,13 @@ func (t *Terminal) Terminate(ctx context.Context) error {
 // emptySession is one teardown attempt: TERM, grace, KILL, proof.
 func (t *Terminal) emptySession(ctx context.Context) error {
 	grace := time.Duration(t.graceMs) * time.Millisecond
-	sess := t.rt.session
-	groups, err := sess.groups(ctx, t.pid)
+	groups, err := t.sessionGroups(ctx)
 	if err != nil {
 		return fmt.Errorf("terminal cleanup: %w", err)
 	}
 	if len(groups) > 0 {
 		t.requestSignal(syscall.SIGTERM)
-		if err := sess.signalGroups(ctx, groups, syscall.SIGTERM); err != nil {
+		if err := t.signalGroups(ctx, groups, syscall.SIGTERM); err != nil {
 			return fmt.Errorf("terminal cleanup: %w", err)
 		}
 		groups, err = t.waitEmpty(ctx, time.Now().Add(grace))
@@ -81,7 +81,7 @@ func (t *Terminal) emptySession(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(grace)
 	for {
-		groups, err = sess.groups(ctx, t.pid)
+		groups, err = t.sessionGroups(ctx)
 		if err != nil {
 			return fmt.Errorf("terminal cleanup: %w", err)
 		}
@@ -90,7 +90,7 @@ func (t *Terminal) emptySession(ctx context.Context) error {
 		}
 		// KILL goes out before the deadline is checked, so a zero grace
 		// still gets one round.
-		if err := sess.signalGroups(ctx, groups, syscall.SIGKILL); err != nil {
+		if err := t.signalGroups(ctx, groups, syscall.SIGKILL); err != nil {
 			return fmt.Errorf("terminal cleanup: %w", err)
 		}
 		if time.Now().After(deadline) {
@@ -116,7 +116,7 @@ func (t *Terminal) emptySession(ctx context.Context) error {
 // passes, and returns the groups still alive.
 func (t *Terminal) waitEmpty(ctx context.Context, deadline time.Time) ([]int, error) {
 	for {
-		groups, err := t.rt.session.groups(ctx, t.pid)
+		groups, err := t.sessionGroups(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("terminal cleanup: %w", err)
 		}
@@ -152,6 +152,34 @@ func (t *Terminal) sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return fmt.Errorf("terminal cleanup interrupted: %w", ctx.Err())
 	}
+}
+
+// sessionGroups lists the session's groups that still have a live member.
+// The terminal's pid leads its session: the PTY child is started with
+// setsid, on envd and on sandtop's daemon alike.
+func (t *Terminal) sessionGroups(ctx context.Context) ([]int, error) {
+	groups, err := t.rt.cp.SessionGroups(ctx, t.pid)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if g <= 1 {
+			return nil, fmt.Errorf("unsafe process group %d in terminal session %d", g, t.pid)
+		}
+	}
+	return groups, nil
+}
+
+// signalGroups signals every group; one already gone is not an error, a
+// transport failure is (Terminate can be retried).
+func (t *Terminal) signalGroups(ctx context.Context, groups []int, sig syscall.Signal) error {
+	var errs []error
+	for _, g := range groups {
+		if _, err := t.rt.cp.SignalGroup(ctx, g, sig); err != nil {
+			errs = append(errs, fmt.Errorf("%s to process group %d: %w", signalText(sig), g, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func joinInts(v []int) string {
