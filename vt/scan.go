@@ -8,8 +8,8 @@ type scanner struct {
 	state int
 	need  int // UTF-8 continuation bytes still expected
 
-	seqStart int64  // offset of the ESC that began the current sequence
-	priv     byte   // CSI private marker
+	seqStart int64   // offset of the ESC that began the current sequence
+	priv     byte    // CSI private marker
 	arg      [8]byte // first bytes of the CSI parameters
 	narg     int
 	inter    bool
