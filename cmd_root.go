@@ -1,0 +1,75 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// globalFlags are accepted by every command: where the config lives and
+// which sandbox to talk to.
+type globalFlags struct {
+	configPath string
+	target     targetFlags
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	tui := &tuiFlags{}
+	root := &cobra.Command{
+		Use:   "sandtop",
+		Short: "Supervise the processes of sandboxes: a TUI and a CLI",
+		Long: `sandtop lists the process groups and terminals of a sandbox, shows their
+output, attaches to terminals, and sends signals or tears groups down.
+
+With no command it opens the TUI on the target sandbox: the embedded local
+sandbox unless --socket, --envd or the config file say otherwise. The local
+sandbox's daemon starts on first use and keeps running, with every process
+it supervises, after sandtop exits.`,
+		Args:          usageArgs(cobra.NoArgs),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       versionString(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTUI(cmd.Context(), g, tui, cmd.Flags())
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef(err) })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configPath, "config", "", "config file (default: see 'sandtop config path')")
+	g.target.register(pf)
+	tui.register(root.Flags())
+	root.AddCommand(
+		newVersionCmd(),
+		newConfigCmd(g),
+		newDaemonCmd(g),
+		newServeCmd(),
+	)
+	addSessionCommands(root, g)
+	return root
+}
+
+// usageArgs turns cobra's argument-count errors into usage errors (exit 2).
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		return usagef(check(cmd, args))
+	}
+}
+
+// tuiFlags are the TUI's own flags; they override the config file.
+type tuiFlags struct {
+	theme    string
+	readOnly bool
+}
+
+func (t *tuiFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&t.theme, "theme", "", "colour theme (dark, light, high-contrast)")
+	fs.BoolVar(&t.readOnly, "read-only", false, "block every action that changes the sandbox")
+}
+
+// flagSet reports whether the named flag was given on the command line,
+// so flags override the config only when present.
+func flagSet(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed
+}
+
