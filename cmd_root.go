@@ -72,4 +72,3 @@ func flagSet(fs *pflag.FlagSet, name string) bool {
 	f := fs.Lookup(name)
 	return f != nil && f.Changed
 }
-
