@@ -1,0 +1,155 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"sandtop/backend/gen/process/processconnect"
+)
+
+// One control command reads a DeepSeek Harness agent's whole state layout
+// and the process table in the same breath, so discovery costs a single
+// round trip and states are judged against one snapshot. It works the same
+// on stock envd and on our daemon: the agent's root lies outside our
+// daemon's runtime root, where the extension's ReadFile cannot reach.
+
+// dshScanScript prints, NUL-separated, for every state dir:
+//
+//	kind, id, pid ('Y'+content or 'N'), exit-code (same), stdout.log size,
+//	stderr.log size (-1 when absent)
+//
+// (a terminal dir has no pid: its pid field is 'Y'+the number of files),
+// then the record "--ps--" and `ps -eo pgid=,sid=,stat=` verbatim.
+const dshScanScript = `
+shopt -s nullglob
+root=$1
+for kind in processes terminals; do
+  for d in "$root/$kind"/*/; do
+    d=${d%/}
+    [ -d "$d" ] && [ ! -L "$d" ] || continue
+    printf '%s\0%s\0' "$kind" "${d##*/}"
+    if [ "$kind" = terminals ]; then
+      # No pid here; report whether the setup files are still present.
+      files=("$d"/*)
+      printf 'Y%d\0N\0-1\0-1\0' "${#files[@]}"
+      continue
+    fi
+    for f in pid exit-code; do
+      if [ -f "$d/$f" ]; then printf Y; head -c 64 -- "$d/$f" | tr -d '\0'; else printf N; fi
+      printf '\0'
+    done
+    for f in stdout.log stderr.log; do
+      if [ -f "$d/$f" ]; then stat -c %s -- "$d/$f" | tr -d '\n'; else printf %s -1; fi
+      printf '\0'
+    done
+  done
+done
+printf -- '--ps--\0'
+exec ps -eo pgid=,sid=,stat=
+`
+
+// dshEntry is one state dir as the scan saw it.
+type dshEntry struct {
+	kind, id      string
+	pid, exitCode *string // nil when the file is absent
+	stdoutSize    int64   // -1 when absent
+	stderrSize    int64
+}
+
+// dshProc is one row of the process table.
+type dshProc struct {
+	pgid, sid int
+	state     string
+}
+
+// dshSnapshot is what one scan returned.
+type dshSnapshot struct {
+	entries []dshEntry
+	procs   []dshProc
+}
+
+func scanDsh(ctx context.Context, proc processconnect.ProcessClient, agentRoot string) (dshSnapshot, error) {
+	argv := []string{"/bin/bash", "-c", dshScanScript, "dsh-scan", agentRoot}
+	r, err := runControl(ctx, proc, map[string]string{"LC_ALL": "C"}, argv, nil)
+	if err != nil {
+		return dshSnapshot{}, fmt.Errorf("dsh: scanning %s: %w", agentRoot, err)
+	}
+	if r.code != 0 {
+		return dshSnapshot{}, controlFailure("dsh: scanning "+agentRoot, r)
+	}
+	return parseDshScan(r.stdout)
+}
+
+func parseDshScan(out []byte) (dshSnapshot, error) {
+	var snap dshSnapshot
+	head, table, ok := bytes.Cut(out, []byte("--ps--\x00"))
+	if !ok {
+		return snap, fmt.Errorf("dsh: scan output lacks the process table")
+	}
+	fields := strings.Split(string(head), "\x00")
+	if n := len(fields); n > 0 && fields[n-1] == "" {
+		fields = fields[:n-1]
+	}
+	if len(fields)%6 != 0 {
+		return snap, fmt.Errorf("dsh: scan output has %d fields, not records of 6", len(fields))
+	}
+	for i := 0; i < len(fields); i += 6 {
+		e := dshEntry{kind: fields[i], id: fields[i+1]}
+		var err error
+		if e.pid, err = presentFile(fields[i+2]); err == nil {
+			e.exitCode, err = presentFile(fields[i+3])
+		}
+		if err == nil {
+			e.stdoutSize, err = strconv.ParseInt(fields[i+4], 10, 64)
+		}
+		if err == nil {
+			e.stderrSize, err = strconv.ParseInt(fields[i+5], 10, 64)
+		}
+		if err != nil {
+			return snap, fmt.Errorf("dsh: scan record for %s/%s: %w", e.kind, e.id, err)
+		}
+		snap.entries = append(snap.entries, e)
+	}
+	for _, line := range strings.Split(string(table), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return snap, fmt.Errorf("dsh: unexpected ps line %q", line)
+		}
+		g, err1 := strconv.Atoi(f[0])
+		s, err2 := strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil {
+			return snap, fmt.Errorf("dsh: unexpected ps line %q", line)
+		}
+		snap.procs = append(snap.procs, dshProc{pgid: g, sid: s, state: f[2]})
+	}
+	return snap, nil
+}
+
+// presentFile decodes the scan's 'Y'+content / 'N' encoding.
+func presentFile(field string) (*string, error) {
+	switch {
+	case field == "N":
+		return nil, nil
+	case strings.HasPrefix(field, "Y"):
+		s := field[1:]
+		return &s, nil
+	}
+	return nil, fmt.Errorf("bad file marker %q", field)
+}
+
+// groupLive reports whether pgid has a member that is neither a zombie nor
+// dead: a zombie-only group is settled, as the seam treats it.
+func (s dshSnapshot) groupLive(pgid int) bool {
+	for _, p := range s.procs {
+		if p.pgid == pgid && !deadState(p.state) {
+			return true
+		}
+	}
+	return false
+}
