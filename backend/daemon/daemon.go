@@ -1,0 +1,145 @@
+// Package daemon is sandtop's sandbox daemon. It serves envd's process.Process
+// service with envd's wire contract and semantics (minus envd's known faults),
+// and, unless Config.Compat is set, the sandtop.v1.Supervisor extension.
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Version is reported by Supervisor/Hello.
+const Version = "0.1.0"
+
+const (
+	defaultReplayBytes   = 256 << 10
+	defaultStallTimeout  = 2 * time.Second
+	defaultExitRetention = 60 * time.Second
+	// lagWindow is how far (in bytes) a subscriber may trail the newest
+	// output before the stall clock starts for it. It is shared by all of a
+	// process's subscribers, so a process never holds more than
+	// ReplayBytes+lagWindow of output however much it writes.
+	lagWindow = 4 << 20
+)
+
+// Config configures a Daemon. The zero value is usable except for RuntimeRoot.
+type Config struct {
+	RuntimeRoot   string        // dir (0700) for state the seam publishes; created if missing
+	Env           []string      // sandbox-wide base env ("K=V"), layered after PATH/HOME/USER/LOGNAME
+	Compat        bool          // serve only process.Process (stock envd behaviour surface)
+	ReplayBytes   int           // per process, 0 → 256 KiB
+	StallTimeout  time.Duration // 0 → 2s
+	ExitRetention time.Duration // 0 → 60s
+	Token         string
+	Logger        *slog.Logger // nil → discard
+
+	// ReapAllOrphans makes the daemon reap every child it did not start
+	// itself. Set it only when the daemon owns its OS process (RunServe
+	// does). Left false, as for a daemon embedded in a test binary, the
+	// daemon reaps only orphans that belong to a group or session it started,
+	// so it never steals the wait status of a child some other code forked.
+	ReapAllOrphans bool
+}
+
+// Daemon holds the managed processes and serves them over HTTP.
+type Daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	root    string // runtime root with symlinks resolved
+	self    selfInfo
+	reg     *registry
+	cpu     *cpuSampler
+	handler http.Handler
+
+	done     chan struct{} // closed by Shutdown; live streams return
+	doneOnce sync.Once
+
+	srvMu   sync.Mutex
+	servers []*http.Server
+}
+
+// New validates cfg, prepares the runtime root, makes this OS process a child
+// subreaper and returns a daemon that is ready to Serve.
+func New(cfg Config) (*Daemon, error) {
+	if cfg.RuntimeRoot == "" {
+		return nil, errors.New("daemon: Config.RuntimeRoot is empty")
+	}
+	if cfg.ReplayBytes < 0 {
+		return nil, fmt.Errorf("daemon: Config.ReplayBytes is negative (%d)", cfg.ReplayBytes)
+	}
+	if cfg.ReplayBytes == 0 {
+		cfg.ReplayBytes = defaultReplayBytes
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = defaultStallTimeout
+	}
+	if cfg.ExitRetention <= 0 {
+		cfg.ExitRetention = defaultExitRetention
+	}
+	for _, kv := range cfg.Env {
+		if k, _, ok := cutEnv(kv); !ok || k == "" {
+			return nil, fmt.Errorf("daemon: Config.Env entry %q is not K=V", kv)
+		}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	root, err := prepareRoot(cfg.RuntimeRoot, log)
+	if err != nil {
+		return nil, err
+	}
+	self, err := currentSelf()
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{
+		cfg:  cfg,
+		log:  log,
+		root: root,
+		self: self,
+		reg:  newRegistry(cfg.ExitRetention),
+		cpu:  newCPUSampler(),
+		done: make(chan struct{}),
+	}
+	d.handler = d.buildHandler()
+	theReaper.register(d)
+	return d, nil
+}
+
+// prepareRoot creates the runtime root (0700) if missing and returns it with
+// symlinks resolved, so confinement checks compare real paths.
+func prepareRoot(dir string, log *slog.Logger) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("daemon: runtime root %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("daemon: create runtime root %s: %w", abs, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("daemon: resolve runtime root %s: %w", abs, err)
+	}
+	if fi, err := os.Stat(real); err != nil {
+		return "", fmt.Errorf("daemon: runtime root %s: %w", real, err)
+	} else if !fi.IsDir() {
+		return "", fmt.Errorf("daemon: runtime root %s is not a directory", real)
+	} else if fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("runtime root is readable by others", "path", real, "mode", fi.Mode().Perm().String())
+	}
+	return real, nil
+}
+
+// RuntimeRoot is the runtime root with symlinks resolved.
+func (d *Daemon) RuntimeRoot() string { return d.root }
+
+// shuttingDown is closed once Shutdown starts.
+func (d *Daemon) shuttingDown() <-chan struct{} { return d.done }

@@ -1,0 +1,119 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
+)
+
+// maxReadChunk caps one Supervisor/ReadFile answer.
+const maxReadChunk = 1 << 20
+
+// openInRoot opens a path that must lie inside the runtime root, following
+// symlinks only while they stay inside it. The check is done twice: once on
+// the resolved path, for a precise message, and again by the kernel
+// (openat2 with RESOLVE_BENEATH), so a symlink swapped in between cannot
+// lead outside.
+func (d *Daemon) openInRoot(p string) (*os.File, string, error) {
+	if p == "" {
+		p = "."
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(d.root, abs)
+	}
+	abs = filepath.Clean(abs)
+	// Accept the root as configured too, when it differs from the real path.
+	if cfgRoot, err := filepath.Abs(d.cfg.RuntimeRoot); err == nil && cfgRoot != d.root {
+		if rest, ok := cutPathPrefix(abs, cfgRoot); ok {
+			abs = filepath.Join(d.root, rest)
+		}
+	}
+	if _, ok := cutPathPrefix(abs, d.root); !ok {
+		return nil, "", connect.NewError(connect.CodePermissionDenied,
+			fmt.Errorf("path %q is outside the runtime root %s", p, d.root))
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", connect.NewError(connect.CodeNotFound, fmt.Errorf("path %q does not exist", p))
+	}
+	if err != nil {
+		return nil, "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q: %w", p, err))
+	}
+	rel, ok := cutPathPrefix(real, d.root)
+	if !ok {
+		return nil, "", connect.NewError(connect.CodePermissionDenied,
+			fmt.Errorf("path %q resolves to %s, outside the runtime root %s", p, real, d.root))
+	}
+	f, err := openBeneath(d.root, rel)
+	if err != nil {
+		if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP) {
+			return nil, "", connect.NewError(connect.CodePermissionDenied,
+				fmt.Errorf("path %q escapes the runtime root %s", p, d.root))
+		}
+		return nil, "", connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("open %q: %w", p, err))
+	}
+	return f, real, nil
+}
+
+// cutPathPrefix returns p relative to root when p is root or below it.
+func cutPathPrefix(p, root string) (string, bool) {
+	if p == root {
+		return ".", true
+	}
+	rest, ok := strings.CutPrefix(p, root+string(filepath.Separator))
+	if !ok || root == "" {
+		return "", false
+	}
+	return rest, true
+}
+
+func openBeneath(root, rel string) (*os.File, error) {
+	dirfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if errors.Is(err, unix.ENOSYS) { // kernel before 5.6: the EvalSymlinks check stands alone
+		return os.Open(filepath.Join(root, rel))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(root, rel)), nil
+}
+
+// readRange reads up to length bytes (0 → maxReadChunk) at offset.
+func readRange(f *os.File, p string, offset, length uint64) (data []byte, size uint64, eof bool, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, false, connect.NewError(connect.CodeInternal, fmt.Errorf("stat %q: %w", p, err))
+	}
+	if fi.IsDir() {
+		return nil, 0, false, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q is a directory; use ListDir", p))
+	}
+	size = uint64(fi.Size())
+	if length == 0 || length > maxReadChunk {
+		length = maxReadChunk
+	}
+	if offset >= size {
+		return nil, size, true, nil
+	}
+	buf := make([]byte, min(length, size-offset))
+	n, err := f.ReadAt(buf, int64(offset))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, false, connect.NewError(connect.CodeInternal, fmt.Errorf("read %q: %w", p, err))
+	}
+	return buf[:n], size, offset+uint64(n) >= size, nil
+}

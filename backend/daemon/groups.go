@@ -1,0 +1,159 @@
+package daemon
+
+import (
+	"fmt"
+	"hash/fnv"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+)
+
+var pageSize = int64(os.Getpagesize())
+
+// snapshotGroups reads /proc and returns the process groups the daemon is
+// responsible for: the groups of its descendants (orphans reparented to it
+// included, since it is their subreaper) and of any process sharing a group
+// or session with a process it started. The daemon's own group is left out:
+// it holds the daemon, and the daemon never signals it.
+func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group {
+	now := time.Now()
+	stats := map[int]procStat{}
+	children := map[int][]int{}
+	for _, pid := range allPids() {
+		st, err := readStat(pid)
+		if err != nil {
+			continue
+		}
+		stats[pid] = st
+		children[st.ppid] = append(children[st.ppid], pid)
+	}
+	started := map[int]*proc{}
+	for _, p := range d.reg.liveProcs() {
+		started[int(p.pid)] = p
+	}
+
+	wanted := map[int]bool{} // pgids
+	var walk func(int)
+	walk = func(pid int) {
+		for _, c := range children[pid] {
+			wanted[stats[c].pgid] = true
+			walk(c)
+		}
+	}
+	walk(d.self.pid)
+	for _, st := range stats {
+		if started[st.pgid] != nil || started[st.sid] != nil {
+			wanted[st.pgid] = true
+		}
+	}
+	delete(wanted, d.self.pgid)
+	delete(wanted, 0)
+
+	byPgid := map[int]*sandtopv1.Group{}
+	seen := make(map[int]bool, len(stats))
+	for pid, st := range stats {
+		if !wanted[st.pgid] || pid == d.self.pid {
+			continue
+		}
+		if pgidFilter != 0 && uint32(st.pgid) != pgidFilter || sidFilter != 0 && uint32(st.sid) != sidFilter {
+			continue
+		}
+		seen[pid] = true
+		g := byPgid[st.pgid]
+		if g == nil {
+			g = &sandtopv1.Group{Pgid: uint32(st.pgid), Sid: uint32(st.sid)}
+			if p := started[st.pgid]; p != nil {
+				g.StartedPid, g.Tag, g.Pty = p.pid, p.tag, p.isPTY()
+			}
+			byPgid[st.pgid] = g
+		}
+		g.Members = append(g.Members, d.procInfo(st, now))
+	}
+	if pgidFilter == 0 && sidFilter == 0 {
+		d.cpu.forgetExcept(seen)
+	}
+
+	groups := make([]*sandtopv1.Group, 0, len(byPgid))
+	for _, g := range byPgid {
+		sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].Pid < g.Members[j].Pid })
+		groups = append(groups, g)
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].Pgid < groups[j].Pgid })
+	return groups
+}
+
+func (d *Daemon) procInfo(st procStat, now time.Time) *sandtopv1.ProcInfo {
+	return &sandtopv1.ProcInfo{
+		Pid:             uint32(st.pid),
+		Ppid:            uint32(st.ppid),
+		Pgid:            uint32(st.pgid),
+		Sid:             uint32(st.sid),
+		Tpgid:           int32(st.tpgid),
+		State:           st.state,
+		Uid:             procUID(st.pid),
+		StartTimeUnixMs: startTime(st).UnixMilli(),
+		CpuPercent:      d.cpu.percent(st, now),
+		CpuTimeMs:       st.cpuTicks * 1000 / clockTicks,
+		RssBytes:        uint64(max(st.rssPages, 0) * pageSize),
+		Argv:            cmdline(st.pid),
+		Tty:             ttyName(st.ttyNr),
+		Comm:            st.comm,
+	}
+}
+
+// groupsFingerprint changes when anything but cpu_percent changes.
+func groupsFingerprint(groups []*sandtopv1.Group) uint64 {
+	h := fnv.New64a()
+	for _, g := range groups {
+		fmt.Fprintf(h, "g%d/%d/%d/%v|", g.Pgid, g.Sid, g.StartedPid, g.Pty)
+		for _, m := range g.Members {
+			fmt.Fprintf(h, "%d,%d,%d,%d,%d,%s,%d,%d,%q;", m.Pid, m.Ppid, m.Pgid, m.Sid, m.Tpgid, m.State, m.CpuTimeMs, m.RssBytes, m.Argv)
+		}
+	}
+	return h.Sum64()
+}
+
+// cpuSampler remembers each process's CPU time at the last snapshot, so
+// cpu_percent covers the time since then (since process start the first time).
+type cpuSampler struct {
+	mu   sync.Mutex
+	last map[int]cpuSample
+}
+
+type cpuSample struct {
+	startTicks, cpuTicks uint64
+	at                   time.Time
+}
+
+func newCPUSampler() *cpuSampler { return &cpuSampler{last: map[int]cpuSample{}} }
+
+func (c *cpuSampler) percent(st procStat, now time.Time) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prev, ok := c.last[st.pid]
+	c.last[st.pid] = cpuSample{startTicks: st.startTicks, cpuTicks: st.cpuTicks, at: now}
+	var ticks uint64
+	var wall time.Duration
+	if ok && prev.startTicks == st.startTicks && st.cpuTicks >= prev.cpuTicks {
+		ticks, wall = st.cpuTicks-prev.cpuTicks, now.Sub(prev.at)
+	} else {
+		ticks, wall = st.cpuTicks, now.Sub(startTime(st))
+	}
+	if wall <= 0 {
+		return 0
+	}
+	return float64(ticks) / clockTicks / wall.Seconds() * 100
+}
+
+func (c *cpuSampler) forgetExcept(alive map[int]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for pid := range c.last {
+		if !alive[pid] {
+			delete(c.last, pid)
+		}
+	}
+}

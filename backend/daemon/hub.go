@@ -1,0 +1,278 @@
+package daemon
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/gen/process"
+)
+
+// streamKind says which output a chunk came from.
+type streamKind uint8
+
+const (
+	kindStdout streamKind = iota
+	kindStderr
+	kindPTY
+)
+
+// chunk is an immutable piece of output at an absolute byte offset.
+type chunk struct {
+	kind streamKind
+	off  int64
+	data []byte
+}
+
+// hub keeps one process's recent output and fans it out. Output lives in one
+// shared, bounded log; each subscriber is only a cursor into it, so adding a
+// subscriber costs no memory and a fast subscriber never waits for a slow one
+// to be served. The log keeps the last replayBytes for Connect's replay, and
+// at most lagWindow more while some subscriber still has to read it.
+//
+// A subscriber that trails the newest byte by more than lagWindow has until
+// stallTimeout (counted from its last read or from when it fell behind,
+// whichever is earlier) to catch up. During that grace the writer waits, which
+// back-pressures the process; after it the subscriber is cut off with
+// ResourceExhausted and the writer moves on. So a stalled subscriber can hold a
+// process up for at most stallTimeout once, and never holds memory.
+type hub struct {
+	replay int64
+	window int64
+	stall  time.Duration
+
+	mu       sync.Mutex
+	chunks   []chunk // contiguous, ordered by off
+	start    int64   // offset of the first retained byte
+	end      int64   // offset after the last byte written
+	subs     map[*subscriber]struct{}
+	changed  chan struct{} // closed and replaced when output arrives or the hub closes
+	progress chan struct{} // closed and replaced when a subscriber reads or leaves
+	closed   bool
+	final    *process.ProcessEvent_EndEvent
+}
+
+type subscriber struct {
+	h            *hub
+	cursor       int64
+	lastRead     time.Time
+	behindSince  time.Time // zero while within the window
+	cut          error
+	deliveredEnd bool
+}
+
+func newHub(replay int, stall time.Duration) *hub {
+	return &hub{
+		replay:   int64(replay),
+		window:   int64(replay) + lagWindow,
+		stall:    stall,
+		subs:     make(map[*subscriber]struct{}),
+		changed:  make(chan struct{}),
+		progress: make(chan struct{}),
+	}
+}
+
+// publish appends output. data must not be modified afterwards.
+func (h *hub) publish(kind streamKind, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.chunks = append(h.chunks, chunk{kind: kind, off: h.end, data: data})
+	h.end += int64(len(data))
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.enforceWindow()
+	h.trim()
+}
+
+// enforceWindow makes sure no subscriber trails by more than the window:
+// it waits out the grace of those that do, and cuts off those whose grace is
+// spent. Called with h.mu held; may release it while waiting.
+func (h *hub) enforceWindow() {
+	for {
+		limit := h.end - h.window
+		if limit <= h.start {
+			return
+		}
+		now := time.Now()
+		var wait time.Duration = -1
+		for s := range h.subs {
+			if s.cursor >= limit {
+				continue
+			}
+			if s.behindSince.IsZero() {
+				s.behindSince = now
+			}
+			since := s.lastRead
+			if s.behindSince.Before(since) {
+				since = s.behindSince
+			}
+			left := h.stall - now.Sub(since)
+			if left <= 0 {
+				h.cutOff(s, now.Sub(since))
+				continue
+			}
+			if wait < 0 || left < wait {
+				wait = left
+			}
+		}
+		if wait < 0 {
+			return
+		}
+		progress := h.progress
+		h.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-progress:
+		case <-t.C:
+		}
+		t.Stop()
+		h.mu.Lock()
+	}
+}
+
+func (h *hub) cutOff(s *subscriber, stalled time.Duration) {
+	s.cut = connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
+		"subscriber fell behind by %d bytes and did not catch up within %s (stalled %s); reconnect to resume from the replay buffer",
+		h.end-s.cursor, h.stall, stalled.Round(time.Millisecond)))
+	delete(h.subs, s)
+}
+
+// trim drops output that is neither in the replay window nor unread by a
+// subscriber. Called with h.mu held.
+func (h *hub) trim() {
+	keep := h.end - h.replay
+	for s := range h.subs {
+		if s.cursor < keep {
+			keep = s.cursor
+		}
+	}
+	if keep <= h.start {
+		return
+	}
+	i := 0
+	for i < len(h.chunks) && h.chunks[i].off+int64(len(h.chunks[i].data)) <= keep {
+		h.chunks[i] = chunk{} // let the collector have it
+		i++
+	}
+	h.chunks = h.chunks[i:]
+	if len(h.chunks) > 0 && h.chunks[0].off < keep {
+		c := &h.chunks[0]
+		c.data = c.data[keep-c.off:]
+		c.off = keep
+	}
+	h.start = keep
+}
+
+// subscribe registers a reader. With replay it starts at the oldest byte of
+// the replay window; otherwise at the next byte written. Registration and the
+// choice of cursor happen under one lock, so replay and live output meet
+// without a gap or a duplicate.
+func (h *hub) subscribe(replay bool) *subscriber {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := &subscriber{h: h, cursor: h.end, lastRead: time.Now()}
+	if replay {
+		s.cursor = max(h.start, h.end-h.replay)
+	}
+	h.subs[s] = struct{}{}
+	return s
+}
+
+// unsubscribe lets the log be trimmed past this reader.
+func (s *subscriber) unsubscribe() {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.subs[s]; ok {
+		delete(h.subs, s)
+		h.wakeWriters()
+	}
+}
+
+func (h *hub) wakeWriters() {
+	close(h.progress)
+	h.progress = make(chan struct{})
+}
+
+// close marks the end of output; subscribers get final after the rest of
+// their unread output.
+func (h *hub) close(final *process.ProcessEvent_EndEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.closed = true
+	h.final = final
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// next returns what the subscriber should send now: up to maxBytes of output,
+// or the end event, or an error if it was cut off. When there is nothing yet
+// it returns a channel that is closed when there may be.
+func (s *subscriber) next(maxBytes int) (out []chunk, final *process.ProcessEvent_EndEvent, err error, wait <-chan struct{}) {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.cut != nil {
+		return nil, nil, s.cut, nil
+	}
+	if s.cursor < h.end {
+		i := sort.Search(len(h.chunks), func(i int) bool {
+			c := h.chunks[i]
+			return c.off+int64(len(c.data)) > s.cursor
+		})
+		n := 0
+		for ; i < len(h.chunks) && n < maxBytes; i++ {
+			c := h.chunks[i]
+			if c.off < s.cursor {
+				c.data = c.data[s.cursor-c.off:]
+				c.off = s.cursor
+			}
+			if room := maxBytes - n; len(c.data) > room && n > 0 {
+				break
+			}
+			out = append(out, c)
+			n += len(c.data)
+			s.cursor = c.off + int64(len(c.data))
+		}
+		s.lastRead = time.Now()
+		if h.end-s.cursor <= h.window/2 {
+			s.behindSince = time.Time{}
+		}
+		h.wakeWriters()
+		return out, nil, nil, nil
+	}
+	if h.closed {
+		if s.deliveredEnd {
+			return nil, nil, nil, nil
+		}
+		s.deliveredEnd = true
+		return nil, h.final, nil, nil
+	}
+	return nil, nil, nil, h.changed
+}
+
+// endEvent returns the end event once the hub is closed.
+func (h *hub) endEvent() *process.ProcessEvent_EndEvent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.final
+}
+
+// retained reports the bytes the log currently holds (for tests).
+func (h *hub) retained() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.end - h.start
+}

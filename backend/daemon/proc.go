@@ -1,0 +1,205 @@
+package daemon
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"sandtop/backend/gen/process"
+)
+
+// readBufSize is the size of one read from a pipe or PTY master. Pipes hold
+// 64 KiB by default, so one read can empty a full pipe.
+const readBufSize = 64 << 10
+
+// proc is one process the daemon started.
+type proc struct {
+	pid     uint32
+	seq     uint64 // start order, for tag lookups
+	tag     *string
+	config  *process.ProcessConfig
+	argv    []string
+	started time.Time
+	cmd     *exec.Cmd
+	out     *hub
+
+	pty     *os.File // PTY master; nil for pipes
+	ttyName string   // e.g. /dev/pts/3
+
+	stdinMu   sync.Mutex // serializes input writes and guards stdin
+	stdin     *os.File   // write end of the stdin pipe; nil when off or closed
+	inputFile *os.File   // the PTY master or the stdin write end, fixed at start
+
+	readers  []*os.File // read ends (or the PTY master), closed to stop reading
+	stopOnce sync.Once
+	// stopArmed means: once the leader has exited, stop waiting for the
+	// output pipes (a signal was sent; leftovers must not hold the end).
+	stopArmed    atomic.Bool
+	leaderExited chan struct{}
+
+	done     chan struct{} // closed after the end event is published
+	state    *os.ProcessState
+	exitedAt time.Time
+}
+
+// isPTY reports whether the process runs on a terminal.
+func (p *proc) isPTY() bool { return p.pty != nil }
+
+// stopReading closes the output read ends so the readers finish now.
+func (p *proc) stopReading() {
+	p.stopOnce.Do(func() {
+		for _, f := range p.readers {
+			_ = f.Close()
+		}
+	})
+}
+
+// armStop makes the end event stop waiting for output pipes once the leader
+// has exited (at once if it already has). Output the leader writes while it
+// handles the signal is still delivered.
+func (p *proc) armStop() {
+	p.stopArmed.Store(true)
+	select {
+	case <-p.leaderExited:
+		p.stopReading()
+	default:
+	}
+}
+
+// pump copies one output stream into the hub until EOF. A PTY master
+// reports EIO once every slave fd is closed; that counts as EOF.
+func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
+	defer wg.Done()
+	buf := make([]byte, readBufSize)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			p.out.publish(kind, append([]byte(nil), buf[:n]...))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// supervise waits for the leader and the output readers, then publishes the
+// end event and retires the process.
+func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
+	waitErr := p.cmd.Wait()
+	p.exitedAt = time.Now()
+	p.state = p.cmd.ProcessState
+	close(p.leaderExited)
+	if p.stopArmed.Load() {
+		p.stopReading()
+	}
+	readers.Wait()
+	p.stopReading()
+	p.stdinMu.Lock()
+	if p.stdin != nil {
+		_ = p.stdin.Close()
+		p.stdin = nil
+	}
+	p.stdinMu.Unlock()
+	p.out.close(endEventFor(p.state, waitErr))
+	close(p.done)
+	onExit(p)
+}
+
+// endEventFor renders exit facts the way envd does: exit_code -1 and a
+// status like "signal: killed" for a signal, "exit status 3" otherwise, and
+// the Wait error (if any) as error.
+func endEventFor(st *os.ProcessState, waitErr error) *process.ProcessEvent_EndEvent {
+	ev := &process.ProcessEvent_EndEvent{ExitCode: -1}
+	if st != nil {
+		ev.ExitCode = int32(st.ExitCode())
+		ev.Exited = st.Exited()
+		ev.Status = st.String()
+	}
+	if waitErr != nil {
+		msg := waitErr.Error()
+		ev.Error = &msg
+	}
+	return ev
+}
+
+// waitStatus returns the raw wait status of an exited process.
+func (p *proc) waitStatus() (syscall.WaitStatus, bool) {
+	if p.state == nil {
+		return 0, false
+	}
+	ws, ok := p.state.Sys().(syscall.WaitStatus)
+	return ws, ok
+}
+
+// exited reports whether the end event has been published.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// writeInput writes to the PTY master or the stdin pipe. Writes are
+// serialized so concurrent callers never interleave within one message.
+func (p *proc) writeInput(data []byte, toPTY bool) error {
+	if toPTY && p.pty == nil {
+		return errNotPTY
+	}
+	if !toPTY && p.pty != nil {
+		return errIsPTY
+	}
+	p.stdinMu.Lock()
+	defer p.stdinMu.Unlock()
+	f := p.pty
+	if f == nil {
+		if p.stdin == nil {
+			return errStdinClosed
+		}
+		f = p.stdin
+	}
+	_ = f.SetWriteDeadline(time.Time{}) // clear an earlier interrupt
+	_, err := f.Write(data)
+	return err
+}
+
+// interruptInput unblocks a write stuck on a process that does not read its
+// input. It does not take stdinMu: the stuck writer holds it.
+func (p *proc) interruptInput() {
+	if f := p.inputFile; f != nil {
+		_ = f.SetWriteDeadline(time.Unix(1, 0))
+	}
+}
+
+func (p *proc) closeStdin() error {
+	if p.pty != nil {
+		return errIsPTY
+	}
+	p.stdinMu.Lock()
+	defer p.stdinMu.Unlock()
+	if p.stdin == nil {
+		return errStdinClosed
+	}
+	err := p.stdin.Close()
+	p.stdin = nil
+	return err
+}
+
+var (
+	errNotPTY      = errors.New("has no terminal; send stdin input instead of pty input")
+	errIsPTY       = errors.New("runs on a terminal; send pty input (Ctrl-D, 0x04, for end of input)")
+	errStdinClosed = errors.New("stdin not enabled or closed")
+)
+
+// size returns the PTY size.
+func (p *proc) size() (cols, rows uint16, err error) {
+	if p.pty == nil {
+		return 0, 0, errNotPTY
+	}
+	return getWinsize(p.pty)
+}

@@ -1,0 +1,137 @@
+package daemon
+
+import (
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// reaper makes this OS process a child subreaper, so orphaned grandchildren
+// of managed processes are reparented to it instead of to PID 1, and reaps
+// those orphans on SIGCHLD. It never waits for a pid os/exec is waiting
+// for: it looks only at zombie children it can see in /proc and skips
+// managed leaders, so os/exec always gets its child's status.
+//
+// It is process-wide (one per OS process) because SIGCHLD and the subreaper
+// flag are; every Daemon in the process registers with it.
+type reaper struct {
+	// startMu is held while a managed child is forked and registered, and
+	// while a scan decides what to reap, so a just-forked child that exits
+	// at once is never mistaken for an orphan.
+	startMu sync.Mutex
+
+	once    sync.Once
+	mu      sync.Mutex
+	daemons map[*Daemon]struct{}
+}
+
+var theReaper = &reaper{daemons: map[*Daemon]struct{}{}}
+
+func (r *reaper) register(d *Daemon) {
+	r.once.Do(r.run)
+	r.mu.Lock()
+	r.daemons[d] = struct{}{}
+	r.mu.Unlock()
+	r.scan() // orphans may already be waiting
+}
+
+func (r *reaper) run() {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return // without it orphans go to PID 1, which reaps them
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGCHLD)
+	go func() {
+		for range ch {
+			r.scan()
+		}
+	}()
+}
+
+// starting runs fn (fork and register a managed child) so no scan runs
+// in between.
+func (r *reaper) starting(fn func() error) error {
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	return fn()
+}
+
+// scan reaps every zombie child the registered daemons let it reap.
+func (r *reaper) scan() {
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	for _, pid := range childPids() {
+		st, err := readStat(pid)
+		if err != nil || st.state != "Z" {
+			continue
+		}
+		if !r.mayReap(pid, st.pgid, st.sid) {
+			continue
+		}
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+	}
+}
+
+// mayReap: never a leader os/exec still waits for; always an orphan when a
+// daemon owns the OS process (ReapAllOrphans); otherwise only orphans whose
+// group or session a daemon started.
+func (r *reaper) mayReap(pid, pgid, sid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all, adopted := false, false
+	for d := range r.daemons {
+		if p := d.reg.byPid(uint32(pid)); p != nil && !p.leaderReaped() {
+			return false
+		}
+		all = all || d.cfg.ReapAllOrphans
+		adopted = adopted || d.reg.startedGroup(pgid) || d.reg.startedGroup(sid)
+	}
+	return all || adopted
+}
+
+// leaderReaped reports whether os/exec has collected the leader.
+func (p *proc) leaderReaped() bool {
+	select {
+	case <-p.leaderExited:
+		return true
+	default:
+		return false
+	}
+}
+
+// startedGroup reports whether id is the pid (and so the pgid or sid) of a
+// live or retained process the daemon started.
+func (r *registry) startedGroup(id int) bool {
+	if id <= 1 {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live[uint32(id)] != nil || r.exited[uint32(id)] != nil
+}
+
+// childPids lists this process's children from /proc/self/task/*/children
+// (children are per thread, and Go forks from many threads).
+func childPids() []int {
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}

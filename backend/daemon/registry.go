@@ -1,0 +1,141 @@
+package daemon
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/gen/process"
+)
+
+// registry holds live processes by pid, and exited ones for a retention
+// period so late Connect/ExitStatus calls still get their end.
+type registry struct {
+	retention time.Duration
+
+	mu     sync.Mutex
+	seq    uint64
+	live   map[uint32]*proc
+	exited map[uint32]*proc
+}
+
+func newRegistry(retention time.Duration) *registry {
+	return &registry{retention: retention, live: map[uint32]*proc{}, exited: map[uint32]*proc{}}
+}
+
+func (r *registry) add(p *proc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	p.seq = r.seq
+	r.live[p.pid] = p
+	delete(r.exited, p.pid) // the pid was reused; the old exit is stale
+}
+
+// retire moves an exited process to the retention map and forgets it after
+// the retention period. Both steps check identity, so a reused pid is safe.
+func (r *registry) retire(p *proc) {
+	r.mu.Lock()
+	if r.live[p.pid] == p {
+		delete(r.live, p.pid)
+	}
+	if _, newer := r.live[p.pid]; !newer {
+		r.exited[p.pid] = p
+	}
+	r.mu.Unlock()
+	time.AfterFunc(r.retention, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.exited[p.pid] == p {
+			delete(r.exited, p.pid)
+		}
+	})
+}
+
+// lookup finds a process by selector, live ones first. With several
+// processes sharing a tag, the most recently started wins.
+func (r *registry) lookup(sel *process.ProcessSelector) (*proc, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch s := sel.GetSelector().(type) {
+	case *process.ProcessSelector_Pid:
+		if p := r.live[s.Pid]; p != nil {
+			return p, nil
+		}
+		if p := r.exited[s.Pid]; p != nil {
+			return p, nil
+		}
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process %d not found", s.Pid))
+	case *process.ProcessSelector_Tag:
+		if p := newestTagged(r.live, s.Tag); p != nil {
+			return p, nil
+		}
+		if p := newestTagged(r.exited, s.Tag); p != nil {
+			return p, nil
+		}
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process with tag %q not found", s.Tag))
+	default:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("process selector is empty: set pid or tag"))
+	}
+}
+
+func newestTagged(m map[uint32]*proc, tag string) *proc {
+	var best *proc
+	for _, p := range m {
+		if p.tag != nil && *p.tag == tag && (best == nil || p.seq > best.seq) {
+			best = p
+		}
+	}
+	return best
+}
+
+// lookupLive is lookup restricted to running processes.
+func (r *registry) lookupLive(sel *process.ProcessSelector) (*proc, error) {
+	p, err := r.lookup(sel)
+	if err != nil {
+		return nil, err
+	}
+	if p.exited() {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process %d has already exited", p.pid))
+	}
+	return p, nil
+}
+
+// byPid returns a live or retained process.
+func (r *registry) byPid(pid uint32) *proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.live[pid]; p != nil {
+		return p
+	}
+	return r.exited[pid]
+}
+
+// liveProcs returns running processes in start order.
+func (r *registry) liveProcs() []*proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*proc, 0, len(r.live))
+	for _, p := range r.live {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// all returns live and retained processes.
+func (r *registry) all() []*proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*proc, 0, len(r.live)+len(r.exited))
+	for _, p := range r.live {
+		out = append(out, p)
+	}
+	for _, p := range r.exited {
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,169 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ServeOptions are the settings of `sandtop serve`.
+type ServeOptions struct {
+	Listen     string // "unix:/path" or "host:port"; empty → unix:<runtime dir>/sandtop.sock
+	TokenFile  string // file holding the access token; empty → no token
+	Compat     bool   // serve only process.Process, as stock envd does
+	StateDir   string // holds runtime/ (the runtime root) and daemon.log; empty → DefaultStateDir()
+	KillOnExit bool   // SIGKILL every managed group when serving stops
+	Env        []string
+	// Ready, if set, is called once the listener is open.
+	Ready func(addr string)
+}
+
+// DefaultStateDir is $XDG_STATE_HOME/sandtop, else ~/.local/state/sandtop.
+func DefaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "sandtop")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), fmt.Sprintf("sandtop-%d", os.Getuid()), "state")
+	}
+	return filepath.Join(home, ".local", "state", "sandtop")
+}
+
+// DefaultSocket is $XDG_RUNTIME_DIR/sandtop/sandtop.sock, else
+// /tmp/sandtop-<uid>/sandtop.sock; its directory is created 0700.
+func DefaultSocket() string {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("sandtop-%d", os.Getuid()))
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		dir = filepath.Join(d, "sandtop")
+	}
+	return filepath.Join(dir, "sandtop.sock")
+}
+
+// RunServe runs the daemon in the foreground until ctx is done, then shuts
+// down (and kills every managed group if KillOnExit). The daemon owns this
+// OS process, so it reaps every orphan.
+func RunServe(ctx context.Context, o ServeOptions) error {
+	state := o.StateDir
+	if state == "" {
+		state = DefaultStateDir()
+	}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return fmt.Errorf("create state dir %s: %w", state, err)
+	}
+	logFile, err := os.OpenFile(filepath.Join(state, "daemon.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	defer logFile.Close()
+	log := slog.New(slog.NewJSONHandler(logFile, nil))
+
+	token, err := readToken(o.TokenFile)
+	if err != nil {
+		return err
+	}
+	addr := o.Listen
+	if addr == "" {
+		sock := DefaultSocket()
+		if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+			return fmt.Errorf("create socket dir: %w", err)
+		}
+		addr = "unix:" + sock
+	}
+	d, err := New(Config{
+		RuntimeRoot:    filepath.Join(state, "runtime"),
+		Env:            o.Env,
+		Compat:         o.Compat,
+		Token:          token,
+		Logger:         log,
+		ReapAllOrphans: true,
+	})
+	if err != nil {
+		return err
+	}
+	l, err := Listen(addr, token)
+	if err != nil {
+		return err
+	}
+	log.Info("serving", "addr", l.Addr().String(), "compat", o.Compat, "token", token != "", "pid", os.Getpid())
+	if o.Ready != nil {
+		o.Ready(l.Addr().String())
+	}
+	served := make(chan error, 1)
+	go func() { served <- d.Serve(l) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if o.KillOnExit {
+		if kerr := d.KillAll(stopCtx); kerr != nil {
+			log.Warn("kill on exit", "err", kerr)
+		}
+	}
+	if serr := d.Shutdown(stopCtx); serr != nil && err == nil {
+		err = serr
+	}
+	if strings.HasPrefix(addr, "unix:") {
+		_ = os.Remove(strings.TrimPrefix(addr, "unix:"))
+	}
+	log.Info("stopped")
+	return err
+}
+
+func readToken(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read token file: %w", err) // the path, never the token
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("token file %s is empty", path)
+	}
+	return tok, nil
+}
+
+// ServeMain parses `sandtop serve` flags (args excludes "serve") and runs
+// RunServe until ctx is done. main.go calls it with a context cancelled on
+// SIGINT/SIGTERM.
+func ServeMain(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o ServeOptions
+	var compat string
+	fs.StringVar(&o.Listen, "listen", "", "unix:PATH or HOST:PORT (default unix:"+DefaultSocket()+")")
+	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the X-Access-Token; required beyond loopback")
+	fs.StringVar(&compat, "compat", "", `"envd" serves only process.Process, like stock envd`)
+	fs.StringVar(&o.StateDir, "state-dir", "", "directory for the runtime root and daemon.log (default "+DefaultStateDir()+")")
+	fs.BoolVar(&o.KillOnExit, "kill-on-exit", false, "SIGKILL every managed process group when the daemon stops")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	switch compat {
+	case "":
+	case "envd":
+		o.Compat = true
+	default:
+		return fmt.Errorf("serve: --compat %q: the only mode is envd", compat)
+	}
+	o.Ready = func(addr string) { fmt.Fprintf(stderr, "sandtop daemon listening on %s\n", addr) }
+	err := RunServe(ctx, o)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

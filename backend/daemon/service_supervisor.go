@@ -1,0 +1,218 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"connectrpc.com/connect"
+
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+)
+
+// Capabilities lists what Hello advertises.
+var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay"}
+
+// supervisorService implements sandtop.v1.Supervisor.
+type supervisorService struct{ d *Daemon }
+
+var _ sandtopv1connect.SupervisorHandler = supervisorService{}
+
+func (s supervisorService) Hello(ctx context.Context, req *connect.Request[sandtopv1.HelloRequest]) (*connect.Response[sandtopv1.HelloResponse], error) {
+	d := s.d
+	return connect.NewResponse(&sandtopv1.HelloResponse{
+		Version:      Version,
+		Capabilities: Capabilities,
+		RuntimeRoot:  d.root,
+		DaemonPid:    uint32(d.self.pid),
+		Hostname:     d.self.hostname,
+		ReplayBytes:  uint64(d.cfg.ReplayBytes),
+	}), nil
+}
+
+func (s supervisorService) ListGroups(ctx context.Context, req *connect.Request[sandtopv1.ListGroupsRequest]) (*connect.Response[sandtopv1.ListGroupsResponse], error) {
+	groups := s.d.snapshotGroups(req.Msg.GetPgid(), req.Msg.GetSid())
+	return connect.NewResponse(&sandtopv1.ListGroupsResponse{Groups: groups, TakenUnixMs: time.Now().UnixMilli()}), nil
+}
+
+func (s supervisorService) WatchGroups(ctx context.Context, req *connect.Request[sandtopv1.WatchGroupsRequest], stream *connect.ServerStream[sandtopv1.WatchGroupsResponse]) error {
+	interval := time.Duration(req.Msg.GetIntervalMs()) * time.Millisecond
+	switch {
+	case interval == 0:
+		interval = time.Second
+	case interval < 100*time.Millisecond:
+		interval = 100 * time.Millisecond
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var last uint64
+	first := true
+	for {
+		groups := s.d.snapshotGroups(0, 0)
+		if fp := groupsFingerprint(groups); first || fp != last {
+			first, last = false, fp
+			if err := stream.Send(&sandtopv1.WatchGroupsResponse{Groups: groups, TakenUnixMs: time.Now().UnixMilli()}); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return nil
+		case <-s.d.shuttingDown():
+			return connect.NewError(connect.CodeUnavailable, errShuttingDown)
+		}
+	}
+}
+
+func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request[sandtopv1.SignalGroupRequest]) (*connect.Response[sandtopv1.SignalGroupResponse], error) {
+	pgid, sig := req.Msg.GetPgid(), req.Msg.GetSignal()
+	switch {
+	case sig < 1 || sig > 64:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("signal %d is out of range 1..64", sig))
+	case pgid <= 1:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("pgid %d is not a process group the daemon may signal (must be > 1)", pgid))
+	case pgid > 1<<22:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("pgid %d is beyond the largest Linux pid", pgid))
+	case int(pgid) == s.d.self.pgid:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("pgid %d is the daemon's own process group", pgid))
+	}
+	signal := syscall.Signal(sig)
+	if p := s.d.reg.byPid(pgid); p != nil && !p.exited() && (signal == syscall.SIGTERM || signal == syscall.SIGKILL) {
+		p.armStop()
+	}
+	err := killGroup(int(pgid), signal)
+	switch {
+	case err == nil:
+		return connect.NewResponse(&sandtopv1.SignalGroupResponse{Delivered: true}), nil
+	case errors.Is(err, syscall.ESRCH):
+		return connect.NewResponse(&sandtopv1.SignalGroupResponse{Delivered: false}), nil
+	case errors.Is(err, syscall.EPERM):
+		return nil, connect.NewError(connect.CodePermissionDenied, fmt.Errorf("signal %d to group %d: %w", sig, pgid, err))
+	default:
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("signal %d to group %d: %w", sig, pgid, err))
+	}
+}
+
+// ptyProc finds a live process by pid and checks it has a terminal.
+func (s supervisorService) ptyProc(pid uint32) (*proc, error) {
+	p := s.d.reg.byPid(pid)
+	if p == nil {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process %d not found", pid))
+	}
+	if !p.isPTY() {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("process %d has no terminal", pid))
+	}
+	return p, nil
+}
+
+func (s supervisorService) Foreground(ctx context.Context, req *connect.Request[sandtopv1.ForegroundRequest]) (*connect.Response[sandtopv1.ForegroundResponse], error) {
+	p, err := s.ptyProc(req.Msg.GetPid())
+	if err != nil {
+		return nil, err
+	}
+	res := &sandtopv1.ForegroundResponse{}
+	if p.exited() {
+		return connect.NewResponse(res), nil
+	}
+	pgid, err := p.foregroundPgid()
+	if err != nil || pgid <= 0 {
+		return connect.NewResponse(res), nil
+	}
+	res.Known, res.Pgid = true, uint32(pgid)
+	res.InputWaiting = groupWaitsOnTerminal(pgid, p.ttyName)
+	return connect.NewResponse(res), nil
+}
+
+func (s supervisorService) ListTerminals(ctx context.Context, req *connect.Request[sandtopv1.ListTerminalsRequest]) (*connect.Response[sandtopv1.ListTerminalsResponse], error) {
+	res := &sandtopv1.ListTerminalsResponse{}
+	for _, p := range s.d.reg.liveProcs() {
+		if !p.isPTY() || p.exited() {
+			continue
+		}
+		t := &sandtopv1.Terminal{
+			Pid:             p.pid,
+			Sid:             p.pid,
+			Tag:             p.tag,
+			Argv:            p.argv,
+			StartTimeUnixMs: p.started.UnixMilli(),
+		}
+		if cols, rows, err := p.size(); err == nil {
+			t.Cols, t.Rows = uint32(cols), uint32(rows)
+		}
+		if pgid, err := p.foregroundPgid(); err == nil && pgid > 0 {
+			t.ForegroundPgid = uint32(pgid)
+			t.InputWaiting = groupWaitsOnTerminal(pgid, p.ttyName)
+		}
+		res.Terminals = append(res.Terminals, t)
+	}
+	return connect.NewResponse(res), nil
+}
+
+func (s supervisorService) ReadFile(ctx context.Context, req *connect.Request[sandtopv1.ReadFileRequest]) (*connect.Response[sandtopv1.ReadFileResponse], error) {
+	if req.Msg.GetPath() == "" {
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("path is empty"))
+	}
+	f, _, err := s.d.openInRoot(req.Msg.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, size, eof, err := readRange(f, req.Msg.GetPath(), req.Msg.GetOffset(), req.Msg.GetLength())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&sandtopv1.ReadFileResponse{Data: data, Size: size, Eof: eof}), nil
+}
+
+func (s supervisorService) ListDir(ctx context.Context, req *connect.Request[sandtopv1.ListDirRequest]) (*connect.Response[sandtopv1.ListDirResponse], error) {
+	f, _, err := s.d.openInRoot(req.Msg.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stat %q: %w", req.Msg.GetPath(), err))
+	}
+	if !fi.IsDir() {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q is not a directory", req.Msg.GetPath()))
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("list %q: %w", req.Msg.GetPath(), err))
+	}
+	res := &sandtopv1.ListDirResponse{}
+	for _, e := range entries {
+		de := &sandtopv1.DirEntry{Name: e.Name(), Dir: e.IsDir()}
+		if info, err := e.Info(); err == nil {
+			de.Size, de.Mode, de.MtimeUnixMs = uint64(max(info.Size(), 0)), uint32(info.Mode()), info.ModTime().UnixMilli()
+		}
+		res.Entries = append(res.Entries, de)
+	}
+	return connect.NewResponse(res), nil
+}
+
+func (s supervisorService) ExitStatus(ctx context.Context, req *connect.Request[sandtopv1.ExitStatusRequest]) (*connect.Response[sandtopv1.ExitStatusResponse], error) {
+	p := s.d.reg.byPid(req.Msg.GetPid())
+	if p == nil {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process %d not found", req.Msg.GetPid()))
+	}
+	res := &sandtopv1.ExitStatusResponse{}
+	if !p.exited() {
+		return connect.NewResponse(res), nil
+	}
+	res.Exited = true
+	res.ExitedUnixMs = p.exitedAt.UnixMilli()
+	if ws, ok := p.waitStatus(); ok {
+		if ws.Signaled() {
+			res.ExitCode, res.Signal, res.CoreDumped = -1, int32(ws.Signal()), ws.CoreDump()
+		} else {
+			res.ExitCode = int32(ws.ExitStatus())
+		}
+	}
+	return connect.NewResponse(res), nil
+}

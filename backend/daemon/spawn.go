@@ -1,0 +1,192 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/gen/process"
+)
+
+// spawnRequest is a validated StartRequest.
+type spawnRequest struct {
+	req  *process.StartRequest
+	user userInfo
+}
+
+// spawn starts the process described by sr, registers it, and returns it with
+// a subscriber attached before the first byte could be written.
+func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
+	req := sr.req
+	cfg := req.GetProcess()
+	if cfg == nil || cfg.GetCmd() == "" {
+		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("process.cmd is empty"))
+	}
+	cwd, err := resolveCwd(cfg.Cwd, sr.user.home)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := childEnv(sr.user, d.cfg.Env, cfg.GetEnvs())
+	path, err := lookPath(cfg.GetCmd(), envValue(env, "PATH"), cwd)
+	if err != nil {
+		return nil, nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	cmd := &exec.Cmd{
+		Path: path,
+		Args: append([]string{cfg.GetCmd()}, cfg.GetArgs()...),
+		Env:  env,
+		Dir:  cwd,
+	}
+	p := &proc{
+		tag:          req.Tag,
+		config:       cfg,
+		argv:         cmd.Args,
+		cmd:          cmd,
+		out:          newHub(d.cfg.ReplayBytes, d.cfg.StallTimeout),
+		leaderExited: make(chan struct{}),
+		done:         make(chan struct{}),
+	}
+	sub := p.out.subscribe(false)
+
+	var toClose []*os.File // child's ends, closed once it has them
+	closeAll := func() {
+		for _, f := range toClose {
+			_ = f.Close()
+		}
+	}
+	var attr syscall.SysProcAttr
+	sr.user.apply(&attr)
+	if req.Pty != nil {
+		size := req.GetPty().GetSize()
+		cols, rows := size.GetCols(), size.GetRows()
+		if cols > 0xffff || rows > 0xffff {
+			return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("pty size %dx%d is out of range (0..65535)", cols, rows))
+		}
+		master, tty, err := openPTY(uint16(cols), uint16(rows))
+		if err != nil {
+			return nil, nil, connect.NewError(connect.CodeInternal, err)
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		attr.Setsid, attr.Setctty = true, true // new session, tty as controlling terminal
+		p.pty, p.ttyName, p.inputFile = master, tty.Name(), master
+		p.readers = []*os.File{master}
+		toClose = append(toClose, tty)
+	} else {
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			return nil, nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stdout pipe: %w", err))
+		}
+		errR, errW, err := os.Pipe()
+		if err != nil {
+			_, _ = outR.Close(), outW.Close()
+			return nil, nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stderr pipe: %w", err))
+		}
+		cmd.Stdout, cmd.Stderr = outW, errW
+		p.readers = []*os.File{outR, errR}
+		toClose = append(toClose, outW, errW)
+		if req.Stdin == nil || req.GetStdin() {
+			inR, inW, err := os.Pipe()
+			if err != nil {
+				_, _, _, _ = outR.Close(), outW.Close(), errR.Close(), errW.Close()
+				return nil, nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stdin pipe: %w", err))
+			}
+			cmd.Stdin = inR
+			p.stdin, p.inputFile = inW, inW
+			toClose = append(toClose, inR)
+		} // else os/exec gives the child /dev/null
+		attr.Setpgid = true // its own group, so signals reach all it starts
+	}
+	cmd.SysProcAttr = &attr
+
+	err = theReaper.starting(func() error {
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		p.pid = uint32(cmd.Process.Pid)
+		p.started = time.Now()
+		d.reg.add(p)
+		return nil
+	})
+	closeAll()
+	if err != nil {
+		p.stopReading()
+		if p.stdin != nil {
+			_ = p.stdin.Close()
+		}
+		sub.unsubscribe()
+		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("start %s: %w", cfg.GetCmd(), err))
+	}
+	var readers sync.WaitGroup
+	if p.pty != nil {
+		readers.Add(1)
+		go p.pump(p.pty, kindPTY, &readers)
+	} else {
+		readers.Add(2)
+		go p.pump(p.readers[0], kindStdout, &readers)
+		go p.pump(p.readers[1], kindStderr, &readers)
+	}
+	go p.supervise(&readers, d.reg.retire)
+	d.log.Info("process started", "pid", p.pid, "cmd", cfg.GetCmd(), "pty", p.pty != nil, "tag", req.GetTag())
+	return p, sub, nil
+}
+
+// childEnv builds the child's environment from scratch, as envd does: PATH
+// (the daemon's), HOME, USER, LOGNAME, then the sandbox-wide base env, then
+// the request's envs; a later entry of the same name wins. Nothing else of
+// the daemon's own environment leaks through.
+func childEnv(u userInfo, base []string, req map[string]string) []string {
+	var keys []string
+	vals := map[string]string{}
+	set := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			keys = append(keys, k)
+		}
+		vals[k] = v
+	}
+	set("PATH", os.Getenv("PATH"))
+	set("HOME", u.home)
+	set("USER", u.name)
+	set("LOGNAME", u.name)
+	for _, kv := range base {
+		if k, v, ok := cutEnv(kv); ok {
+			set(k, v)
+		}
+	}
+	reqKeys := make([]string, 0, len(req))
+	for k := range req {
+		reqKeys = append(reqKeys, k)
+	}
+	sort.Strings(reqKeys)
+	for _, k := range reqKeys {
+		set(k, req[k])
+	}
+	env := make([]string, 0, len(keys))
+	for _, k := range keys {
+		env = append(env, k+"="+vals[k])
+	}
+	return env
+}
+
+func cutEnv(kv string) (k, v string, ok bool) {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := cutEnv(env[i]); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}

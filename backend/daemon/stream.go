@@ -1,0 +1,90 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/gen/process"
+)
+
+const (
+	keepaliveHeader  = "Keepalive-Ping-Interval"
+	defaultKeepalive = 90 * time.Second
+	// sendBatchBytes caps the output taken from the hub per wake-up; each
+	// chunk still goes out as its own data event.
+	sendBatchBytes = 256 << 10
+)
+
+// keepaliveInterval reads envd's Keepalive-Ping-Interval header (seconds);
+// missing or unparsable means 90 s.
+func keepaliveInterval(h http.Header) time.Duration {
+	n, err := strconv.Atoi(h.Get(keepaliveHeader))
+	if err != nil || n <= 0 {
+		return defaultKeepalive
+	}
+	return time.Duration(n) * time.Second
+}
+
+// forward sends a subscriber's output and then its end event through send.
+// It sends a keepalive when no data went out for the interval. It returns
+// when the end was sent, the client left, the daemon shuts down, or the
+// subscriber was cut off (that error goes to the client).
+func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Duration, send func(*process.ProcessEvent) error) error {
+	defer sub.unsubscribe()
+	ka := time.NewTimer(interval)
+	defer ka.Stop()
+	for {
+		out, final, err, wait := sub.next(sendBatchBytes)
+		if err != nil {
+			return err
+		}
+		if len(out) > 0 {
+			for _, c := range out {
+				if err := send(dataEvent(c)); err != nil {
+					return err
+				}
+			}
+			ka.Reset(interval)
+			continue
+		}
+		if final != nil {
+			return send(&process.ProcessEvent{Event: &process.ProcessEvent_End{End: final}})
+		}
+		if wait == nil { // end already delivered
+			return nil
+		}
+		select {
+		case <-wait:
+		case <-ka.C:
+			if err := send(&process.ProcessEvent{Event: &process.ProcessEvent_Keepalive{Keepalive: &process.ProcessEvent_KeepAlive{}}}); err != nil {
+				return err
+			}
+			ka.Reset(interval)
+		case <-ctx.Done():
+			return connect.NewError(connect.CodeCanceled, ctx.Err())
+		case <-d.shuttingDown():
+			return connect.NewError(connect.CodeUnavailable, errShuttingDown)
+		}
+	}
+}
+
+func dataEvent(c chunk) *process.ProcessEvent {
+	de := &process.ProcessEvent_DataEvent{}
+	switch c.kind {
+	case kindStdout:
+		de.Output = &process.ProcessEvent_DataEvent_Stdout{Stdout: c.data}
+	case kindStderr:
+		de.Output = &process.ProcessEvent_DataEvent_Stderr{Stderr: c.data}
+	default:
+		de.Output = &process.ProcessEvent_DataEvent_Pty{Pty: c.data}
+	}
+	return &process.ProcessEvent{Event: &process.ProcessEvent_Data{Data: de}}
+}
+
+func startEvent(pid uint32) *process.ProcessEvent {
+	return &process.ProcessEvent{Event: &process.ProcessEvent_Start{Start: &process.ProcessEvent_StartEvent{Pid: pid}}}
+}

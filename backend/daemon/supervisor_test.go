@@ -1,0 +1,136 @@
+package daemon_test
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/daemon"
+	"sandtop/backend/daemontest"
+	"sandtop/backend/envd"
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+)
+
+func TestHello(t *testing.T) {
+	forEachTransport(t, daemon.Config{ReplayBytes: 1000}, func(t *testing.T, env *daemontest.Env, c *envd.Client) {
+		h, err := c.Hello(ctxFor(t, 5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.GetVersion() == "" || h.GetDaemonPid() != uint32(os.Getpid()) || h.GetRuntimeRoot() != env.RuntimeRoot || h.GetReplayBytes() != 1000 {
+			t.Errorf("hello = %v", h)
+		}
+		if !strings.Contains(strings.Join(h.GetCapabilities(), ","), "signal-group") {
+			t.Errorf("capabilities = %v", h.GetCapabilities())
+		}
+		if err := c.Health(ctxFor(t, 5*time.Second)); err != nil {
+			t.Errorf("health: %v", err)
+		}
+	})
+}
+
+func TestCompatModeHasNoExtension(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{Compat: true})
+	_, err := env.Client.Hello(ctxFor(t, 5*time.Second))
+	if !envd.IsUnimplemented(err) {
+		t.Fatalf("Hello in compat mode: want unimplemented, got %v", err)
+	}
+	run(t, env.Client, startReq("true")) // process.Process still works
+}
+
+// groupOf finds the group with pgid in a ListGroups answer.
+func groupOf(t *testing.T, c *envd.Client, pgid uint32) *sandtopv1.Group {
+	t.Helper()
+	res, err := c.Supervisor.ListGroups(ctxFor(t, 5*time.Second), connect.NewRequest(&sandtopv1.ListGroupsRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range res.Msg.GetGroups() {
+		if g.GetPgid() == pgid {
+			return g
+		}
+		if g.GetPgid() == uint32(os.Getpid()) {
+			t.Errorf("ListGroups includes the daemon's own group")
+		}
+	}
+	return nil
+}
+
+func memberStates(g *sandtopv1.Group) string {
+	var s []string
+	for _, m := range g.GetMembers() {
+		s = append(s, m.GetState())
+	}
+	return strings.Join(s, "")
+}
+
+func TestPipelineIsOneGroupAndStopCont(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	c := env.Client
+	tag := "pipe"
+	req := startReq("sh", "-c", "sleep 100 | sleep 100 | sleep 100")
+	req.Tag = &tag
+	pid, _ := startBg(t, c, req)
+
+	var g *sandtopv1.Group
+	eventually(t, 5*time.Second, "a group with the shell and 3 sleeps", func() bool {
+		g = groupOf(t, c, pid)
+		n := 0
+		for _, m := range g.GetMembers() {
+			if m.GetComm() == "sleep" {
+				n++
+			}
+		}
+		return n == 3
+	})
+	if g.GetStartedPid() != pid || g.GetTag() != "pipe" || g.GetPty() {
+		t.Errorf("group marks: started_pid %d tag %q pty %v", g.GetStartedPid(), g.GetTag(), g.GetPty())
+	}
+	for _, m := range g.GetMembers() {
+		if m.GetPgid() != pid || m.GetRssBytes() == 0 || m.GetStartTimeUnixMs() == 0 || len(m.GetArgv()) == 0 {
+			t.Errorf("member %v", m)
+		}
+	}
+
+	signal := func(sig syscall.Signal) {
+		res, err := c.Supervisor.SignalGroup(ctxFor(t, 5*time.Second), connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: pid, Signal: int32(sig)}))
+		if err != nil || !res.Msg.GetDelivered() {
+			t.Fatalf("signal %v: %v %v", sig, res, err)
+		}
+	}
+	signal(syscall.SIGSTOP)
+	eventually(t, 5*time.Second, "all members stopped (T)", func() bool {
+		return strings.Trim(memberStates(groupOf(t, c, pid)), "T") == ""
+	})
+	signal(syscall.SIGCONT)
+	eventually(t, 5*time.Second, "all members sleeping (S) again", func() bool {
+		return strings.Trim(memberStates(groupOf(t, c, pid)), "S") == ""
+	})
+	signal(syscall.SIGKILL)
+	eventually(t, 5*time.Second, "group gone", func() bool { return groupOf(t, c, pid) == nil })
+}
+
+func TestSignalGroupRefusals(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	c := env.Client
+	own, _ := syscall.Getpgid(0)
+	cases := []struct {
+		pgid uint32
+		sig  int32
+		want string
+	}{
+		{0, 15, "pgid 0 is not a process group the daemon may signal (must be > 1)"},
+		{1, 9, "pgid 1 is not a process group the daemon may signal (must be > 1)"},
+		{uint32(own), 15, "is the daemon's own process group"},
+		{4242, 0, "signal 0 is out of range 1..64"},
+		{4242, 65, "signal 65 is out of range 1..64"},
+	}
+	for _, tc := range cases {
+		_, err := c.Supervisor.SignalGroup(ctxFor(t, 5*time.Second), connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: tc.pgid, Signal: tc.sig}))
+		wantCode(t, err, connect.CodeInvalidArgument, tc.want)
+	}
+}

@@ -1,0 +1,40 @@
+package daemon_test
+
+import (
+	"os"
+	"strconv"
+	"syscall"
+	"testing"
+)
+
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	st := statState(b)
+	return st != "Z" && st != "X" && syscall.Kill(pid, 0) == nil
+}
+
+// exists reports whether /proc/<pid> exists at all (zombies included).
+func exists(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
+}
+
+func statState(b []byte) string {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == ')' && i+2 < len(b) {
+			return string(b[i+2])
+		}
+	}
+	return ""
+}

@@ -1,0 +1,211 @@
+// Package envd is the Connect client for envd's process.Process service and
+// sandtop's Supervisor extension, over h2c, HTTP/1.1, a unix socket or TLS.
+package envd
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/gen/process/processconnect"
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+)
+
+// Client talks to one envd-compatible daemon.
+type Client struct {
+	Process    processconnect.ProcessClient
+	Supervisor sandtopv1connect.SupervisorClient
+	Target     string
+
+	http    *http.Client
+	baseURL string
+	token   string
+}
+
+type options struct {
+	token     string
+	user      string
+	http1     bool
+	json      bool
+	client    *http.Client
+	keepalive int
+}
+
+// Option configures Dial.
+type Option func(*options)
+
+// WithToken sends X-Access-Token on every call.
+func WithToken(token string) Option { return func(o *options) { o.token = token } }
+
+// WithUser picks the Unix user the way envd expects:
+// "Authorization: Basic base64(user:)".
+func WithUser(user string) Option { return func(o *options) { o.user = user } }
+
+// WithHTTP1 uses HTTP/1.1 instead of h2c for http:// and unix: targets.
+func WithHTTP1() Option { return func(o *options) { o.http1 = true } }
+
+// WithJSON uses the Connect JSON codec (as E2B's JS SDK does).
+func WithJSON() Option { return func(o *options) { o.json = true } }
+
+// WithHTTPClient replaces the HTTP client (and so the transport).
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
+
+// WithKeepalive sets Keepalive-Ping-Interval (seconds) on Start and Connect.
+func WithKeepalive(seconds int) Option { return func(o *options) { o.keepalive = seconds } }
+
+// Dial prepares a client for "unix:/path", "http://host:port" or
+// "https://host[:port]". It does not connect until the first call.
+func Dial(target string, opts ...Option) (*Client, error) {
+	var o options
+	for _, fn := range opts {
+		fn(&o)
+	}
+	hc, base, err := transportFor(target, o)
+	if err != nil {
+		return nil, err
+	}
+	copts := []connect.ClientOption{connect.WithInterceptors(headerInterceptor{o})}
+	if o.json {
+		copts = append(copts, connect.WithProtoJSON())
+	}
+	return &Client{
+		Process:    processconnect.NewProcessClient(hc, base, copts...),
+		Supervisor: sandtopv1connect.NewSupervisorClient(hc, base, copts...),
+		Target:     target,
+		http:       hc,
+		baseURL:    base,
+		token:      o.token,
+	}, nil
+}
+
+func transportFor(target string, o options) (*http.Client, string, error) {
+	if path, ok := strings.CutPrefix(target, "unix:"); ok {
+		if path == "" {
+			return nil, "", errors.New("envd: target unix: has no socket path")
+		}
+		if o.client != nil {
+			return o.client, "http://localhost", nil
+		}
+		tr := plainTransport(o.http1)
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}
+		return &http.Client{Transport: tr}, "http://localhost", nil
+	}
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" {
+		return nil, "", fmt.Errorf("envd: target %q: want unix:/path, http://host:port or https://host", target)
+	}
+	base := strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/")
+	if o.client != nil {
+		return o.client, base, nil
+	}
+	switch u.Scheme {
+	case "http":
+		return &http.Client{Transport: plainTransport(o.http1)}, base, nil
+	case "https":
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		tr.ForceAttemptHTTP2 = !o.http1
+		return &http.Client{Transport: tr}, base, nil
+	default:
+		return nil, "", fmt.Errorf("envd: target %q: scheme %q is not http, https or unix", target, u.Scheme)
+	}
+}
+
+// plainTransport speaks h2c with prior knowledge, or HTTP/1.1.
+func plainTransport(http1 bool) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	var p http.Protocols
+	if http1 {
+		p.SetHTTP1(true)
+	} else {
+		p.SetUnencryptedHTTP2(true)
+	}
+	tr.Protocols = &p
+	return tr
+}
+
+// headerInterceptor adds the token, user and keepalive headers.
+type headerInterceptor struct{ o options }
+
+func (h headerInterceptor) set(hdr http.Header, procedure string) {
+	if h.o.token != "" {
+		hdr.Set("X-Access-Token", h.o.token)
+	}
+	if h.o.user != "" {
+		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(h.o.user+":")))
+	}
+	if h.o.keepalive > 0 && (procedure == processconnect.ProcessStartProcedure || procedure == processconnect.ProcessConnectProcedure) {
+		hdr.Set("Keepalive-Ping-Interval", strconv.Itoa(h.o.keepalive))
+	}
+}
+
+func (h headerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		h.set(req.Header(), req.Spec().Procedure)
+		return next(ctx, req)
+	}
+}
+
+func (h headerInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		conn := next(ctx, spec)
+		h.set(conn.RequestHeader(), spec.Procedure)
+		return conn
+	}
+}
+
+func (h headerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}
+
+// Hello asks for the Supervisor extension. On stock envd, or our daemon in
+// compat mode, the error satisfies IsUnimplemented.
+func (c *Client) Hello(ctx context.Context) (*sandtopv1.HelloResponse, error) {
+	res, err := c.Supervisor.Hello(ctx, connect.NewRequest(&sandtopv1.HelloRequest{}))
+	if err != nil {
+		return nil, err
+	}
+	return res.Msg, nil
+}
+
+// Health calls GET /health; any 2xx is healthy.
+func (c *Client) Health(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.baseURL+"/health", nil)
+	if err != nil {
+		return err
+	}
+	if c.token != "" {
+		req.Header.Set("X-Access-Token", c.token)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("envd health %s: %w", c.Target, err)
+	}
+	res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("envd health %s: HTTP %d", c.Target, res.StatusCode)
+	}
+	return nil
+}
+
+// IsUnimplemented is true when the daemon lacks the called service or method.
+func IsUnimplemented(err error) bool { return connect.CodeOf(err) == connect.CodeUnimplemented }
+
+// IsNotFound is true when the named process does not exist.
+func IsNotFound(err error) bool { return connect.CodeOf(err) == connect.CodeNotFound }
+
+// Close drops idle connections (streams in flight are not affected).
+func (c *Client) Close() { c.http.CloseIdleConnections() }
