@@ -1,0 +1,130 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/gen/sandtop/v1"
+	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+)
+
+// extensionControl implements ControlPlane with sandtop's Supervisor
+// extension. Removal has no RPC, so it goes through a control command.
+type extensionControl struct {
+	sup sandtopv1connect.SupervisorClient
+	cmd commandRunner
+}
+
+func (c extensionControl) Kind() string { return "extension" }
+
+func (c extensionControl) groups(ctx context.Context, req *sandtopv1.ListGroupsRequest) ([]ProcessEntry, error) {
+	resp, err := c.sup.ListGroups(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, fmt.Errorf("list process groups: %w", err)
+	}
+	var rows []ProcessEntry
+	for _, g := range resp.Msg.GetGroups() {
+		for _, m := range g.GetMembers() {
+			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(m.GetPgid()), Sid: int(m.GetSid()), State: m.GetState()})
+		}
+	}
+	return rows, nil
+}
+
+func (c extensionControl) Processes(ctx context.Context) ([]ProcessEntry, error) {
+	return c.groups(ctx, &sandtopv1.ListGroupsRequest{})
+}
+
+func (c extensionControl) GroupAlive(ctx context.Context, pgid int) (bool, error) {
+	if pgid <= 0 {
+		return false, nil
+	}
+	rows, err := c.groups(ctx, &sandtopv1.ListGroupsRequest{Pgid: uint32(pgid)})
+	if err != nil {
+		return false, err
+	}
+	return groupLiveIn(rows, pgid), nil
+}
+
+func (c extensionControl) SessionGroups(ctx context.Context, sid int) ([]int, error) {
+	if sid <= 0 {
+		return nil, nil
+	}
+	rows, err := c.groups(ctx, &sandtopv1.ListGroupsRequest{Sid: uint32(sid)})
+	if err != nil {
+		return nil, err
+	}
+	return sessionGroupsIn(rows, sid), nil
+}
+
+func (c extensionControl) SignalGroup(ctx context.Context, pgid int, sig syscall.Signal) (bool, error) {
+	if err := checkGroupID(pgid); err != nil {
+		return false, err
+	}
+	resp, err := c.sup.SignalGroup(ctx, connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: uint32(pgid), Signal: int32(sig)}))
+	if err != nil {
+		return false, fmt.Errorf("signal process group %d: %w", pgid, err)
+	}
+	return resp.Msg.GetDelivered(), nil
+}
+
+func (c extensionControl) ForegroundGroup(ctx context.Context, pid int) (int, bool, bool, error) {
+	resp, err := c.sup.Foreground(ctx, connect.NewRequest(&sandtopv1.ForegroundRequest{Pid: uint32(pid)}))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeNotFound {
+			return 0, false, false, nil
+		}
+		return 0, false, false, fmt.Errorf("foreground of %d: %w", pid, err)
+	}
+	m := resp.Msg
+	if !m.GetKnown() || m.GetPgid() == 0 {
+		return 0, false, false, nil
+	}
+	return int(m.GetPgid()), m.GetInputWaiting(), true, nil
+}
+
+// readChunk is how much one ReadFile RPC asks for.
+const readChunk = 1 << 20
+
+func (c extensionControl) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	var out []byte
+	for {
+		resp, err := c.sup.ReadFile(ctx, connect.NewRequest(&sandtopv1.ReadFileRequest{Path: path, Offset: uint64(len(out)), Length: readChunk}))
+		if err != nil {
+			if connect.CodeOf(err) == connect.CodeNotFound {
+				return nil, fmt.Errorf("read %s: %w", path, ErrFileNotFound)
+			}
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		out = append(out, resp.Msg.GetData()...)
+		if resp.Msg.GetEof() || len(resp.Msg.GetData()) == 0 {
+			return out, nil
+		}
+		if len(out) > sandboxCommandLimit {
+			return nil, fmt.Errorf("read %s: larger than %d bytes", path, sandboxCommandLimit)
+		}
+	}
+}
+
+func (c extensionControl) ListDir(ctx context.Context, path string) ([]DirEntry, error) {
+	resp, err := c.sup.ListDir(ctx, connect.NewRequest(&sandtopv1.ListDirRequest{Path: path}))
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeNotFound {
+			return nil, fmt.Errorf("list %s: %w", path, ErrFileNotFound)
+		}
+		return nil, fmt.Errorf("list %s: %w", path, err)
+	}
+	var out []DirEntry
+	for _, e := range resp.Msg.GetEntries() {
+		out = append(out, DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize())})
+	}
+	return out, nil
+}
+
+func (c extensionControl) Remove(ctx context.Context, paths ...string) error {
+	return compatControl{cmd: c.cmd}.Remove(ctx, paths...)
+}
+
