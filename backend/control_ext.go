@@ -127,4 +127,3 @@ func (c extensionControl) ListDir(ctx context.Context, path string) ([]DirEntry,
 func (c extensionControl) Remove(ctx context.Context, paths ...string) error {
 	return compatControl{cmd: c.cmd}.Remove(ctx, paths...)
 }
-
