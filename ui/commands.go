@@ -1,0 +1,181 @@
+package ui
+
+import (
+	"context"
+	"io"
+	"syscall"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// The tea.Cmds below are the only places that call the Source. Each has a
+// timeout so a dead connection turns into an error message, not a hang.
+
+const rpcTimeout = 10 * time.Second
+
+func (m *Model) infoCmd() tea.Cmd {
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		c, cancel := context.WithTimeout(ctx, rpcTimeout)
+		defer cancel()
+		info, err := src.Info(c)
+		return infoMsg{info: info, err: err}
+	}
+}
+
+func (m *Model) watchCmd(gen int) tea.Cmd {
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		ch, err := src.Watch(ctx)
+		return watchStartedMsg{gen: gen, ch: ch, err: err}
+	}
+}
+
+func nextSnapshotCmd(ctx context.Context, gen int, ch <-chan Snapshot) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case s, ok := <-ch:
+			if !ok {
+				return watchEndedMsg{gen: gen}
+			}
+			return snapshotMsg{gen: gen, snap: s, ch: ch}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (m *Model) spawnCmd(argv []string) tea.Cmd {
+	src, ctx, cwd := m.src, m.ctx, m.opts.Cwd
+	return func() tea.Msg {
+		c, cancel := context.WithTimeout(ctx, rpcTimeout)
+		defer cancel()
+		pid, err := src.Spawn(c, argv, cwd)
+		return spawnedMsg{argv: argv, pid: pid, err: err}
+	}
+}
+
+func (m *Model) spawnTerminalCmd(argv []string, rows, cols int) tea.Cmd {
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		c, cancel := context.WithTimeout(ctx, rpcTimeout)
+		defer cancel()
+		pid, err := src.SpawnTerminal(c, argv, rows, cols)
+		return spawnedMsg{argv: argv, terminal: true, pid: pid, err: err}
+	}
+}
+
+func (m *Model) signalCmd(pgid int, sig syscall.Signal) tea.Cmd {
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		c, cancel := context.WithTimeout(ctx, rpcTimeout)
+		defer cancel()
+		return signalDoneMsg{sig: sig, pgid: pgid, err: src.Signal(c, pgid, sig)}
+	}
+}
+
+func (m *Model) signalForegroundCmd(termPid int, sig syscall.Signal) tea.Cmd {
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		c, cancel := context.WithTimeout(ctx, rpcTimeout)
+		defer cancel()
+		pgid, err := src.SignalForeground(c, termPid, sig)
+		return signalDoneMsg{sig: sig, pgid: pgid, termPid: termPid, err: err}
+	}
+}
+
+// teardownCmd runs the teardown on its own goroutine and relays progress
+// through a channel that waitTeardownCmd drains one message at a time.
+func (m *Model) teardownCmd(pgid int, grace time.Duration) tea.Cmd {
+	src, ctx := m.src, m.ctx
+	ch := make(chan teardownUpdate, 64)
+	go func() {
+		err := src.Teardown(ctx, pgid, grace, func(ev TeardownEvent) {
+			select {
+			case ch <- teardownUpdate{ev: ev}:
+			case <-ctx.Done():
+			}
+		})
+		ch <- teardownUpdate{done: true, err: err}
+		close(ch)
+	}()
+	return waitTeardownCmd(pgid, ch)
+}
+
+func waitTeardownCmd(pgid int, ch <-chan teardownUpdate) tea.Cmd {
+	return func() tea.Msg {
+		u, ok := <-ch
+		if !ok {
+			return nil
+		}
+		if u.done {
+			return teardownDoneMsg{pgid: pgid, err: u.err}
+		}
+		return teardownMsg{pgid: pgid, ev: u.ev, ch: ch}
+	}
+}
+
+// openOutputCmd and attachCmd open streams that live as long as ctx, which
+// the model cancels when the operator moves away.
+func (m *Model) openOutputCmd(ctx context.Context, gen, pid int) tea.Cmd {
+	src := m.src
+	return func() tea.Msg {
+		r, err := src.Output(ctx, pid)
+		return outputOpenedMsg{gen: gen, r: r, err: err}
+	}
+}
+
+func (m *Model) attachCmd(ctx context.Context, gen, pid int) tea.Cmd {
+	src := m.src
+	return func() tea.Msg {
+		conn, err := src.Attach(ctx, pid)
+		return attachedMsg{gen: gen, pid: pid, conn: conn, err: err}
+	}
+}
+
+func resizeCmd(conn TerminalConn, pid, rows, cols int) tea.Cmd {
+	return func() tea.Msg {
+		return resizeDoneMsg{pid: pid, rows: rows, cols: cols, err: conn.Resize(rows, cols)}
+	}
+}
+
+func closeCmd(c io.Closer) tea.Cmd {
+	if c == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		_ = c.Close() // detaching; nothing remote is signalled
+		return nil
+	}
+}
+
+func clockCmd(d time.Duration) tea.Cmd {
+	return tea.Tick(d, func(t time.Time) tea.Msg { return clockMsg(t) })
+}
+
+// waitFrameCmd waits for streamed bytes, then for the rest of the current
+// frame interval, so a burst of output costs one redraw; idle, it costs
+// nothing.
+func waitFrameCmd(ctx context.Context, wake <-chan struct{}, last time.Time) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil
+		}
+		if d := time.Until(last.Add(frameInterval)); d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		return frameMsg{}
+	}
+}
+
+// frameInterval caps streamed output at about 30 redraws a second.
+const frameInterval = 33 * time.Millisecond

@@ -1,0 +1,323 @@
+package ui
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+type detailKind int
+
+const (
+	detailNone detailKind = iota
+	detailSession
+	detailGroup
+	detailTerminal
+)
+
+// detail is what the detail pane shows and the stream feeding it.
+type detail struct {
+	kind detailKind
+	sid  int
+	pgid int // detailGroup
+	pid  int // the group's leader (output) or the terminal
+
+	out  outputView
+	term *termPane
+
+	cancel context.CancelFunc
+	reader io.ReadCloser // group output
+	conn   TerminalConn  // terminal
+	input  *inputQueue
+	pump   *pump
+	ended  bool
+	err    error
+}
+
+// close ends the stream; it runs outside Update (Close, and tests).
+func (d *detail) close() {
+	if d.cancel != nil {
+		d.cancel()
+	}
+	if d.input != nil {
+		d.input.stop()
+	}
+	if d.reader != nil {
+		_ = d.reader.Close()
+	}
+	if d.conn != nil {
+		_ = d.conn.Close()
+	}
+	d.term.close()
+}
+
+// closers hands the open streams to a tea.Cmd to close, and forgets them.
+func (d *detail) detach() tea.Cmd {
+	if d.cancel != nil {
+		d.cancel()
+	}
+	if d.input != nil {
+		d.input.stop()
+	}
+	var cmds []tea.Cmd
+	if d.reader != nil {
+		cmds = append(cmds, closeCmd(d.reader))
+	}
+	if d.conn != nil {
+		cmds = append(cmds, closeCmd(d.conn))
+	}
+	d.term.close()
+	*d = detail{}
+	return tea.Batch(cmds...)
+}
+
+// target is what the current selection asks the detail pane to show.
+func (m *Model) target() (kind detailKind, sid, pgid, pid int) {
+	if m.pane == paneTerms {
+		if t := m.selectedTerminal(); t != nil {
+			return detailTerminal, t.SID, 0, t.PID
+		}
+		return detailNone, 0, 0, 0
+	}
+	r, ok := m.tree.selected()
+	if !ok {
+		return detailNone, 0, 0, 0
+	}
+	if r.kind == rowSession {
+		return detailSession, r.sid, 0, 0
+	}
+	return detailGroup, r.sid, r.group.PGID, r.group.LeaderPID
+}
+
+// syncDetail switches the detail pane to the current selection. The stream
+// opens only once the selection has rested, so holding ↓ through a thousand
+// groups opens none of them.
+func (m *Model) syncDetail() tea.Cmd {
+	if m.focus == focusAttached {
+		return nil
+	}
+	kind, sid, pgid, pid := m.target()
+	d := &m.detail
+	if d.kind == kind && d.sid == sid && d.pgid == pgid && d.pid == pid {
+		return nil
+	}
+	cmd := d.detach()
+	m.detailGen++
+	d.kind, d.sid, d.pgid, d.pid = kind, sid, pgid, pid
+	d.out = newOutputView()
+	_, h := m.detailInner()
+	d.out.setHeight(h - m.detailHeaderLines())
+	if kind == detailTerminal {
+		d.term = m.newTermPaneFor(pid)
+	}
+	if pid == 0 {
+		return cmd
+	}
+	gen := m.detailGen
+	delay := 120 * time.Millisecond
+	if m.attachReq == pid {
+		delay = 0
+	}
+	return tea.Batch(cmd, tea.Tick(delay, func(time.Time) tea.Msg { return openDetailMsg{gen: gen} }))
+}
+
+// newTermPaneFor sizes a viewing emulator like the remote PTY, so the
+// picture matches what the program laid out.
+func (m *Model) newTermPaneFor(pid int) *termPane {
+	cols, rows := m.detailInner()
+	if t := m.terminalByPID(pid); t != nil && t.Cols > 0 && t.Rows > 0 {
+		cols, rows = t.Cols, t.Rows
+	}
+	return newTermPane(max(1, cols), max(1, rows))
+}
+
+func (m *Model) openDetail() tea.Cmd {
+	d := &m.detail
+	ctx, cancel := context.WithCancel(m.ctx)
+	d.cancel = cancel
+	if d.kind == detailTerminal {
+		return m.attachCmd(ctx, m.detailGen, d.pid)
+	}
+	return m.openOutputCmd(ctx, m.detailGen, d.pid)
+}
+
+func (m *Model) onOutputOpened(msg outputOpenedMsg) tea.Cmd {
+	if msg.gen != m.detailGen {
+		if msg.r != nil {
+			return closeCmd(msg.r)
+		}
+		return nil
+	}
+	if msg.err != nil {
+		m.detail.err = msg.err
+		return nil
+	}
+	m.detail.reader = msg.r
+	m.detail.pump = startPump(msg.r, m.wake, nil)
+	return m.armFrame()
+}
+
+func (m *Model) onAttached(msg attachedMsg) tea.Cmd {
+	if msg.gen != m.detailGen {
+		if msg.conn != nil {
+			return closeCmd(msg.conn)
+		}
+		return nil
+	}
+	if msg.err != nil {
+		m.detail.err = msg.err
+		if m.attachReq == msg.pid {
+			m.attachReq = 0
+			m.events.add(m.now(), levelError, "attach to terminal %d failed: %v", msg.pid, msg.err)
+		}
+		return nil
+	}
+	d := &m.detail
+	d.conn = msg.conn
+	d.input = startInput(msg.conn, m.wake)
+	d.term.relayChanges(m.wake)
+	d.pump = startPump(msg.conn, m.wake, d.term.term)
+	cmds := []tea.Cmd{m.armFrame()}
+	if m.attachReq == msg.pid {
+		m.attachReq = 0
+		cmds = append(cmds, m.enterAttached())
+	}
+	return tea.Batch(cmds...)
+}
+
+// armFrame makes sure one frame wait is pending while a stream is open.
+func (m *Model) armFrame() tea.Cmd {
+	if m.frameArmed || m.detail.pump == nil {
+		return nil
+	}
+	m.frameArmed = true
+	return waitFrameCmd(m.ctx, m.wake, m.lastFrame)
+}
+
+// drainStreams moves what the pumps read into the views: one frame.
+func (m *Model) drainStreams() tea.Cmd {
+	d := &m.detail
+	if d.pump == nil {
+		return nil
+	}
+	data, dropped, done, err := d.pump.take()
+	if dropped > 0 {
+		m.events.add(m.now(), levelWarn, "output flood: skipped %d bytes to stay live", dropped)
+	}
+	if len(data) > 0 {
+		d.out.append(data)
+	}
+	var cmds []tea.Cmd
+	if werr := d.input.failure(); werr != nil && !d.ended {
+		m.events.add(m.now(), levelError, "input to terminal %d failed: %v", d.pid, werr)
+		d.ended, d.err = true, werr
+	}
+	if done {
+		d.pump, d.ended, d.err = nil, true, err
+		if m.focus == focusAttached {
+			m.events.add(m.now(), levelInfo, "terminal %d ended; detached", d.pid)
+			m.focus = focusList
+		}
+		return tea.Batch(cmds...)
+	}
+	cmds = append(cmds, m.armFrame())
+	return tea.Batch(cmds...)
+}
+
+// enterAttached hands the keyboard to the terminal and sizes the remote
+// PTY to the pane.
+func (m *Model) enterAttached() tea.Cmd {
+	d := &m.detail
+	if d.kind != detailTerminal || d.conn == nil {
+		return nil
+	}
+	m.focus = focusAttached
+	if !m.opts.ReadOnly {
+		d.term.replies.set(d.input) // the program's terminal queries get answers
+	}
+	m.events.add(m.now(), levelInfo, "attached to terminal %d (%s detaches)", d.pid, m.keys.Detach.Help().Key)
+	w, h := m.detailInner()
+	d.term.resize(w, h)
+	return m.resizeRemote()
+}
+
+func (m *Model) resizeRemote() tea.Cmd {
+	d := &m.detail
+	if d.conn == nil || d.term == nil {
+		return nil
+	}
+	cols, rows := d.term.size()
+	return resizeCmd(d.conn, d.pid, rows, cols)
+}
+
+// inputQueue writes attached-terminal input on one goroutine, so keys
+// reach the program in the order they were typed and Update never blocks
+// on the network.
+type inputQueue struct {
+	ch      chan []byte
+	mu      sync.Mutex
+	stopped bool
+	err     error
+	wake    chan<- struct{}
+}
+
+func startInput(w io.Writer, wake chan<- struct{}) *inputQueue {
+	q := &inputQueue{ch: make(chan []byte, 1024), wake: wake}
+	go func() {
+		for b := range q.ch {
+			if _, err := w.Write(b); err != nil {
+				q.mu.Lock()
+				q.err = err
+				q.mu.Unlock()
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+				for range q.ch { // drain so senders never block
+				}
+				return
+			}
+		}
+	}()
+	return q
+}
+
+// send queues bytes; it reports false when the queue is full (the remote
+// stopped reading), rather than blocking the UI.
+func (q *inputQueue) send(b []byte) bool {
+	if q == nil {
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopped {
+		return false
+	}
+	select {
+	case q.ch <- b:
+		return true
+	default:
+		return false
+	}
+}
+
+func (q *inputQueue) stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.stopped {
+		q.stopped = true
+		close(q.ch)
+	}
+}
+
+func (q *inputQueue) failure() error {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
+}

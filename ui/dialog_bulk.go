@@ -1,0 +1,60 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// bulkDialog previews every marked group and asks for their count to be
+// typed, so tearing down many groups can never be one stray keystroke.
+type bulkDialog struct {
+	targets []Group
+	grace   time.Duration
+	input   lineInput
+}
+
+func newBulkDialog(targets []Group, grace time.Duration) *bulkDialog {
+	return &bulkDialog{targets: targets, grace: grace, input: newInput("count: ", "")}
+}
+
+func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch msg.String() {
+	case "esc":
+		m.setStatus(levelInfo, "bulk teardown cancelled")
+		return true, nil
+	case "enter":
+		if d.input.Value() != strconv.Itoa(len(d.targets)) {
+			m.setStatus(levelWarn, fmt.Sprintf("type %d to confirm, or esc to cancel", len(d.targets)))
+			d.input.SetValue("")
+			return false, nil
+		}
+		var cmds []tea.Cmd
+		for _, t := range d.targets {
+			if g := m.liveGroup(t.PGID); g != nil {
+				cmds = append(cmds, m.startTeardown(g))
+			}
+		}
+		m.marks = map[int]bool{}
+		return true, tea.Batch(cmds...)
+	}
+	d.input.Update(msg)
+	return false, nil
+}
+
+func (d *bulkDialog) view(m *Model, w, h int) string {
+	st := m.st
+	lines := []string{fmt.Sprintf("Tear down %d marked groups: SIGTERM, wait %s, SIGKILL.", len(d.targets), d.grace), ""}
+	show := min(len(d.targets), max(3, h-14))
+	for _, g := range d.targets[:show] {
+		lines = append(lines, fmt.Sprintf("  pgid %-7d %-3d %s", g.PGID, liveMembers(&g), command(&g)))
+	}
+	if show < len(d.targets) {
+		lines = append(lines, st.muted.Render(fmt.Sprintf("  … and %d more", len(d.targets)-show)))
+	}
+	lines = append(lines, "", fmt.Sprintf("Type %s and press enter to confirm:", st.warning.Render(strconv.Itoa(len(d.targets)))), d.input.View(),
+		"", st.muted.Render("esc cancel"))
+	return dialogBox(st, st.danger.Render("Bulk teardown"), lines, w, 50)
+}

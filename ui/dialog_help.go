@@ -1,0 +1,61 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// helpDialog lists every binding of the keymap, so help can never drift
+// from what the keys do.
+type helpDialog struct{ keys KeyMap }
+
+func newHelpDialog(k KeyMap) *helpDialog { return &helpDialog{keys: k} }
+
+func (d *helpDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch msg.String() {
+	case "esc", "q", "?", "enter":
+		return true, nil
+	}
+	return false, nil
+}
+
+func (d *helpDialog) view(m *Model, w, h int) string {
+	st := m.st
+	var cols [][]string
+	for _, sec := range d.keys.helpSections() {
+		col := []string{st.accent.Render(sec.title)}
+		for _, b := range sec.bindings {
+			col = append(col, fmt.Sprintf("%s %s", st.keyHint.Render(fit(b.Help().Key, 10)), b.Help().Desc))
+		}
+		cols = append(cols, col)
+	}
+	// Two columns of sections side by side.
+	var lines []string
+	for i := 0; i < len(cols); i += 2 {
+		left, right := cols[i], []string(nil)
+		if i+1 < len(cols) {
+			right = cols[i+1]
+		}
+		for j := 0; j < max(len(left), len(right)); j++ {
+			l, r := "", ""
+			if j < len(left) {
+				l = left[j]
+			}
+			if j < len(right) {
+				r = right[j]
+			}
+			lines = append(lines, fit(l, 44)+r)
+		}
+		lines = append(lines, "")
+	}
+	lines = append(lines,
+		"While attached every key goes to the remote program, Ctrl-C included;",
+		"only "+st.keyHint.Render(d.keys.Detach.Help().Key)+" comes back here. Quitting never signals anything remote.")
+	if m.opts.ReadOnly {
+		lines = append(lines, st.warning.Render("Read-only: spawning, signals, teardown and input are refused."))
+	}
+	lines = append(lines, "", st.muted.Render(strings.TrimSpace("esc close")))
+	return dialogBox(st, st.dialogTitle.Render("Keys"), lines, w, 90)
+}

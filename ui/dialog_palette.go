@@ -1,0 +1,209 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+type paletteCommand struct {
+	name, args, desc string
+	run              func(m *Model, argv []string) tea.Cmd
+}
+
+// paletteCommands are what ":" offers. Mutating ones check read-only in the
+// functions they call.
+var paletteCommands = []paletteCommand{
+	{"run", "ARGV…", "start a process (no shell: use sh -c '…')", (*Model).cmdRun},
+	{"term", "[ARGV…]", "start a terminal and attach to it", (*Model).cmdTerm},
+	{"signal", "NAME", "signal the selection (asks first)", (*Model).cmdSignal},
+	{"teardown", "", "tear down the selected group (asks first)", func(m *Model, _ []string) tea.Cmd { return m.askTeardown() }},
+	{"bulk-teardown", "", "tear down the marked groups (asks first)", func(m *Model, _ []string) tea.Cmd { return m.askBulkTeardown() }},
+	{"filter", "TEXT", "filter the groups", (*Model).cmdFilter},
+	{"clear-marks", "", "unmark every group", func(m *Model, _ []string) tea.Cmd { m.marks = map[int]bool{}; return nil }},
+	{"zoom", "", "toggle the big detail pane", func(m *Model, _ []string) tea.Cmd {
+		m.zoomed = !m.zoomed
+		m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+		return m.layoutChanged()
+	}},
+	{"help", "", "show every key", func(m *Model, _ []string) tea.Cmd { m.openDialog(newHelpDialog(m.keys)); return nil }},
+	{"quit", "", "leave; remote processes keep running", func(m *Model, _ []string) tea.Cmd { return m.quit() }},
+}
+
+// palette is the ":" command line with its list of commands.
+type palette struct {
+	input  lineInput
+	cursor int
+}
+
+func newPalette(value string) *palette { return &palette{input: newInput(":", value)} }
+
+// matches lists the commands whose name starts with the first typed word.
+func (p *palette) matches() []paletteCommand {
+	word, _, _ := strings.Cut(strings.TrimLeft(p.input.Value(), " "), " ")
+	var out []paletteCommand
+	for _, c := range paletteCommands {
+		if strings.HasPrefix(c.name, word) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (p *palette) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch msg.String() {
+	case "esc":
+		return true, nil
+	case "up":
+		p.cursor = max(0, p.cursor-1)
+		return false, nil
+	case "down":
+		p.cursor = min(len(p.matches())-1, p.cursor+1)
+		return false, nil
+	case "tab":
+		if ms := p.matches(); len(ms) > 0 {
+			p.input.SetValue(ms[min(p.cursor, len(ms)-1)].name + " ")
+		}
+		return false, nil
+	case "enter":
+		return true, m.runPalette(p.input.Value(), p.matches(), p.cursor)
+	}
+	p.input.Update(msg)
+	p.cursor = 0
+	return false, nil
+}
+
+// runPalette executes a typed line; a bare prefix picks the highlighted
+// command.
+func (m *Model) runPalette(line string, matches []paletteCommand, cursor int) tea.Cmd {
+	argv, err := splitArgs(line)
+	if err != nil {
+		m.setStatus(levelError, err.Error())
+		return nil
+	}
+	if len(argv) == 0 {
+		return nil
+	}
+	for _, c := range paletteCommands {
+		if c.name == argv[0] {
+			return c.run(m, argv[1:])
+		}
+	}
+	if len(argv) == 1 && len(matches) > 0 {
+		return matches[min(cursor, len(matches)-1)].run(m, nil)
+	}
+	m.setStatus(levelError, fmt.Sprintf("unknown command %q (try :help)", argv[0]))
+	return nil
+}
+
+func (p *palette) view(m *Model, w, h int) string {
+	st := m.st
+	lines := []string{p.input.View(), ""}
+	for i, c := range p.matches() {
+		l := fmt.Sprintf("%-14s %-9s %s", c.name, c.args, c.desc)
+		if i == p.cursor {
+			l = st.selected.Render(l)
+		} else {
+			l = st.muted.Render(l)
+		}
+		lines = append(lines, l)
+	}
+	lines = append(lines, "", st.muted.Render("enter run · tab complete · esc close"))
+	return dialogBox(st, st.dialogTitle.Render("Command"), lines, w, 72)
+}
+
+func (m *Model) cmdRun(argv []string) tea.Cmd {
+	if m.opts.ReadOnly {
+		m.refuse("run")
+		return nil
+	}
+	if len(argv) == 0 {
+		m.setStatus(levelWarn, "usage: run ARGV… (e.g. run sleep 60)")
+		return nil
+	}
+	m.events.add(m.now(), levelInfo, "starting %s", argvString(argv, ""))
+	return m.spawnCmd(argv)
+}
+
+// cmdTerm starts a terminal sized like the detail pane, so the program's
+// first output already fits the pane it will be shown in.
+func (m *Model) cmdTerm(argv []string) tea.Cmd {
+	if m.opts.ReadOnly {
+		m.refuse("terminal start")
+		return nil
+	}
+	if len(argv) == 0 {
+		argv = m.opts.Shell
+	}
+	cols, rows := m.detailInner()
+	m.events.add(m.now(), levelInfo, "starting terminal %s at %dx%d", argvString(argv, ""), cols, rows)
+	return m.spawnTerminalCmd(argv, max(rows, 2), max(cols, 10))
+}
+
+func (m *Model) cmdSignal(argv []string) tea.Cmd {
+	if m.opts.ReadOnly {
+		m.refuse("signal")
+		return nil
+	}
+	t, ok := m.currentSignalTarget()
+	if !ok {
+		m.setStatus(levelInfo, "select a live group or a terminal to signal")
+		return nil
+	}
+	if len(argv) == 0 {
+		m.openDialog(newSignalMenu(t))
+		return nil
+	}
+	name := strings.ToUpper(argv[0])
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	for _, c := range menuSignals {
+		if c.name == name {
+			return m.chooseSignal(t, c)
+		}
+	}
+	m.setStatus(levelError, "unknown signal "+argv[0])
+	return nil
+}
+
+func (m *Model) cmdFilter(argv []string) tea.Cmd {
+	m.tree.filter = strings.Join(argv, " ")
+	m.tree.rebuild()
+	return m.syncDetail()
+}
+
+// onSpawned logs the result; a new terminal is attached at once.
+func (m *Model) onSpawned(msg spawnedMsg) tea.Cmd {
+	what := "process"
+	if msg.terminal {
+		what = "terminal"
+	}
+	if msg.err != nil {
+		m.events.add(m.now(), levelError, "start of %s %s failed: %v", what, argvString(msg.argv, ""), msg.err)
+		m.setStatus(levelError, fmt.Sprintf("start failed: %v", msg.err))
+		return nil
+	}
+	m.events.add(m.now(), levelOK, "started %s %s as pid %d", what, argvString(msg.argv, ""), msg.pid)
+	if !msg.terminal {
+		return nil
+	}
+	// Show it in the terminals list right away; the next snapshot fills in
+	// the details.
+	if m.terminalByPID(msg.pid) == nil {
+		cols, rows := m.detailInner()
+		m.setTerminals(append(append([]Terminal(nil), m.terms...), Terminal{PID: msg.pid, SID: msg.pid, ForegroundPGID: msg.pid, Rows: rows, Cols: cols, Argv: msg.argv, Started: m.now()}))
+	}
+	for i, t := range m.terms {
+		if t.PID == msg.pid {
+			m.termCursor = i
+		}
+	}
+	if m.dialog != nil {
+		return nil // the operator is busy with a dialog; don't take the keys
+	}
+	m.focus, m.pane = focusList, paneTerms
+	m.attachReq = msg.pid
+	return m.syncDetail()
+}

@@ -1,0 +1,57 @@
+package ui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+type promptKind int
+
+const (
+	promptFilter promptKind = iota // filters the tree as you type
+	promptSearch                   // searches a group's output on enter
+)
+
+// prompt is a one-line input in the footer.
+type prompt struct {
+	kind  promptKind
+	label string
+	old   string
+	input lineInput
+}
+
+func newPrompt(kind promptKind, label, value string) *prompt {
+	return &prompt{kind: kind, label: label, old: value, input: newInput("/", value)}
+}
+
+func (p *prompt) inline() {}
+
+func (p *prompt) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch msg.String() {
+	case "esc":
+		if p.kind == promptFilter {
+			m.tree.filter = ""
+			m.tree.rebuild()
+			return true, m.syncDetail()
+		}
+		return true, nil
+	case "enter":
+		if p.kind == promptSearch {
+			m.detail.out.search(p.input.Value())
+			if p.input.Value() != "" && len(m.detail.out.matches) == 0 {
+				m.setStatus(levelInfo, "no matches for "+p.input.Value())
+			}
+		}
+		return true, nil
+	}
+	p.input.Update(msg)
+	if p.kind == promptFilter && m.tree.filter != p.input.Value() {
+		m.tree.filter = p.input.Value()
+		m.tree.rebuild()
+		return false, m.syncDetail()
+	}
+	return false, nil
+}
+
+func (p *prompt) view(m *Model, w, h int) string {
+	return fit(m.st.accent.Render(p.label+" ")+p.input.View()+m.st.muted.Render("  enter keep · esc clear"), w)
+}

@@ -1,0 +1,123 @@
+package ui
+
+import (
+	"fmt"
+	"syscall"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+type signalChoice struct {
+	sig     syscall.Signal
+	name    string
+	desc    string
+	confirm bool // harmless signals go straight out
+}
+
+// menuSignals are the signals the menu offers; SIGTERM comes first and is
+// preselected.
+var menuSignals = []signalChoice{
+	{syscall.SIGTERM, "SIGTERM", "ask it to terminate", true},
+	{syscall.SIGINT, "SIGINT", "interrupt, like Ctrl-C", true},
+	{syscall.SIGHUP, "SIGHUP", "hang up / reload", true},
+	{syscall.SIGQUIT, "SIGQUIT", "quit and dump core", true},
+	{syscall.SIGKILL, "SIGKILL", "kill; cannot be caught", true},
+	{syscall.SIGSTOP, "SIGSTOP", "pause", true},
+	{syscall.SIGCONT, "SIGCONT", "resume after a pause", false},
+	{syscall.SIGTSTP, "SIGTSTP", "terminal stop, like Ctrl-Z", true},
+	{syscall.SIGUSR1, "SIGUSR1", "user signal 1", true},
+	{syscall.SIGUSR2, "SIGUSR2", "user signal 2", true},
+	{syscall.SIGWINCH, "SIGWINCH", "window size changed", false},
+}
+
+func signalName(sig syscall.Signal) string {
+	for _, c := range menuSignals {
+		if c.sig == sig {
+			return c.name
+		}
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
+
+// signalMenu picks a signal for a group or a terminal's foreground group.
+type signalMenu struct {
+	target signalTarget
+	cursor int
+}
+
+func newSignalMenu(t signalTarget) *signalMenu { return &signalMenu{target: t} }
+
+func (d *signalMenu) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch s := msg.String(); s {
+	case "esc", "q":
+		return true, nil
+	case "up", "k":
+		d.cursor = (d.cursor - 1 + len(menuSignals)) % len(menuSignals)
+	case "down", "j":
+		d.cursor = (d.cursor + 1) % len(menuSignals)
+	case "enter":
+		return true, m.chooseSignal(d.target, menuSignals[d.cursor])
+	default:
+		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(menuSignals) {
+			d.cursor = int(s[0] - '1')
+		}
+	}
+	return false, nil
+}
+
+func (d *signalMenu) view(m *Model, w, h int) string {
+	st := m.st
+	lines := []string{"to " + d.target.label, ""}
+	for i, c := range menuSignals {
+		l := fmt.Sprintf(" %d  %-9s %s", i+1, c.name, c.desc)
+		if i >= 9 {
+			l = fmt.Sprintf("    %-9s %s", c.name, c.desc)
+		}
+		if i == d.cursor {
+			l = st.selected.Render(fit("▸"+l[1:], 40))
+		}
+		lines = append(lines, l)
+	}
+	lines = append(lines, "", st.muted.Render("enter choose · ↑/↓ move · esc cancel"))
+	return dialogBox(st, st.dialogTitle.Render("Send signal"), lines, w, 46)
+}
+
+// chooseSignal confirms the signal unless it is harmless, then sends it.
+func (m *Model) chooseSignal(t signalTarget, c signalChoice) tea.Cmd {
+	if !c.confirm {
+		return m.sendSignal(t, c.sig)
+	}
+	body := []string{"to " + t.label}
+	if c.sig == syscall.SIGKILL {
+		body = append(body, "", "SIGKILL cannot be caught: the processes get no chance to clean up.")
+	}
+	m.openDialog(newConfirm("Send "+c.name+"?", body, "send "+c.name, true, func(m *Model) tea.Cmd {
+		return m.sendSignal(t, c.sig)
+	}))
+	return nil
+}
+
+func (m *Model) sendSignal(t signalTarget, sig syscall.Signal) tea.Cmd {
+	if m.opts.ReadOnly {
+		m.refuse("signal")
+		return nil
+	}
+	if t.termPid != 0 {
+		return m.signalForegroundCmd(t.termPid, sig)
+	}
+	return m.signalCmd(t.pgid, sig)
+}
+
+func (m *Model) onSignalDone(msg signalDoneMsg) {
+	name := signalName(msg.sig)
+	where := fmt.Sprintf("pgid %d", msg.pgid)
+	if msg.termPid != 0 {
+		where = fmt.Sprintf("foreground pgid %d of terminal %d", msg.pgid, msg.termPid)
+	}
+	if msg.err != nil {
+		m.events.add(m.now(), levelError, "%s to %s failed: %v", name, where, msg.err)
+		m.setStatus(levelError, fmt.Sprintf("%s failed: %v", name, msg.err))
+		return
+	}
+	m.events.add(m.now(), levelOK, "%s sent to %s", name, where)
+}

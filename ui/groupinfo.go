@@ -1,0 +1,164 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// groupState names where a group is in its life, for the state column.
+type groupState int
+
+const (
+	stateRunning groupState = iota
+	stateStopped
+	stateLeaderExited
+	stateSettled
+)
+
+func (s groupState) String() string {
+	return [...]string{"running", "stopped", "leader-exited", "settled"}[s]
+}
+
+// liveMembers are the members that are not zombies.
+func liveMembers(g *Group) int {
+	n := 0
+	for _, p := range g.Members {
+		if p.State != "Z" && p.State != "X" {
+			n++
+		}
+	}
+	return n
+}
+
+func stateOf(g *Group) groupState {
+	if g.Settled || liveMembers(g) == 0 {
+		return stateSettled
+	}
+	leader := g.PGID // a group's leader is the process whose pid is the pgid
+	leaderAlive, allStopped := false, true
+	for _, p := range g.Members {
+		if p.PID == leader && p.State != "Z" && p.State != "X" {
+			leaderAlive = true
+		}
+		if p.State != "T" && p.State != "t" && p.State != "Z" {
+			allStopped = false
+		}
+	}
+	if !leaderAlive {
+		return stateLeaderExited
+	}
+	if allStopped {
+		return stateStopped
+	}
+	return stateRunning
+}
+
+// command is what a group runs: its leader's argv, else the first member's.
+func command(g *Group) string {
+	for _, p := range g.Members {
+		if p.PID == g.PGID {
+			return argvString(p.Argv, p.Comm)
+		}
+	}
+	if len(g.Members) > 0 {
+		return argvString(g.Members[0].Argv, g.Members[0].Comm)
+	}
+	if g.Tag != "" {
+		return g.Tag
+	}
+	return ""
+}
+
+func argvString(argv []string, comm string) string {
+	if len(argv) == 0 {
+		if comm != "" {
+			return "[" + comm + "]"
+		}
+		return ""
+	}
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\"'\\$") {
+			a = fmt.Sprintf("%q", a)
+		}
+		parts[i] = a
+	}
+	return strings.Join(parts, " ")
+}
+
+func groupCPU(g *Group) float64 {
+	var s float64
+	for _, p := range g.Members {
+		s += p.CPUPercent
+	}
+	return s
+}
+
+func groupRSS(g *Group) uint64 {
+	var s uint64
+	for _, p := range g.Members {
+		s += p.RSSBytes
+	}
+	return s
+}
+
+func groupTTY(g *Group) string {
+	for _, p := range g.Members {
+		if p.TTY != "" {
+			return p.TTY
+		}
+	}
+	return ""
+}
+
+func groupStarted(g *Group) time.Time {
+	if !g.Started.IsZero() {
+		return g.Started
+	}
+	var t time.Time
+	for _, p := range g.Members {
+		if !p.Started.IsZero() && (t.IsZero() || p.Started.Before(t)) {
+			t = p.Started
+		}
+	}
+	return t
+}
+
+func exitString(e *ExitStatus) string {
+	if e == nil {
+		return "-"
+	}
+	if e.Signal != 0 {
+		return fmt.Sprintf("sig%d", e.Signal)
+	}
+	return fmt.Sprint(e.Code)
+}
+
+// formatAge is a compact age: 45s, 12m, 3h, 2d.
+func formatAge(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// formatBytes is a compact size: 512K, 14M, 1.2G.
+func formatBytes(b uint64) string {
+	switch {
+	case b == 0:
+		return "-"
+	case b < 1<<20:
+		return fmt.Sprintf("%dK", (b+1023)>>10)
+	case b < 1<<30:
+		return fmt.Sprintf("%dM", b>>20)
+	}
+	return fmt.Sprintf("%.1fG", float64(b)/(1<<30))
+}

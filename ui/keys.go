@@ -1,0 +1,388 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// handleKey routes a key by focus: a dialog first, then the attached
+// terminal (which takes every key but detach), then the lists.
+func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	if m.dialog != nil {
+		return m.dialogKey(msg)
+	}
+	switch m.focus {
+	case focusAttached:
+		return m.attachedKey(msg)
+	case focusOutput:
+		if cmd, ok := m.outputKey(msg); ok {
+			return cmd
+		}
+	}
+	return m.listKey(msg)
+}
+
+// attachedKey forwards everything, Ctrl-C included, except the detach key.
+func (m *Model) attachedKey(msg tea.KeyMsg) tea.Cmd {
+	if key.Matches(msg, m.keys.Detach) {
+		return m.detachTerminal()
+	}
+	if m.opts.ReadOnly {
+		what := "input"
+		if msg.Paste {
+			what = "paste"
+		}
+		m.refuse(what)
+		return nil
+	}
+	b := EncodeKey(msg, m.detail.term.modes())
+	if len(b) == 0 {
+		return nil
+	}
+	if !m.detail.input.send(b) {
+		m.setStatus(levelWarn, "terminal is not reading input; key dropped")
+	}
+	return nil
+}
+
+func (m *Model) detachTerminal() tea.Cmd {
+	m.focus = focusList
+	m.pane = paneTerms
+	m.detail.term.replies.set(nil)
+	m.events.add(m.now(), levelInfo, "detached from terminal %d (it keeps running)", m.detail.pid)
+	return nil
+}
+
+// outputKey handles scrolling and search in a group's output; it returns
+// false for keys it leaves to the list handler.
+func (m *Model) outputKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	o := &m.detail.out
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		o.scroll(-1)
+	case key.Matches(msg, k.Down):
+		o.scroll(1)
+	case key.Matches(msg, k.PageUp):
+		o.scroll(-o.height)
+	case key.Matches(msg, k.PageDown):
+		o.scroll(o.height)
+	case key.Matches(msg, k.Top):
+		o.scroll(-o.count())
+	case key.Matches(msg, k.Bottom):
+		o.setFollow(true)
+	case key.Matches(msg, k.Follow):
+		o.setFollow(!o.follow)
+	case key.Matches(msg, k.Filter):
+		m.openDialog(newPrompt(promptSearch, "search output", o.query))
+	case key.Matches(msg, k.SearchNext):
+		if !o.nextMatch(1) {
+			m.setStatus(levelInfo, "no matches")
+		}
+	case key.Matches(msg, k.SearchPrev):
+		if !o.nextMatch(-1) {
+			m.setStatus(levelInfo, "no matches")
+		}
+	case key.Matches(msg, k.Back):
+		m.focus = focusList
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// listKey handles the tree and the terminals list, and the global keys.
+func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.openDialog(newHelpDialog(m.keys))
+	case key.Matches(msg, k.Palette):
+		m.openDialog(newPalette(""))
+	case key.Matches(msg, k.Run):
+		m.openDialog(newPalette("run "))
+	case key.Matches(msg, k.NewTerminal):
+		m.openDialog(newPalette("term "))
+	case key.Matches(msg, k.Filter):
+		m.openDialog(newPrompt(promptFilter, "filter groups", m.tree.filter))
+	case key.Matches(msg, k.Zoom):
+		m.zoomed = !m.zoomed
+		m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+		return m.layoutChanged()
+	case key.Matches(msg, k.NextPane):
+		return m.cyclePane(1)
+	case key.Matches(msg, k.PrevPane):
+		return m.cyclePane(-1)
+	case key.Matches(msg, k.Back):
+		if m.tree.filter != "" && m.pane == paneTree {
+			m.tree.filter = ""
+			m.tree.rebuild()
+			return m.syncDetail()
+		}
+		m.focus = focusList
+	case key.Matches(msg, k.Signal):
+		return m.openSignalMenu()
+	case key.Matches(msg, k.Teardown):
+		return m.askTeardown()
+	case key.Matches(msg, k.BulkTeardown):
+		return m.askBulkTeardown()
+	case key.Matches(msg, k.ClearMarks):
+		m.marks = map[int]bool{}
+	case m.focus == focusOutput:
+		return nil
+	case key.Matches(msg, k.Up):
+		return m.moveCursor(-1)
+	case key.Matches(msg, k.Down):
+		return m.moveCursor(1)
+	case key.Matches(msg, k.PageUp):
+		return m.moveCursor(-m.listHeight())
+	case key.Matches(msg, k.PageDown):
+		return m.moveCursor(m.listHeight())
+	case key.Matches(msg, k.Top):
+		return m.moveCursor(-1 << 30)
+	case key.Matches(msg, k.Bottom):
+		return m.moveCursor(1 << 30)
+	case key.Matches(msg, k.Collapse):
+		m.fold(true)
+		return m.syncDetail()
+	case key.Matches(msg, k.Expand):
+		m.fold(false)
+		return m.syncDetail()
+	case key.Matches(msg, k.Mark):
+		m.toggleMark()
+		return m.moveCursor(1)
+	case key.Matches(msg, k.Open):
+		return m.open()
+	}
+	return nil
+}
+
+func (m *Model) quit() tea.Cmd {
+	if n := m.activeTeardowns(); n > 0 {
+		m.openDialog(newConfirm("Quit?",
+			[]string{fmt.Sprintf("%d teardown(s) in progress will stop escalating:", n),
+				"no further SIGKILL will be sent. Nothing else is signalled."},
+			"quit", false, func(m *Model) tea.Cmd { return tea.Quit }))
+		return nil
+	}
+	return tea.Quit
+}
+
+// cyclePane moves focus tree → terminals → output → tree.
+func (m *Model) cyclePane(dir int) tea.Cmd {
+	order := []struct {
+		f focus
+		p pane
+	}{{focusList, paneTree}, {focusList, paneTerms}, {focusOutput, paneTree}}
+	cur := 0
+	for i, o := range order {
+		if o.f == m.focus && (o.f == focusOutput || o.p == m.pane) {
+			cur = i
+		}
+	}
+	next := order[(cur+dir+len(order))%len(order)]
+	if next.f == focusOutput {
+		if m.detail.kind != detailGroup {
+			next = order[(cur+2*dir+2*len(order))%len(order)]
+		}
+	}
+	m.focus = next.f
+	if next.f == focusList {
+		m.pane = next.p
+	}
+	return m.syncDetail()
+}
+
+func (m *Model) listHeight() int {
+	if m.pane == paneTerms {
+		_, h := m.lay.terms.inner()
+		return max(1, h-1)
+	}
+	_, h := m.lay.tree.inner()
+	return max(1, h-1)
+}
+
+func (m *Model) moveCursor(delta int) tea.Cmd {
+	if m.pane == paneTerms {
+		m.termCursor = max(0, min(len(m.terms)-1, m.termCursor+delta))
+	} else {
+		m.tree.move(delta)
+	}
+	return m.syncDetail()
+}
+
+// fold collapses or expands the row under the cursor: a session hides its
+// groups, a group shows its processes.
+func (m *Model) fold(shut bool) {
+	r, ok := m.tree.selected()
+	if !ok || m.pane != paneTree {
+		return
+	}
+	switch r.kind {
+	case rowSession:
+		m.tree.folded[r.sid] = shut
+	case rowGroup:
+		if shut && !m.tree.expanded[r.group.PGID] {
+			m.tree.folded[r.sid] = true
+			m.tree.rebuild()
+			m.selectSession(r.sid)
+			return
+		}
+		m.tree.expanded[r.group.PGID] = !shut
+	case rowProcess:
+		if shut {
+			m.tree.expanded[r.group.PGID] = false
+		}
+	}
+	m.tree.rebuild()
+}
+
+func (m *Model) selectSession(sid int) {
+	for i, r := range m.tree.rows {
+		if r.kind == rowSession && r.sid == sid {
+			m.tree.cursor = i
+		}
+	}
+}
+
+func (m *Model) toggleMark() {
+	g := m.tree.selectedGroup()
+	if m.pane != paneTree || g == nil {
+		return
+	}
+	if stateOf(g) == stateSettled {
+		m.setStatus(levelInfo, fmt.Sprintf("pgid %d has settled; nothing to mark", g.PGID))
+		return
+	}
+	if m.marks[g.PGID] {
+		delete(m.marks, g.PGID)
+	} else {
+		m.marks[g.PGID] = true
+	}
+}
+
+// open attaches to a terminal or focuses a group's output.
+func (m *Model) open() tea.Cmd {
+	if m.pane == paneTerms {
+		t := m.selectedTerminal()
+		if t == nil {
+			return nil
+		}
+		if m.detail.kind == detailTerminal && m.detail.pid == t.PID && m.detail.conn != nil {
+			return m.enterAttached()
+		}
+		m.attachReq = t.PID
+		cmd := m.syncDetail()
+		if m.detail.kind == detailTerminal && m.detail.pid == t.PID && m.detail.cancel == nil {
+			// Already selected, connection still opening or failed: retry now.
+			return tea.Batch(cmd, m.openDetail())
+		}
+		return cmd
+	}
+	r, ok := m.tree.selected()
+	if !ok {
+		return nil
+	}
+	if r.kind == rowSession {
+		m.tree.folded[r.sid] = !m.tree.folded[r.sid]
+		m.tree.rebuild()
+		return nil
+	}
+	m.focus = focusOutput
+	return m.syncDetail()
+}
+
+// signalTarget says where a signal would go from the current selection.
+type signalTarget struct {
+	pgid    int // a group
+	termPid int // or the foreground group of this terminal
+	label   string
+}
+
+func (m *Model) currentSignalTarget() (signalTarget, bool) {
+	if m.pane == paneTerms {
+		t := m.selectedTerminal()
+		if t == nil {
+			return signalTarget{}, false
+		}
+		return signalTarget{termPid: t.PID, label: fmt.Sprintf("foreground group of terminal %d (now pgid %d)", t.PID, t.ForegroundPGID)}, true
+	}
+	g := m.tree.selectedGroup()
+	if g == nil || stateOf(g) == stateSettled {
+		return signalTarget{}, false
+	}
+	return signalTarget{pgid: g.PGID, label: fmt.Sprintf("pgid %d (%s, %d members)", g.PGID, command(g), liveMembers(g))}, true
+}
+
+func (m *Model) openSignalMenu() tea.Cmd {
+	if m.opts.ReadOnly {
+		m.refuse("signal")
+		return nil
+	}
+	t, ok := m.currentSignalTarget()
+	if !ok {
+		m.setStatus(levelInfo, "select a live group or a terminal to signal")
+		return nil
+	}
+	m.openDialog(newSignalMenu(t))
+	return nil
+}
+
+func (m *Model) askTeardown() tea.Cmd {
+	if m.opts.ReadOnly {
+		m.refuse("teardown")
+		return nil
+	}
+	var g *Group
+	if m.pane == paneTerms {
+		if t := m.selectedTerminal(); t != nil {
+			g = m.liveGroup(t.PID)
+		}
+	} else {
+		g = m.tree.selectedGroup()
+	}
+	if g == nil || stateOf(g) == stateSettled {
+		m.setStatus(levelInfo, "select a live group to tear down")
+		return nil
+	}
+	pgid := g.PGID
+	body := []string{
+		fmt.Sprintf("pgid %d: %s", pgid, command(g)),
+		fmt.Sprintf("%d live members · %s", liveMembers(g), g.Origin),
+		"",
+		fmt.Sprintf("SIGTERM, wait %s, then SIGKILL until the group is empty.", m.opts.Grace),
+	}
+	m.openDialog(newConfirm("Tear down group?", body, "tear down", true, func(m *Model) tea.Cmd {
+		if g := m.liveGroup(pgid); g != nil {
+			return m.startTeardown(g)
+		}
+		m.setStatus(levelInfo, fmt.Sprintf("pgid %d is already gone", pgid))
+		return nil
+	}))
+	return nil
+}
+
+func (m *Model) askBulkTeardown() tea.Cmd {
+	if m.opts.ReadOnly {
+		m.refuse("bulk teardown")
+		return nil
+	}
+	var targets []Group
+	for pgid := range m.marks {
+		if g := m.liveGroup(pgid); g != nil {
+			targets = append(targets, *g)
+		}
+	}
+	if len(targets) == 0 {
+		m.setStatus(levelInfo, "mark groups with space first")
+		return nil
+	}
+	sort.Slice(targets, func(i, j int) bool { return targets[i].PGID < targets[j].PGID })
+	m.openDialog(newBulkDialog(targets, m.opts.Grace))
+	return nil
+}

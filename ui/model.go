@@ -1,0 +1,393 @@
+package ui
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// focus is the state machine at the root of the UI: where keys go.
+type focus int
+
+const (
+	focusList     focus = iota // moving through the tree or the terminals
+	focusOutput                // scrolling and searching a group's output
+	focusAttached              // every key goes to the remote terminal
+	focusDialog                // a dialog or prompt owns the keys
+)
+
+func (f focus) String() string {
+	return [...]string{"list", "output", "attached", "dialog"}[f]
+}
+
+// pane is which list has the cursor in focusList.
+type pane int
+
+const (
+	paneTree pane = iota
+	paneTerms
+)
+
+type connState int
+
+const (
+	connConnecting connState = iota
+	connUp
+	connLost
+)
+
+// settledRetention is how long a vanished group stays listed as settled.
+const settledRetention = 60 * time.Second
+
+// Model is the root model. It holds no goroutines of its own: streams are
+// read by pumps and every Source call runs in a tea.Cmd.
+type Model struct {
+	opts   Options
+	src    Source
+	ctx    context.Context
+	cancel context.CancelFunc
+	keys   KeyMap
+	st     styles
+	now    func() time.Time
+
+	width, height int
+	lay           layout
+	zoomed        bool
+
+	focus     focus
+	pane      pane
+	dialog    dialog
+	returnTo  focus // where a closed dialog hands the keys back
+	attachReq int   // pid to attach to as soon as its connection opens
+
+	info      SandboxInfo
+	conn      connState
+	connErr   error
+	watchGen  int
+	snapTaken time.Time
+
+	tree       treeState
+	ghosts     map[int]ghost
+	terms      []Terminal
+	termCursor int
+	marks      map[int]bool
+	teardowns  map[int]*teardown
+	events     eventLog
+
+	status      string
+	statusLevel eventLevel
+	statusUntil time.Time
+
+	detail     detail
+	detailGen  int
+	resizeGen  int
+	wake       chan struct{}
+	frameArmed bool
+	lastFrame  time.Time
+}
+
+// ghost is a group that left the process table, kept a while as settled.
+type ghost struct {
+	group Group
+	since time.Time
+}
+
+// New builds the root model.
+func New(opts Options) (*Model, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	keys := DefaultKeyMap()
+	if err := keys.Apply(opts.Keys); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Model{
+		opts: opts, src: opts.Source, ctx: ctx, cancel: cancel,
+		keys: keys, st: newStyles(opts.Theme), now: opts.Now,
+		tree: newTreeState(), ghosts: map[int]ghost{}, marks: map[int]bool{},
+		teardowns: map[int]*teardown{}, wake: make(chan struct{}, 1),
+	}
+	m.info.Name = opts.SandboxName
+	return m, nil
+}
+
+// NewModel is New for callers whose options are known to be valid (tests,
+// screenshots); it panics otherwise.
+func NewModel(opts Options) *Model {
+	m, err := New(opts)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// Close stops every stream. It detaches only: nothing remote is signalled.
+func (m *Model) Close() {
+	m.cancel()
+	m.detail.close()
+}
+
+// Init starts the header query, the process table watch and the clock.
+func (m *Model) Init() tea.Cmd {
+	m.events.add(m.now(), levelInfo, "connecting to %s", m.targetName())
+	return tea.Batch(m.infoCmd(), m.watchCmd(m.watchGen), clockCmd(time.Second))
+}
+
+func (m *Model) targetName() string {
+	if m.info.Name != "" {
+		return m.info.Name
+	}
+	return "sandbox"
+}
+
+// Update routes one message. It never blocks and does no I/O.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		return m, m.setSize(msg.Width, msg.Height)
+	case tea.KeyMsg:
+		return m, m.handleKey(msg)
+	case tea.MouseMsg:
+		return m, m.handleMouse(msg)
+	case infoMsg:
+		m.onInfo(msg)
+	case watchStartedMsg:
+		return m, m.onWatchStarted(msg)
+	case snapshotMsg:
+		if msg.gen != m.watchGen {
+			return m, nil
+		}
+		m.applySnapshot(msg.snap)
+		return m, tea.Batch(nextSnapshotCmd(m.ctx, msg.gen, msg.ch), m.syncDetail())
+	case watchEndedMsg:
+		return m, m.onWatchLost(msg.gen, nil)
+	case reconnectMsg:
+		if msg.gen == m.watchGen {
+			m.watchGen++
+			return m, m.watchCmd(m.watchGen)
+		}
+	case frameMsg:
+		m.frameArmed = false
+		m.lastFrame = m.now()
+		return m, m.drainStreams()
+	case clockMsg:
+		return m, m.onClock()
+	case spawnedMsg:
+		return m, m.onSpawned(msg)
+	case signalDoneMsg:
+		m.onSignalDone(msg)
+	case teardownMsg:
+		m.onTeardownProgress(msg.pgid, msg.ev)
+		return m, waitTeardownCmd(msg.pgid, msg.ch)
+	case teardownDoneMsg:
+		m.onTeardownDone(msg)
+	case openDetailMsg:
+		if msg.gen == m.detailGen && m.detail.cancel == nil {
+			return m, m.openDetail()
+		}
+	case outputOpenedMsg:
+		return m, m.onOutputOpened(msg)
+	case attachedMsg:
+		return m, m.onAttached(msg)
+	case resizeMsg:
+		if msg.gen == m.resizeGen {
+			return m, m.resizeRemote()
+		}
+	case resizeDoneMsg:
+		if msg.err != nil {
+			m.events.add(m.now(), levelWarn, "resize of terminal %d to %dx%d failed: %v", msg.pid, msg.cols, msg.rows, msg.err)
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) onInfo(msg infoMsg) {
+	if msg.err != nil {
+		m.events.add(m.now(), levelError, "sandbox info: %v", msg.err)
+		return
+	}
+	name := m.info.Name
+	m.info = msg.info
+	if name != "" {
+		m.info.Name = name
+	}
+	m.events.add(m.now(), levelOK, "connected to %s (daemon %s)", m.targetName(), msg.info.Version)
+}
+
+func (m *Model) onWatchStarted(msg watchStartedMsg) tea.Cmd {
+	if msg.gen != m.watchGen {
+		return nil
+	}
+	if msg.err != nil {
+		return m.onWatchLost(msg.gen, msg.err)
+	}
+	if m.conn == connLost {
+		m.events.add(m.now(), levelOK, "reconnected")
+	}
+	m.conn, m.connErr = connUp, nil
+	return nextSnapshotCmd(m.ctx, msg.gen, msg.ch)
+}
+
+// onWatchLost marks the connection lost and retries after a pause.
+func (m *Model) onWatchLost(gen int, err error) tea.Cmd {
+	if gen != m.watchGen || m.ctx.Err() != nil {
+		return nil
+	}
+	if m.conn != connLost {
+		if err != nil {
+			m.events.add(m.now(), levelError, "lost the process table: %v; retrying", err)
+		} else {
+			m.events.add(m.now(), levelError, "lost the process table; retrying")
+		}
+	}
+	m.conn, m.connErr = connLost, err
+	return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
+}
+
+// applySnapshot takes a new process table: it keeps vanished groups as
+// settled ghosts for a while, drops marks of groups that are gone, and keeps
+// the cursors on the same items.
+func (m *Model) applySnapshot(s Snapshot) {
+	now := m.now()
+	m.snapTaken = s.Taken
+	live := make(map[int]bool, len(s.Groups))
+	for _, g := range s.Groups {
+		live[g.PGID] = !g.Settled && liveMembers(&g) > 0
+	}
+	// Groups that were listed and are not any more become ghosts.
+	for _, g := range m.tree.groups {
+		if _, still := live[g.PGID]; still || g.Settled {
+			continue
+		}
+		if _, known := m.ghosts[g.PGID]; known {
+			continue
+		}
+		gone := g
+		gone.Settled = true
+		gone.Members = nil
+		m.ghosts[g.PGID] = ghost{group: gone, since: now}
+		if _, tearing := m.teardowns[g.PGID]; !tearing {
+			m.events.add(now, levelInfo, "pgid %d (%s) left the process table", g.PGID, command(&g))
+		}
+	}
+	groups := append([]Group(nil), s.Groups...)
+	for pgid, gh := range m.ghosts {
+		if _, back := live[pgid]; back || now.Sub(gh.since) > settledRetention {
+			delete(m.ghosts, pgid)
+			continue
+		}
+		groups = append(groups, gh.group)
+	}
+	m.tree.setGroups(groups)
+	for pgid := range m.marks {
+		if !live[pgid] {
+			delete(m.marks, pgid)
+		}
+	}
+	m.setTerminals(s.Terminals)
+}
+
+func (m *Model) setTerminals(ts []Terminal) {
+	keep := 0
+	if t := m.selectedTerminal(); t != nil {
+		keep = t.PID
+	}
+	m.terms = append(m.terms[:0:0], ts...)
+	sort.Slice(m.terms, func(i, j int) bool { return m.terms[i].PID < m.terms[j].PID })
+	m.termCursor = min(m.termCursor, max(0, len(m.terms)-1))
+	for i, t := range m.terms {
+		if t.PID == keep {
+			m.termCursor = i
+		}
+	}
+	m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+}
+
+func (m *Model) selectedTerminal() *Terminal {
+	if m.termCursor < 0 || m.termCursor >= len(m.terms) {
+		return nil
+	}
+	return &m.terms[m.termCursor]
+}
+
+func (m *Model) terminalByPID(pid int) *Terminal {
+	for i := range m.terms {
+		if m.terms[i].PID == pid {
+			return &m.terms[i]
+		}
+	}
+	return nil
+}
+
+// liveGroup returns the group with this pgid if it still has members.
+func (m *Model) liveGroup(pgid int) *Group {
+	for i := range m.tree.groups {
+		g := &m.tree.groups[i]
+		if g.PGID == pgid && stateOf(g) != stateSettled {
+			return g
+		}
+	}
+	return nil
+}
+
+func (m *Model) onClock() tea.Cmd {
+	now := m.now()
+	if !m.statusUntil.IsZero() && now.After(m.statusUntil) {
+		m.status, m.statusUntil = "", time.Time{}
+	}
+	for pgid, td := range m.teardowns {
+		if !td.finished.IsZero() && now.Sub(td.finished) > 10*time.Second {
+			delete(m.teardowns, pgid)
+		}
+	}
+	// Count down smoothly while a teardown waits; otherwise a slow clock
+	// for ages is all the idle UI redraws.
+	every := time.Second
+	for _, td := range m.teardowns {
+		if td.finished.IsZero() {
+			every = 250 * time.Millisecond
+		}
+	}
+	return clockCmd(every)
+}
+
+// setStatus shows a transient message in the footer.
+func (m *Model) setStatus(level eventLevel, text string) {
+	m.status, m.statusLevel = text, level
+	m.statusUntil = m.now().Add(6 * time.Second)
+}
+
+// refuse explains a mutation that read-only mode blocked.
+func (m *Model) refuse(what string) {
+	text := "read-only: " + what + " refused (sandtop was started with --read-only)"
+	m.setStatus(levelWarn, text)
+	m.events.add(m.now(), levelWarn, "%s", text)
+}
+
+func (m *Model) setSize(w, h int) tea.Cmd {
+	m.width, m.height = w, h
+	m.lay = computeLayout(w, h, len(m.terms), m.zoomed)
+	return m.layoutChanged()
+}
+
+// layoutChanged resizes what depends on the detail pane, and debounces the
+// remote PTY resize so a drag of the window sends one request.
+func (m *Model) layoutChanged() tea.Cmd {
+	w, h := m.detailInner()
+	m.detail.out.setHeight(h - m.detailHeaderLines())
+	if m.detail.term != nil && m.focus == focusAttached {
+		m.detail.term.resize(w, h)
+	}
+	if m.focus != focusAttached || m.detail.conn == nil {
+		return nil
+	}
+	m.resizeGen++
+	gen := m.resizeGen
+	return tea.Tick(50*time.Millisecond, func(time.Time) tea.Msg { return resizeMsg{gen: gen} })
+}
+
+func (m *Model) detailInner() (int, int) { return m.lay.detail.inner() }

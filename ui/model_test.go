@@ -1,0 +1,408 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+func TestCursorMovesAndTreeFolds(t *testing.T) {
+	m, _ := newTestModel(t, 160, 50)
+	if r, _ := m.tree.selected(); r.kind != rowSession || r.sid != 4100 {
+		t.Fatalf("cursor starts on %+v, want session 4100", r)
+	}
+	press(t, m, "j")
+	if g := m.tree.selectedGroup(); g == nil || g.PGID != 4100 {
+		t.Fatalf("after j the cursor is not on pgid 4100")
+	}
+	press(t, m, "l") // expand the group into its processes
+	if got := len(m.tree.rows); got != 12+3 {
+		t.Fatalf("rows after expand = %d, want 15", got)
+	}
+	press(t, m, "h", "h") // collapse the group, then fold its session
+	if !m.tree.folded[4100] {
+		t.Fatalf("session 4100 not folded")
+	}
+	if r, _ := m.tree.selected(); r.kind != rowSession || r.sid != 4100 {
+		t.Fatalf("cursor should sit on the folded session, is on %+v", r)
+	}
+}
+
+func TestCursorStaysOnItsGroupAcrossSnapshots(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	press(t, m, "j", "j") // pgid 4123
+	snap := demoSnapshot(testNow)
+	snap.Groups = snap.Groups[1:] // 4100 leaves: rows shift up
+	m.Update(snapshotMsg{snap: snap, ch: src.snaps})
+	if g := m.tree.selectedGroup(); g == nil || g.PGID != 4123 {
+		t.Fatalf("cursor moved off pgid 4123")
+	}
+}
+
+func TestFilterNarrowsTheTreeAndEscClears(t *testing.T) {
+	m, _ := newTestModel(t, 160, 50)
+	press(t, m, "/")
+	if m.focus != focusDialog {
+		t.Fatalf("focus = %v, want dialog", m.focus)
+	}
+	typeText(t, m, "python")
+	if len(m.tree.rows) != 2 || m.tree.rows[1].group.PGID != 4200 {
+		t.Fatalf("filter rows = %d", len(m.tree.rows))
+	}
+	press(t, m, "enter")
+	if m.focus != focusList || m.tree.filter != "python" {
+		t.Fatalf("enter should keep the filter and return to the list")
+	}
+	press(t, m, "esc")
+	if m.tree.filter != "" || len(m.tree.rows) != 12 {
+		t.Fatalf("esc in the list should clear the filter, rows = %d", len(m.tree.rows))
+	}
+	press(t, m, "/")
+	typeText(t, m, "!sandtop")
+	for _, r := range m.tree.rows {
+		if r.kind == rowGroup && r.group.Origin == OriginSandtop {
+			t.Fatalf("inverse filter kept pgid %d", r.group.PGID)
+		}
+	}
+}
+
+func TestMarksVanishWithTheirGroups(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	press(t, m, "j", "space", "space") // marks 4100 and 4123
+	if len(m.marks) != 2 || !m.marks[4100] || !m.marks[4123] {
+		t.Fatalf("marks = %v", m.marks)
+	}
+	snap := demoSnapshot(testNow)
+	snap.Groups = snap.Groups[1:]
+	m.Update(snapshotMsg{snap: snap, ch: src.snaps})
+	if m.marks[4100] || !m.marks[4123] {
+		t.Fatalf("marks after 4100 left = %v, want only 4123", m.marks)
+	}
+	// The vanished group stays listed as settled for a while, unmarkable.
+	g := m.groupByPGID(4100)
+	if g == nil || stateOf(g) != stateSettled {
+		t.Fatalf("pgid 4100 should linger as settled")
+	}
+}
+
+func TestTeardownAsksFirstAndCancelSendsNothing(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	press(t, m, "j", "j", "x")
+	if _, ok := m.dialog.(*confirmDialog); !ok {
+		t.Fatalf("x did not ask first")
+	}
+	press(t, m, "enter") // No is preselected
+	if _, _, tds := src.calls(); len(tds) != 0 {
+		t.Fatalf("teardown ran after cancel: %v", tds)
+	}
+	if m.dialog != nil || m.focus != focusList {
+		t.Fatalf("dialog still open")
+	}
+	press(t, m, "x", "y")
+	if _, _, tds := src.calls(); len(tds) != 1 || tds[0] != 4123 {
+		t.Fatalf("teardowns = %v, want [4123]", tds)
+	}
+	if td := m.teardowns[4123]; td == nil || td.phase != TeardownEmpty || td.finished.IsZero() {
+		t.Fatalf("teardown state = %+v", td)
+	}
+	if !strings.Contains(eventsText(m), "pgid 4123 empty") {
+		t.Fatalf("events lack the empty report:\n%s", eventsText(m))
+	}
+}
+
+func TestTeardownShowsCountdownThenKill(t *testing.T) {
+	m, _ := newTestModel(t, 160, 50)
+	m.teardowns[4123] = &teardown{phase: TeardownTerm, started: testNow}
+	m.onTeardownProgress(4123, TeardownEvent{PGID: 4123, Phase: TeardownTerm, Members: 2})
+	m.onTeardownProgress(4123, TeardownEvent{PGID: 4123, Phase: TeardownWaiting, Remaining: 3 * time.Second})
+	if !strings.Contains(m.View(), "TERM 3s→KILL") {
+		t.Fatalf("view lacks the countdown")
+	}
+	m.onTeardownProgress(4123, TeardownEvent{PGID: 4123, Phase: TeardownKill, Members: 1})
+	if !strings.Contains(m.View(), "SIGKILL…") || !strings.Contains(eventsText(m), "SIGKILL to pgid 4123") {
+		t.Fatalf("kill phase not shown")
+	}
+}
+
+func TestSignalMenuPreselectsTERMAndConfirms(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	press(t, m, "j", "s")
+	menu, ok := m.dialog.(*signalMenu)
+	if !ok || menuSignals[menu.cursor].sig != syscall.SIGTERM {
+		t.Fatalf("signal menu missing or not on SIGTERM")
+	}
+	press(t, m, "enter")
+	if _, ok := m.dialog.(*confirmDialog); !ok {
+		t.Fatalf("SIGTERM was not confirmed first")
+	}
+	press(t, m, "y")
+	if _, sigs, _ := src.calls(); len(sigs) != 1 || sigs[0] != "4100:SIGTERM" {
+		t.Fatalf("signals = %v", sigs)
+	}
+	// Harmless signals need no confirmation.
+	press(t, m, "s", "7", "enter")
+	if _, sigs, _ := src.calls(); len(sigs) != 2 || sigs[1] != "4100:SIGCONT" {
+		t.Fatalf("signals = %v", sigs)
+	}
+}
+
+func TestSignalAimsAtTerminalForeground(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	press(t, m, "tab", "s", "enter", "y")
+	if _, sigs, _ := src.calls(); len(sigs) != 1 || sigs[0] != "fg4600:SIGTERM" {
+		t.Fatalf("signals = %v", sigs)
+	}
+	if !strings.Contains(eventsText(m), "foreground pgid 4601 of terminal 4600") {
+		t.Fatalf("event lacks the resolved pgid:\n%s", eventsText(m))
+	}
+}
+
+func TestBulkTeardownNeedsTheCountTyped(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	press(t, m, "j", "space", "space", "X")
+	if _, ok := m.dialog.(*bulkDialog); !ok {
+		t.Fatalf("X did not open the bulk preview")
+	}
+	if v := m.View(); !strings.Contains(v, "pgid 4100") || !strings.Contains(v, "pgid 4123") {
+		t.Fatalf("preview lacks the targets")
+	}
+	typeText(t, m, "3")
+	press(t, m, "enter")
+	if _, _, tds := src.calls(); len(tds) != 0 || m.dialog == nil {
+		t.Fatalf("a wrong count must not tear down (teardowns %v)", tds)
+	}
+	typeText(t, m, "2")
+	press(t, m, "enter")
+	if _, _, tds := src.calls(); len(tds) != 2 {
+		t.Fatalf("teardowns = %v, want 2", tds)
+	}
+	if len(m.marks) != 0 {
+		t.Fatalf("marks should clear after a bulk teardown")
+	}
+}
+
+func TestReadOnlyRefusesEveryMutation(t *testing.T) {
+	m, src := newTestModel(t, 160, 50, func(o *Options) { o.ReadOnly = true })
+	press(t, m, "j", "s")
+	press(t, m, "x")
+	press(t, m, "space", "X")
+	press(t, m, ":")
+	typeText(t, m, "run sleep 1")
+	press(t, m, "enter", ":")
+	typeText(t, m, "term")
+	press(t, m, "enter")
+	spawns, sigs, tds := src.calls()
+	if len(spawns)+len(sigs)+len(tds) != 0 {
+		t.Fatalf("read-only let through spawns=%v signals=%v teardowns=%v", spawns, sigs, tds)
+	}
+	if got := strings.Count(eventsText(m), "read-only:"); got != 5 {
+		t.Fatalf("refusals logged = %d, want 5:\n%s", got, eventsText(m))
+	}
+	if v := m.View(); !strings.Contains(v, "READ-ONLY") || !strings.Contains(v, "refused") {
+		t.Fatalf("refusal not visible")
+	}
+	// Attaching is allowed for viewing, but input and paste are refused.
+	press(t, m, "tab", "enter")
+	if m.focus != focusAttached {
+		t.Fatalf("focus = %v, want attached", m.focus)
+	}
+	m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ls"), Paste: true})
+	press(t, m, "a", "ctrl+c")
+	if got := src.conn(4600).typed(); got != "" {
+		t.Fatalf("read-only sent input %q", got)
+	}
+}
+
+func TestAttachForwardsKeysAndDetachKeyComesBack(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	press(t, m, "tab", "enter")
+	if m.focus != focusAttached {
+		t.Fatalf("focus = %v, want attached", m.focus)
+	}
+	if v := m.View(); !strings.Contains(v, "ctrl+] detach") {
+		t.Fatalf("detach key not on screen")
+	}
+	press(t, m, "e", "c", "h", "o", "space", "enter", "ctrl+c", "up", "q", "?", ":")
+	conn := src.conn(4600)
+	want := "echo \r\x03\x1b[Aq?:"
+	waitFor(t, func() bool { return conn.typed() == want }, func() string { return conn.typed() })
+	// The remote PTY follows the pane.
+	w, h := m.detailInner()
+	if got := conn.lastResize(); got != [2]int{h, w} {
+		t.Fatalf("remote resized to %v, want rows=%d cols=%d", got, h, w)
+	}
+	press(t, m, "ctrl+]")
+	if m.focus != focusList {
+		t.Fatalf("detach did not return to the list")
+	}
+	press(t, m, "z") // zoom is a layout change: it must reach the remote PTY once attached again
+	press(t, m, "enter")
+	w, h = m.detailInner()
+	waitFor(t, func() bool { return conn.lastResize() == [2]int{h, w} }, func() string { return "resize" })
+}
+
+func TestDetachKeyIsConfigurable(t *testing.T) {
+	m, _ := newTestModel(t, 160, 50, func(o *Options) { o.Keys = map[string][]string{"detach": {"ctrl+g"}} })
+	press(t, m, "tab", "enter", "ctrl+]")
+	if m.focus != focusAttached {
+		t.Fatalf("ctrl+] should be forwarded once detach is rebound")
+	}
+	if !strings.Contains(m.View(), "ctrl+g detach") {
+		t.Fatalf("the rebound detach key is not shown")
+	}
+	press(t, m, "ctrl+g")
+	if m.focus != focusList {
+		t.Fatalf("ctrl+g did not detach")
+	}
+}
+
+func TestTermSpawnsAtPaneSizeAndAttaches(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	press(t, m, ":")
+	typeText(t, m, "term bash -l")
+	press(t, m, "enter")
+	w, h := m.detailInner()
+	src.mu.Lock()
+	sizes := src.termSizes
+	src.mu.Unlock()
+	if len(sizes) != 1 || sizes[0] != [2]int{h, w} {
+		t.Fatalf("terminal spawned at %v, want rows=%d cols=%d", sizes, h, w)
+	}
+	if m.focus != focusAttached || m.detail.pid != 9001 {
+		t.Fatalf("new terminal not attached (focus %v, pid %d)", m.focus, m.detail.pid)
+	}
+}
+
+func TestRunSplitsArgvWithoutAShell(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	press(t, m, "r")
+	typeText(t, m, `sh -c 'trap "" TERM; sleep 60'`)
+	press(t, m, "enter")
+	spawns, _, _ := src.calls()
+	if len(spawns) != 1 || strings.Join(spawns[0], "|") != `sh|-c|trap "" TERM; sleep 60` {
+		t.Fatalf("spawns = %q", spawns)
+	}
+}
+
+func TestQuitSignalsNothing(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	_, cmd := m.Update(keyMsg("q"))
+	if cmd == nil {
+		t.Fatalf("q returned no command")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatalf("q did not quit")
+	}
+	m.Close()
+	if spawns, sigs, tds := src.calls(); len(spawns)+len(sigs)+len(tds) != 0 {
+		t.Fatalf("quitting touched remote work")
+	}
+}
+
+func TestQuitDuringTeardownAsks(t *testing.T) {
+	m, _ := newTestModel(t, 160, 50)
+	m.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow}
+	press(t, m, "q")
+	if _, ok := m.dialog.(*confirmDialog); !ok {
+		t.Fatalf("quit with a running teardown should ask")
+	}
+}
+
+func TestGroupOutputStreamsFollowsAndSearches(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	var b strings.Builder
+	for i := 0; i < 100; i++ {
+		b.WriteString("line ")
+		b.WriteString(strings.Repeat("x", i%5))
+		if i == 42 {
+			b.WriteString(" needle")
+		}
+		b.WriteString("\n")
+	}
+	src.outputs[4100] = b.String()
+	press(t, m, "j", "enter")
+	if m.focus != focusOutput {
+		t.Fatalf("enter on a group should focus its output")
+	}
+	waitFor(t, func() bool { m.drainStreams(); return m.detail.out.count() == 100 }, func() string { return "output lines" })
+	if !m.detail.out.follow || m.detail.out.offset != m.detail.out.maxOffset() {
+		t.Fatalf("output should follow the tail")
+	}
+	press(t, m, "k")
+	if m.detail.out.follow {
+		t.Fatalf("scrolling up must pin the view")
+	}
+	press(t, m, "/")
+	typeText(t, m, "needle")
+	press(t, m, "enter")
+	o := &m.detail.out
+	if len(o.matches) != 1 || o.matches[0] != 42 || o.offset > 42 || o.offset+o.height <= 42 {
+		t.Fatalf("search did not reveal line 42: matches %v offset %d", o.matches, o.offset)
+	}
+	press(t, m, "f")
+	if !o.follow {
+		t.Fatalf("f should follow again")
+	}
+}
+
+func TestStaleStreamsAreClosed(t *testing.T) {
+	m, _ := newTestModel(t, 160, 50)
+	c := newFakeConn()
+	_, cmd := m.Update(attachedMsg{gen: m.detailGen - 1, pid: 1, conn: c})
+	run(t, m, cmd)
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.closed }, func() string { return "stale conn left open" })
+}
+
+func TestSplitArgs(t *testing.T) {
+	cases := map[string]string{
+		`sleep 60`:                 "sleep|60",
+		`  a   b `:                 "a|b",
+		`sh -c 'echo "hi there"'`:  `sh|-c|echo "hi there"`,
+		`printf "%s\n" a\ b`:       `printf|%s\n|a b`,
+		`x ""`:                     "x|",
+		`echo 'it'"'"'s'`:          "echo|it's",
+	}
+	for in, want := range cases {
+		got, err := splitArgs(in)
+		if err != nil || strings.Join(got, "|") != want {
+			t.Errorf("splitArgs(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := splitArgs(`echo 'open`); err == nil {
+		t.Errorf("unterminated quote accepted")
+	}
+}
+
+func TestKeymapRejectsUnknownAction(t *testing.T) {
+	k := DefaultKeyMap()
+	if err := k.Apply(map[string][]string{"explode": {"e"}}); err == nil {
+		t.Fatalf("unknown action accepted")
+	}
+}
+
+func eventsText(m *Model) string {
+	var b strings.Builder
+	for _, e := range m.events.items {
+		b.WriteString(e.text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// waitFor polls cond until a deadline; what describes the state on failure.
+func waitFor(t testing.TB, cond func() bool, what func() string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting; last state: %q", what())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var _ = context.Background

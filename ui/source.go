@@ -1,0 +1,155 @@
+package ui
+
+import (
+	"context"
+	"io"
+	"syscall"
+	"time"
+)
+
+// Source is everything the TUI needs from one sandbox, in the TUI's own
+// terms. One Source per sandbox; Options leaves room for several later.
+// Every method may block on the network, so the model only calls them from
+// tea.Cmds, never from Update.
+type Source interface {
+	// Info describes the sandbox and the daemon serving it.
+	Info(ctx context.Context) (SandboxInfo, error)
+	// Watch delivers a snapshot now and another whenever the process table
+	// changes, until ctx ends; the channel is closed then or when the
+	// connection is lost (the error of the loss is returned by Err).
+	Watch(ctx context.Context) (<-chan Snapshot, error)
+	// Spawn starts argv (never through a shell) as a new process group.
+	Spawn(ctx context.Context, argv []string, cwd string) (pid int, err error)
+	// SpawnTerminal starts argv on a new PTY that already has the given size,
+	// so the program's first byte is laid out for the pane it appears in.
+	SpawnTerminal(ctx context.Context, argv []string, rows, cols int) (pid int, err error)
+	// Attach connects to a terminal: its output replays recent bytes and
+	// then goes live; Close detaches and never signals the program.
+	Attach(ctx context.Context, pid int) (TerminalConn, error)
+	// Output streams a group leader's output (replay, then live).
+	Output(ctx context.Context, pid int) (io.ReadCloser, error)
+	// Signal sends sig to every member of process group pgid.
+	Signal(ctx context.Context, pgid int, sig syscall.Signal) error
+	// SignalForeground sends sig to the foreground group of a terminal and
+	// says which group that was.
+	SignalForeground(ctx context.Context, termPid int, sig syscall.Signal) (pgid int, err error)
+	// Teardown sends SIGTERM to the group, waits up to grace, sends SIGKILL
+	// if members remain, and returns once the group is proven empty.
+	// progress is called (from the Source's goroutine) at each step.
+	Teardown(ctx context.Context, pgid int, grace time.Duration, progress func(TeardownEvent)) error
+}
+
+// TerminalConn is an attached terminal.
+type TerminalConn interface {
+	io.Reader // replay, then live output
+	io.Writer // input bytes, delivered in order
+	Resize(rows, cols int) error
+	// Close detaches; the remote program keeps running.
+	Close() error
+}
+
+// SandboxInfo is what the header shows.
+type SandboxInfo struct {
+	Name         string
+	Target       string // where we are connected, e.g. unix:/run/sandtop.sock
+	Version      string
+	Capabilities []string
+	Hostname     string
+}
+
+// Snapshot is the process table at one moment.
+type Snapshot struct {
+	Taken     time.Time
+	Groups    []Group
+	Terminals []Terminal
+}
+
+// Origin says who started a group.
+type Origin int
+
+const (
+	OriginForeign Origin = iota // another client, or not started through the daemon
+	OriginSandtop               // started by sandtop
+	OriginAgent                 // started by a DeepSeek Harness agent
+)
+
+func (o Origin) String() string {
+	switch o {
+	case OriginSandtop:
+		return "sandtop"
+	case OriginAgent:
+		return "agent"
+	}
+	return "other"
+}
+
+// Group is one process group and its live members.
+type Group struct {
+	PGID, SID int
+	// LeaderPID is the pid the daemon started (0 when it did not start it);
+	// its output can be streamed with Source.Output.
+	LeaderPID int
+	Tag       string
+	Origin    Origin
+	PTY       bool
+	Members   []Process
+	// Exit is set once the leader has exited and its status is known.
+	Exit *ExitStatus
+	// Settled means no live member is left.
+	Settled bool
+	Started time.Time
+}
+
+// ExitStatus is how a leader ended.
+type ExitStatus struct {
+	Code   int
+	Signal int // non-zero when a signal ended it
+}
+
+// Process is one member of a group.
+type Process struct {
+	PID, PPID, PGID, SID int
+	State                string // one letter from /proc/<pid>/stat
+	Argv                 []string
+	Comm                 string
+	TTY                  string
+	Started              time.Time
+	CPUPercent           float64
+	RSSBytes             uint64
+}
+
+// Terminal is one PTY the daemon holds.
+type Terminal struct {
+	PID, SID       int
+	ForegroundPGID int
+	InputWaiting   bool
+	Rows, Cols     int
+	Title          string
+	Argv           []string
+	Tag            string
+	Started        time.Time
+}
+
+// TeardownPhase is a step of a teardown.
+type TeardownPhase int
+
+const (
+	TeardownTerm    TeardownPhase = iota // SIGTERM sent
+	TeardownWaiting                      // waiting out the grace; Remaining counts down
+	TeardownKill                         // SIGKILL sent
+	TeardownEmpty                        // group proven empty
+	TeardownFailed                       // gave up; Err says why
+)
+
+func (p TeardownPhase) String() string {
+	return [...]string{"SIGTERM", "waiting", "SIGKILL", "empty", "failed"}[p]
+}
+
+// TeardownEvent is one progress report of a teardown.
+type TeardownEvent struct {
+	PGID      int
+	Phase     TeardownPhase
+	Remaining time.Duration // grace left, while waiting
+	Members   int           // live members left, when known
+	Err       error
+}

@@ -1,0 +1,111 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// teardown is the live progress of one group's teardown.
+type teardown struct {
+	phase    TeardownPhase
+	started  time.Time
+	deadline time.Time // end of the grace, while waiting
+	members  int
+	finished time.Time
+	err      error
+}
+
+// startTeardown begins TERM → grace → KILL → empty on one group.
+func (m *Model) startTeardown(g *Group) tea.Cmd {
+	if m.opts.ReadOnly {
+		m.refuse("teardown")
+		return nil
+	}
+	if td, ok := m.teardowns[g.PGID]; ok && td.finished.IsZero() {
+		m.setStatus(levelWarn, fmt.Sprintf("pgid %d is already being torn down", g.PGID))
+		return nil
+	}
+	now := m.now()
+	m.teardowns[g.PGID] = &teardown{phase: TeardownTerm, started: now, members: liveMembers(g)}
+	m.events.add(now, levelInfo, "teardown of pgid %d (%s): SIGTERM, SIGKILL after %s", g.PGID, command(g), m.opts.Grace)
+	return m.teardownCmd(g.PGID, m.opts.Grace)
+}
+
+func (m *Model) onTeardownProgress(pgid int, ev TeardownEvent) {
+	td := m.teardowns[pgid]
+	if td == nil {
+		return
+	}
+	now := m.now()
+	td.phase = ev.Phase
+	if ev.Members > 0 || ev.Phase == TeardownEmpty {
+		td.members = ev.Members
+	}
+	switch ev.Phase {
+	case TeardownTerm:
+		m.events.add(now, levelInfo, "SIGTERM to pgid %d (%d members)", pgid, td.members)
+	case TeardownWaiting:
+		td.deadline = now.Add(ev.Remaining)
+	case TeardownKill:
+		m.events.add(now, levelWarn, "SIGKILL to pgid %d after %s (%d members left)", pgid, roundDur(now.Sub(td.started)), td.members)
+	case TeardownEmpty:
+		m.events.add(now, levelOK, "pgid %d empty after %s", pgid, roundDur(now.Sub(td.started)))
+	case TeardownFailed:
+		m.events.add(now, levelError, "teardown of pgid %d failed: %v", pgid, ev.Err)
+	}
+}
+
+func (m *Model) onTeardownDone(msg teardownDoneMsg) {
+	td := m.teardowns[msg.pgid]
+	if td == nil {
+		return
+	}
+	td.finished = m.now()
+	if msg.err != nil {
+		td.phase, td.err = TeardownFailed, msg.err
+		m.events.add(td.finished, levelError, "teardown of pgid %d stopped: %v", msg.pgid, msg.err)
+		return
+	}
+	if td.phase != TeardownEmpty {
+		td.phase = TeardownEmpty
+		m.events.add(td.finished, levelOK, "pgid %d empty after %s", msg.pgid, roundDur(td.finished.Sub(td.started)))
+	}
+}
+
+// label is the state column while a teardown runs.
+func (td *teardown) label(now time.Time) string {
+	switch td.phase {
+	case TeardownTerm:
+		return "SIGTERM…"
+	case TeardownWaiting:
+		left := td.deadline.Sub(now)
+		if left < 0 {
+			left = 0
+		}
+		return fmt.Sprintf("TERM %ds→KILL", int((left+time.Second-1)/time.Second))
+	case TeardownKill:
+		return "SIGKILL…"
+	case TeardownEmpty:
+		return "empty ✓"
+	}
+	return "teardown ✗"
+}
+
+func (m *Model) activeTeardowns() int {
+	n := 0
+	for _, td := range m.teardowns {
+		if td.finished.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+func roundDur(d time.Duration) time.Duration {
+	if d > 10*time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}

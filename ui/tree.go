@@ -1,0 +1,181 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// rowKind is what a tree row stands for.
+type rowKind int
+
+const (
+	rowSession rowKind = iota
+	rowGroup
+	rowProcess
+)
+
+// row is one line of the sessions → groups → processes tree.
+type row struct {
+	kind  rowKind
+	sid   int
+	group *Group   // for group and process rows
+	proc  *Process // for process rows
+	// groups counts a session's groups; last says whether this is the last
+	// child, for the tree glyphs.
+	groups int
+	last   bool
+}
+
+// key identifies a row across snapshots, so the cursor stays put.
+func (r row) key() string {
+	switch r.kind {
+	case rowSession:
+		return "s" + strconv.Itoa(r.sid)
+	case rowGroup:
+		return "g" + strconv.Itoa(r.group.PGID)
+	}
+	return "p" + strconv.Itoa(r.proc.PID)
+}
+
+// treeState is the group tree: the rows it shows, folding and filtering.
+type treeState struct {
+	groups   []Group
+	rows     []row
+	cursor   int
+	offset   int
+	filter   string
+	folded   map[int]bool // sessions folded shut
+	expanded map[int]bool // groups opened to show their processes
+}
+
+func newTreeState() treeState {
+	return treeState{folded: map[int]bool{}, expanded: map[int]bool{}}
+}
+
+// setGroups replaces the data and rebuilds the rows, keeping the cursor on
+// the same row when it still exists.
+func (t *treeState) setGroups(groups []Group) {
+	t.groups = groups
+	t.rebuild()
+}
+
+func (t *treeState) rebuild() {
+	keep := ""
+	if r, ok := t.selected(); ok {
+		keep = r.key()
+	}
+	t.rows = buildRows(t.groups, t.filter, t.folded, t.expanded)
+	t.cursor = min(t.cursor, max(0, len(t.rows)-1))
+	if keep != "" {
+		for i, r := range t.rows {
+			if r.key() == keep {
+				t.cursor = i
+				break
+			}
+		}
+	}
+}
+
+func (t *treeState) selected() (row, bool) {
+	if t.cursor < 0 || t.cursor >= len(t.rows) {
+		return row{}, false
+	}
+	return t.rows[t.cursor], true
+}
+
+// selectedGroup is the group under the cursor, or the group of the process
+// under it.
+func (t *treeState) selectedGroup() *Group {
+	r, ok := t.selected()
+	if !ok || r.kind == rowSession {
+		return nil
+	}
+	return r.group
+}
+
+func (t *treeState) move(delta int) {
+	t.cursor = max(0, min(len(t.rows)-1, t.cursor+delta))
+}
+
+// scrollInto keeps the cursor visible in a window of h rows.
+func (t *treeState) scrollInto(h int) {
+	if h <= 0 {
+		return
+	}
+	if t.cursor < t.offset {
+		t.offset = t.cursor
+	}
+	if t.cursor >= t.offset+h {
+		t.offset = t.cursor - h + 1
+	}
+	t.offset = max(0, min(t.offset, max(0, len(t.rows)-h)))
+}
+
+// buildRows groups by session, sorted by sid then pgid, applying the filter
+// to groups (a session shows when any of its groups matches).
+func buildRows(groups []Group, filter string, folded, expanded map[int]bool) []row {
+	bySID := map[int][]*Group{}
+	var sids []int
+	for i := range groups {
+		g := &groups[i]
+		if filter != "" && !groupMatches(g, filter) {
+			continue
+		}
+		if _, ok := bySID[g.SID]; !ok {
+			sids = append(sids, g.SID)
+		}
+		bySID[g.SID] = append(bySID[g.SID], g)
+	}
+	sort.Ints(sids)
+	rows := make([]row, 0, len(groups)+len(sids))
+	for _, sid := range sids {
+		gs := bySID[sid]
+		sort.Slice(gs, func(i, j int) bool { return gs[i].PGID < gs[j].PGID })
+		rows = append(rows, row{kind: rowSession, sid: sid, groups: len(gs)})
+		if folded[sid] {
+			continue
+		}
+		for i, g := range gs {
+			rows = append(rows, row{kind: rowGroup, sid: sid, group: g, last: i == len(gs)-1})
+			if !expanded[g.PGID] {
+				continue
+			}
+			for j := range g.Members {
+				rows = append(rows, row{kind: rowProcess, sid: sid, group: g, proc: &g.Members[j], last: j == len(g.Members)-1})
+			}
+		}
+	}
+	return rows
+}
+
+// groupMatches is the filter: a case-insensitive substring of the command,
+// tag, origin or any member's argv, or an exact pgid/pid; a leading "!"
+// inverts it.
+func groupMatches(g *Group, filter string) bool {
+	if neg, ok := strings.CutPrefix(filter, "!"); ok {
+		return neg == "" || !groupMatches(g, neg)
+	}
+	f := strings.ToLower(filter)
+	if n, err := strconv.Atoi(f); err == nil {
+		if g.PGID == n {
+			return true
+		}
+		for _, p := range g.Members {
+			if p.PID == n {
+				return true
+			}
+		}
+	}
+	hay := []string{command(g), g.Tag, g.Origin.String(), stateOf(g).String(), fmt.Sprint(g.PGID)}
+	for _, p := range g.Members {
+		hay = append(hay, argvString(p.Argv, p.Comm))
+	}
+	for _, h := range hay {
+		if strings.Contains(strings.ToLower(h), f) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,146 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// View draws the whole screen. It only renders what is visible, so its cost
+// does not grow with the number of groups.
+func (m *Model) View() string {
+	if m.width == 0 || m.height == 0 {
+		return "sandtop: starting…"
+	}
+	var parts []string
+	parts = append(parts, m.viewHeader())
+	if m.lay.zoomed {
+		parts = append(parts, m.viewDetail())
+	} else {
+		left := m.viewTree() + "\n" + m.viewTerminals()
+		parts = append(parts, joinH(left, m.viewDetail()), m.viewEvents())
+	}
+	parts = append(parts, m.viewFooter())
+	screen := strings.Join(parts, "\n")
+	if m.dialog != nil {
+		if _, inline := m.dialog.(inlineDialog); !inline {
+			screen = overlayCenter(screen, m.dialog.view(m, m.width, m.height), m.width, m.height)
+		}
+	}
+	return screen
+}
+
+func (m *Model) viewHeader() string {
+	st := m.st
+	sep := st.header.Render("  ")
+	conn := st.header.Render("○ connecting")
+	switch m.conn {
+	case connUp:
+		conn = st.header.Render("● connected")
+	case connLost:
+		conn = st.header.Render("✗ disconnected")
+	}
+	parts := []string{st.headerKey.Render(" sandtop"), st.header.Render(m.targetName())}
+	if m.info.Target != "" {
+		parts = append(parts, st.header.Render(m.info.Target))
+	}
+	if m.info.Version != "" {
+		parts = append(parts, st.header.Render("daemon "+m.info.Version))
+	}
+	if len(m.info.Capabilities) > 0 {
+		parts = append(parts, st.header.Render("["+strings.Join(m.info.Capabilities, " ")+"]"))
+	}
+	parts = append(parts, conn)
+	line := strings.Join(parts, sep)
+	if m.opts.ReadOnly {
+		line += sep + st.readOnly.Render(" READ-ONLY ")
+	}
+	return st.header.Render(fit(line, m.width))
+}
+
+func (m *Model) viewFooter() string {
+	st := m.st
+	if d, ok := m.dialog.(inlineDialog); ok {
+		return d.view(m, m.width, 1)
+	}
+	var left string
+	if m.focus == focusAttached {
+		// The way out is always on screen while attached.
+		left = st.detach.Render(" "+m.keys.Detach.Help().Key+" detach ") + " " +
+			st.muted.Render(fmt.Sprintf("keys go to terminal %d, Ctrl-C included", m.detail.pid))
+		if m.opts.ReadOnly {
+			left += "  " + st.readOnly.Render(" READ-ONLY: input is not sent ")
+		}
+	}
+	if m.status != "" {
+		s := m.status
+		switch m.statusLevel {
+		case levelWarn:
+			s = st.warning.Render(s)
+		case levelError:
+			s = st.danger.Render(s)
+		default:
+			s = st.accent.Render(s)
+		}
+		if left != "" {
+			return fit(left+"  "+s, m.width)
+		}
+		return fit(s, m.width)
+	}
+	if left != "" {
+		return fit(left, m.width)
+	}
+	return fit(m.hints(), m.width)
+}
+
+// hints is the short help for the current focus, from the keymap.
+func (m *Model) hints() string {
+	k := m.keys
+	var bs []key.Binding
+	switch m.focus {
+	case focusOutput:
+		bs = []key.Binding{k.Up, k.Follow, k.Filter, k.SearchNext, k.Signal, k.Teardown, k.Back, k.Help}
+	default:
+		bs = []key.Binding{k.Open, k.Run, k.NewTerminal, k.Signal, k.Teardown, k.Mark, k.Filter, k.Palette, k.NextPane, k.Help, k.Quit}
+	}
+	var parts []string
+	for _, b := range bs {
+		parts = append(parts, m.st.keyHint.Render(b.Help().Key)+" "+m.st.keyDesc.Render(shortDesc(b.Help().Desc)))
+	}
+	return " " + strings.Join(parts, "  ")
+}
+
+func shortDesc(d string) string {
+	if i := strings.Index(d, " ("); i > 0 {
+		return d[:i]
+	}
+	return d
+}
+
+// overlayCenter draws box over the middle of screen.
+func overlayCenter(screen, box string, w, h int) string {
+	lines := strings.Split(screen, "\n")
+	boxLines := strings.Split(box, "\n")
+	bw := 0
+	for _, l := range boxLines {
+		bw = max(bw, ansi.StringWidth(l))
+	}
+	x := max(0, (w-bw)/2)
+	y := max(0, (h-len(boxLines))/2)
+	for i, bl := range boxLines {
+		row := y + i
+		if row >= len(lines) {
+			break
+		}
+		base := lines[row]
+		left := ansi.Truncate(base, x, "")
+		if ansi.StringWidth(left) < x {
+			left += strings.Repeat(" ", x-ansi.StringWidth(left))
+		}
+		right := ansi.TruncateLeft(base, x+ansi.StringWidth(bl), "")
+		lines[row] = left + "\x1b[0m" + bl + "\x1b[0m" + right
+	}
+	return strings.Join(lines, "\n")
+}

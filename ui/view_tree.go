@@ -1,0 +1,269 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// treeColumn is one column of the group tree. Optional columns are dropped,
+// lowest priority first, when the pane is too narrow.
+type treeColumn struct {
+	id    string
+	title string
+	width int
+	right bool
+}
+
+var (
+	colMark    = treeColumn{"mark", "", 1, false}
+	colID      = treeColumn{"id", "PGID", 13, false}
+	colState   = treeColumn{"state", "STATE", 13, false}
+	colMembers = treeColumn{"n", "N", 3, true}
+	colWho     = treeColumn{"who", "BY", 7, false}
+	colAge     = treeColumn{"age", "AGE", 4, true}
+	colCPU     = treeColumn{"cpu", "CPU%", 5, true}
+	colRSS     = treeColumn{"rss", "RSS", 5, true}
+	colExit    = treeColumn{"exit", "EXIT", 4, true}
+	colTTY     = treeColumn{"tty", "TTY", 6, false}
+	// optionalCols in the order they are given up.
+	optionalCols = []treeColumn{colWho, colMembers, colAge, colCPU, colRSS, colExit, colTTY}
+)
+
+const minCommandWidth = 14
+
+// treeColumns picks the columns that fit in w cells, leaving the rest to
+// the command.
+func treeColumns(w int) (cols []treeColumn, cmdWidth int) {
+	cols = []treeColumn{colMark, colID, colState}
+	used := colMark.width + colID.width + colState.width + 3
+	for _, c := range optionalCols {
+		if used+c.width+1+minCommandWidth > w {
+			break
+		}
+		cols = append(cols, c)
+		used += c.width + 1
+	}
+	return cols, max(0, w-used)
+}
+
+func (m *Model) viewTree() string {
+	r := m.lay.tree
+	w, h := r.inner()
+	cols, cmdW := treeColumns(w)
+	lines := make([]string, 0, h)
+	lines = append(lines, m.st.muted.Render(m.treeHeader(cols, cmdW)))
+	body := h - 1
+	m.tree.scrollInto(body)
+	now := m.now()
+	focused := m.focus == focusList && m.pane == paneTree
+	for i := m.tree.offset; i < len(m.tree.rows) && len(lines) < h; i++ {
+		line := m.treeRow(m.tree.rows[i], cols, cmdW, now)
+		if i == m.tree.cursor {
+			line = "›" + ansiCutLeft(line, 1) // visible without colour too
+			if focused {
+				line = m.st.selected.Render(fit(stripStyle(line), w))
+			} else {
+				line = m.st.selectedDim.Render(fit(stripStyle(line), w))
+			}
+		}
+		lines = append(lines, line)
+	}
+	if len(m.tree.rows) == 0 {
+		msg := "no process groups yet — press r to run one, t for a terminal"
+		if m.tree.filter != "" {
+			msg = "no group matches the filter (esc clears it)"
+		}
+		if m.conn != connUp {
+			msg = "waiting for the process table…"
+		}
+		lines = append(lines, m.st.muted.Render(msg))
+	}
+	title := fmt.Sprintf("Groups %d", m.liveGroupCount())
+	if m.tree.filter != "" {
+		title += " · filter " + m.st.match.Render(m.tree.filter)
+	}
+	if n := len(m.marks); n > 0 {
+		title += " · " + m.st.marked.Render(fmt.Sprintf("%d marked", n))
+	}
+	return box(m.st, m.st.title.Render(title), lines, r.w, r.h, focused)
+}
+
+func (m *Model) liveGroupCount() int {
+	n := 0
+	for i := range m.tree.groups {
+		if stateOf(&m.tree.groups[i]) != stateSettled {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *Model) treeHeader(cols []treeColumn, cmdW int) string {
+	var b strings.Builder
+	for _, c := range cols {
+		b.WriteString(pad(c.title, c.width, c.right))
+		b.WriteByte(' ')
+	}
+	b.WriteString("COMMAND")
+	return b.String()
+}
+
+// treeRow renders one row in the chosen columns.
+func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) string {
+	st := m.st
+	if r.kind == rowSession {
+		glyph := "▾"
+		if m.tree.folded[r.sid] {
+			glyph = "▸"
+		}
+		label := fmt.Sprintf("%s session %d", glyph, r.sid)
+		return "  " + st.title.Render(label) + st.muted.Render(fmt.Sprintf("  %d group%s", r.groups, plural(r.groups)))
+	}
+	g := r.group
+	branch := "├"
+	if r.last {
+		branch = "└"
+	}
+	cells := map[string]string{}
+	if r.kind == rowGroup {
+		open := "▸"
+		if m.tree.expanded[g.PGID] {
+			open = "▾"
+		}
+		cells["mark"] = " "
+		if m.marks[g.PGID] {
+			cells["mark"] = st.marked.Render("●")
+		}
+		cells["id"] = st.muted.Render(" "+branch+open) + fmt.Sprint(g.PGID)
+		cells["state"] = m.stateCell(g, now)
+		cells["n"] = fmt.Sprint(liveMembers(g))
+		cells["who"] = m.originCell(g.Origin)
+		if t := groupStarted(g); !t.IsZero() {
+			cells["age"] = formatAge(now.Sub(t))
+		}
+		if stateOf(g) != stateSettled {
+			cells["cpu"] = fmt.Sprintf("%.1f", groupCPU(g))
+			cells["rss"] = formatBytes(groupRSS(g))
+		}
+		cells["exit"] = exitString(g.Exit)
+		cells["tty"] = groupTTY(g)
+		cells["cmd"] = command(g)
+		if stateOf(g) == stateSettled {
+			cells["cmd"] = st.muted.Render(cells["cmd"])
+		}
+	} else {
+		p := r.proc
+		pipe := "│"
+		if m.lastGroupInSession(r) {
+			pipe = " "
+		}
+		cells["mark"] = " "
+		cells["id"] = st.muted.Render(" "+pipe+" ·") + fmt.Sprint(p.PID)
+		cells["state"] = st.muted.Render(procStateWord(p.State))
+		if !p.Started.IsZero() {
+			cells["age"] = formatAge(now.Sub(p.Started))
+		}
+		cells["cpu"] = fmt.Sprintf("%.1f", p.CPUPercent)
+		cells["rss"] = formatBytes(p.RSSBytes)
+		cells["tty"] = p.TTY
+		cells["cmd"] = argvString(p.Argv, p.Comm)
+	}
+	var b strings.Builder
+	for _, c := range cols {
+		b.WriteString(padStyled(cells[c.id], c.width, c.right))
+		b.WriteByte(' ')
+	}
+	b.WriteString(fit(cells["cmd"], cmdW))
+	return b.String()
+}
+
+// lastGroupInSession says whether a process row's group is the session's
+// last, so the tree line below it is not drawn.
+func (m *Model) lastGroupInSession(r row) bool {
+	for _, o := range m.tree.rows {
+		if o.kind == rowGroup && o.group == r.group {
+			return o.last
+		}
+	}
+	return false
+}
+
+func (m *Model) stateCell(g *Group, now time.Time) string {
+	st := m.st
+	if td, ok := m.teardowns[g.PGID]; ok {
+		switch td.phase {
+		case TeardownEmpty:
+			return st.ok.Render(td.label(now))
+		case TeardownFailed:
+			return st.danger.Render(td.label(now))
+		}
+		return st.warning.Render(td.label(now))
+	}
+	s := stateOf(g)
+	var sty lipgloss.Style
+	switch s {
+	case stateRunning:
+		sty = st.running
+	case stateStopped:
+		sty = st.stopped
+	case stateLeaderExited:
+		sty = st.exited
+	default:
+		sty = st.settled
+	}
+	return sty.Render(s.String())
+}
+
+func (m *Model) originCell(o Origin) string {
+	switch o {
+	case OriginSandtop:
+		return m.st.managed.Render("sandtop")
+	case OriginAgent:
+		return m.st.agent.Render("agent")
+	}
+	return m.st.foreign.Render("other")
+}
+
+func procStateWord(s string) string {
+	switch s {
+	case "R":
+		return "R running"
+	case "S":
+		return "S sleeping"
+	case "D":
+		return "D disk wait"
+	case "T", "t":
+		return s + " stopped"
+	case "Z":
+		return "Z zombie"
+	case "I":
+		return "I idle"
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func pad(s string, w int, right bool) string {
+	return padStyled(s, w, right)
+}
+
+// padStyled pads or cuts styled text to w cells, aligned left or right.
+func padStyled(s string, w int, right bool) string {
+	sw := lipgloss.Width(s)
+	if sw > w {
+		return fit(s, w)
+	}
+	if right {
+		return strings.Repeat(" ", w-sw) + s
+	}
+	return s + strings.Repeat(" ", w-sw)
+}
