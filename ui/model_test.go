@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"strings"
 	"syscall"
 	"testing"
@@ -359,12 +358,12 @@ func TestStaleStreamsAreClosed(t *testing.T) {
 
 func TestSplitArgs(t *testing.T) {
 	cases := map[string]string{
-		`sleep 60`:                 "sleep|60",
-		`  a   b `:                 "a|b",
-		`sh -c 'echo "hi there"'`:  `sh|-c|echo "hi there"`,
-		`printf "%s\n" a\ b`:       `printf|%s\n|a b`,
-		`x ""`:                     "x|",
-		`echo 'it'"'"'s'`:          "echo|it's",
+		`sleep 60`:                "sleep|60",
+		`  a   b `:                "a|b",
+		`sh -c 'echo "hi there"'`: `sh|-c|echo "hi there"`,
+		`printf "%s\n" a\ b`:      `printf|%s\n|a b`,
+		`x ""`:                    "x|",
+		`echo 'it'"'"'s'`:         "echo|it's",
 	}
 	for in, want := range cases {
 		got, err := splitArgs(in)
@@ -404,5 +403,3 @@ func waitFor(t testing.TB, cond func() bool, what func() string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
-
-var _ = context.Background
