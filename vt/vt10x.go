@@ -98,6 +98,7 @@ func (e *VT10x) Write(p []byte) (n int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.recoverFrom(r)
+			n, err = len(p), nil
 		}
 	}()
 	e.feed(p)
