@@ -36,14 +36,24 @@ type commandRunner struct {
 // run executes script with args bound to $1…; stdin, when non-nil, is sent
 // and closed. A non-zero exit is not an error; failing to run is.
 func (c commandRunner) run(ctx context.Context, script string, args []string, stdin []byte) (sandboxCommand, error) {
+	return c.exec(ctx, "", script, args, stdin)
+}
+
+// runIn is run with a working directory.
+func (c commandRunner) runIn(ctx context.Context, cwd, script string, args []string) (sandboxCommand, error) {
+	return c.exec(ctx, cwd, script, args, nil)
+}
+
+func (c commandRunner) exec(ctx context.Context, cwd, script string, args []string, stdin []byte) (sandboxCommand, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	full := "set -- " + wrapper.QuoteAll(args) + "\n" + script
 	withStdin := stdin != nil
-	stream, err := c.proc.Start(ctx, connect.NewRequest(&process.StartRequest{
-		Process: &process.ProcessConfig{Cmd: c.bash, Args: []string{"--noprofile", "--norc", "-c", full}, Envs: c.env},
-		Stdin:   &withStdin,
-	}))
+	cfg := &process.ProcessConfig{Cmd: c.bash, Args: []string{"--noprofile", "--norc", "-c", full}, Envs: c.env}
+	if cwd != "" {
+		cfg.Cwd = &cwd
+	}
+	stream, err := c.proc.Start(ctx, connect.NewRequest(&process.StartRequest{Process: cfg, Stdin: &withStdin}))
 	if err != nil {
 		return sandboxCommand{}, err
 	}

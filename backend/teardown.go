@@ -1,0 +1,163 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// TeardownPhase names a step of a group teardown.
+type TeardownPhase string
+
+const (
+	// PhaseTermSent: SIGTERM went to the group.
+	PhaseTermSent TeardownPhase = "term-sent"
+	// PhaseWaiting: waiting up to the grace for the group to empty.
+	PhaseWaiting TeardownPhase = "waiting"
+	// PhaseKillSent: SIGKILL went to the group (and the leader fallback).
+	PhaseKillSent TeardownPhase = "kill-sent"
+	// PhaseEmpty: the group is proven empty (zombies do not count).
+	PhaseEmpty TeardownPhase = "empty"
+	// PhaseFailed: the group is still live after KILL and the grace.
+	PhaseFailed TeardownPhase = "failed"
+)
+
+// TeardownEvent reports progress of TeardownGroup.
+type TeardownEvent struct {
+	Pgid  int
+	Phase TeardownPhase
+	At    time.Time
+	// Deadline is when the current wait gives up (PhaseWaiting and
+	// PhaseKillSent).
+	Deadline time.Time
+	// Err explains PhaseFailed, or a signal that could not be sent.
+	Err error
+}
+
+// tearHooks lets a handle follow the tiers and add its leader fallback.
+type tearHooks struct {
+	tier       func(sig syscall.Signal)
+	leaderKill func(ctx context.Context)
+}
+
+// TeardownGroup terminates process group pgid: SIGTERM, up to grace for
+// the group to empty, then SIGKILL and up to grace again. It succeeds only
+// on proof that the group is empty (a zombie-only group is empty), or when
+// the sandbox is gone. progress, if set, sees every phase as it happens.
+// Used by the TUI and `sandtop kill --grace`; handles use the same steps.
+func (r *Runtime) TeardownGroup(ctx context.Context, pgid int, grace time.Duration, progress func(TeardownEvent)) error {
+	if grace <= 0 {
+		return fmt.Errorf("teardown grace must be positive (got %v)", grace)
+	}
+	return r.teardown(ctx, pgid, grace, tearHooks{}, progress)
+}
+
+// TerminateGroup is TeardownGroup without progress reports.
+func (r *Runtime) TerminateGroup(ctx context.Context, pgid int, grace time.Duration) error {
+	return r.TeardownGroup(ctx, pgid, grace, nil)
+}
+
+func (r *Runtime) teardown(ctx context.Context, pgid int, grace time.Duration, hooks tearHooks, progress func(TeardownEvent)) error {
+	if err := checkGroupID(pgid); err != nil {
+		return err
+	}
+	emit := func(ev TeardownEvent) {
+		if progress != nil {
+			ev.Pgid, ev.At = pgid, time.Now()
+			progress(ev)
+		}
+	}
+	empty := func() error { emit(TeardownEvent{Phase: PhaseEmpty}); return nil }
+
+	// TERM tier: any failure here only means escalating.
+	if hooks.tier != nil {
+		hooks.tier(sigTerm)
+	}
+	_, err := r.control.SignalGroup(ctx, pgid, sigTerm)
+	switch {
+	case err == nil:
+		emit(TeardownEvent{Phase: PhaseTermSent})
+		deadline := time.Now().Add(grace)
+		emit(TeardownEvent{Phase: PhaseWaiting, Deadline: deadline})
+		gone, werr := r.waitGroupEmpty(ctx, pgid, deadline)
+		if gone {
+			return empty()
+		}
+		if ctx.Err() != nil {
+			return r.teardownFailed(emit, pgid, ctx.Err())
+		}
+		_ = werr
+	case r.sandboxGone(err):
+		return empty()
+	case ctx.Err() != nil:
+		return r.teardownFailed(emit, pgid, ctx.Err())
+	default:
+		emit(TeardownEvent{Phase: PhaseTermSent, Err: err})
+	}
+
+	// KILL tier, plus the leader fallback through envd.
+	if hooks.tier != nil {
+		hooks.tier(sigKill)
+	}
+	_, kerr := r.control.SignalGroup(ctx, pgid, sigKill)
+	if kerr != nil && r.sandboxGone(kerr) {
+		return empty()
+	}
+	if hooks.leaderKill != nil {
+		hooks.leaderKill(ctx)
+	}
+	deadline := time.Now().Add(grace)
+	emit(TeardownEvent{Phase: PhaseKillSent, Deadline: deadline, Err: kerr})
+	gone, werr := r.waitGroupEmpty(ctx, pgid, deadline)
+	if gone {
+		return empty()
+	}
+	failure := fmt.Errorf("remote process group %d remained live after force termination", pgid)
+	if werr != nil {
+		failure = fmt.Errorf("%w: %w", failure, werr)
+	} else if kerr != nil {
+		failure = fmt.Errorf("%w: %w", failure, kerr)
+	}
+	return r.teardownFailed(emit, pgid, failure)
+}
+
+func (r *Runtime) teardownFailed(emit func(TeardownEvent), pgid int, err error) error {
+	emit(TeardownEvent{Phase: PhaseFailed, Err: err})
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("teardown of process group %d interrupted: %w", pgid, err)
+	}
+	return err
+}
+
+// waitGroupEmpty polls until pgid has no live member (true), the deadline
+// passes, or ctx ends. The last probe runs at the deadline. A lost sandbox
+// counts as empty.
+func (r *Runtime) waitGroupEmpty(ctx context.Context, pgid int, deadline time.Time) (bool, error) {
+	var lastErr error
+	for {
+		alive, err := r.control.GroupAlive(ctx, pgid)
+		switch {
+		case err == nil && !alive:
+			return true, nil
+		case err != nil && ctx.Err() != nil:
+			return false, ctx.Err()
+		case err != nil && r.sandboxGone(err):
+			return true, nil
+		case err != nil:
+			lastErr = err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, lastErr
+		}
+		t := time.NewTimer(min(left, r.cfg.PollInterval))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
