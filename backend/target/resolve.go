@@ -49,8 +49,12 @@ const e2bConnectParallel = 4
 // ListTargets resolves cfg into targets. An error means nothing usable
 // could be listed (a rejected API key, an unreadable token file); a single
 // E2B sandbox that cannot be connected is listed with Target.Err set.
+// A team with no running sandbox gives an empty list, not an error.
 func ListTargets(ctx context.Context, cfg Config) ([]Target, error) {
-	var out []Target
+	if cfg.Local == "" && cfg.EnvdURL == "" && !cfg.E2B && cfg.E2BSandboxID == "" {
+		return nil, errors.New("target: nothing to connect to: no local sandbox, --envd or --e2b")
+	}
+	out := []Target{}
 	if cfg.Local != "" {
 		out = append(out, Target{Name: "local", Kind: KindLocal, Endpoint: cfg.Local})
 	}
@@ -67,9 +71,6 @@ func ListTargets(ctx context.Context, cfg Config) ([]Target, error) {
 			return nil, err
 		}
 		out = append(out, ts...)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("target: nothing to connect to: no local sandbox, --envd or --e2b")
 	}
 	return out, nil
 }

@@ -1,0 +1,153 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend"
+	"sandtop/backend/daemon"
+	"sandtop/backend/daemontest"
+	"sandtop/backend/gen/process"
+	"sandtop/backend/gen/process/processconnect"
+	"sandtop/wrapper"
+)
+
+// compatDaemon starts our daemon as a stock envd (--compat) on loopback
+// TCP, guarded by a token, and returns its Process client.
+func compatDaemon(t *testing.T) processconnect.ProcessClient {
+	t.Helper()
+	return daemontest.StartTCP(t, daemon.Config{Compat: true, Token: "dsh-test-token"}).Client.Process
+}
+
+// startAgentProcess plays dsh-subprocess-e2b: through the daemon's
+// Process.Start it runs a bash script that makes the state dir, starts the
+// inner wrapper as a new session and group with `setsid --wait`, publishes
+// the group id into pid and the direct command's status into exit-code.
+func startAgentProcess(t *testing.T, proc processconnect.ProcessClient, stateDir, command string) {
+	t.Helper()
+	inner := `d=$1; shift
+ps -o pgid= -p $$ | tr -d ' ' > "$d/pid"
+bash -c "$1" > >(tee "$d/stdout.log" >/dev/null)
+echo $? > "$d/exit-code"
+wait`
+	dir := wrapper.Quote(stateDir)
+	outer := fmt.Sprintf(`mkdir -p %[1]s && chmod 700 %[1]s && : > %[1]s/pid && : > %[1]s/exit-code &&
+exec setsid --wait bash -c %[2]s dsh-e2b %[1]s %[3]s`, dir, wrapper.Quote(inner), wrapper.Quote(command))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	stdin := false
+	stream, err := proc.Start(ctx, connect.NewRequest(&process.StartRequest{
+		Process: &process.ProcessConfig{Cmd: "/bin/bash", Args: []string{"-c", outer}},
+		Stdin:   &stdin,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for stream.Receive() {
+		}
+		_ = stream.Close()
+	}()
+}
+
+func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
+	proc := compatDaemon(t)
+	cwd := t.TempDir()
+	root := backend.DshRoot(cwd)
+	procs := filepath.Join(root, "processes")
+
+	// A group still running; a group whose direct command exited 3 while a
+	// background child holds it; an entry settled long ago.
+	startAgentProcess(t, proc, filepath.Join(procs, "aaaa-running"), "echo hello; exec sleep 300")
+	startAgentProcess(t, proc, filepath.Join(procs, "bbbb-lingering"), "sleep 300 & exit 3")
+	old := filepath.Join(procs, "cccc-settled")
+	if err := os.MkdirAll(old, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"pid": "4194000\n", "exit-code": "7\n", "stderr.log": "boom\n"} {
+		if err := os.WriteFile(filepath.Join(old, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d := pollDsh(ctx, t, proc, root, func(d backend.DshDiscovery) bool {
+		return len(d.Groups) == 3 && d.Groups[0].State == backend.DshRunning && d.Groups[0].Stdout != nil &&
+			d.Groups[0].Stdout.Size == 6 && d.Groups[1].State == backend.DshLeaderExited
+	})
+	running, lingering, settled := d.Groups[0], d.Groups[1], d.Groups[2]
+	if !running.Agent || running.Pgid <= 1 || running.ExitCode != nil {
+		t.Fatalf("running group %+v", running)
+	}
+	if lingering.Pgid <= 1 || lingering.ExitCode == nil || *lingering.ExitCode != 3 {
+		t.Fatalf("leader-exited group %+v", lingering)
+	}
+	if settled.State != backend.DshSettled || settled.ExitCode == nil || *settled.ExitCode != 7 ||
+		settled.Stderr == nil || settled.Stderr.Size != 5 {
+		t.Fatalf("settled entry %+v", settled)
+	}
+
+	for _, g := range []backend.DshGroup{running, lingering, settled} {
+		if err := backend.TeardownDsh(ctx, proc, g, 2*time.Second); err != nil {
+			t.Fatalf("teardown %s: %v", g.ID, err)
+		}
+	}
+	d = pollDsh(ctx, t, proc, root, func(d backend.DshDiscovery) bool {
+		return d.Groups[0].State == backend.DshSettled && d.Groups[1].State == backend.DshSettled
+	})
+	// The groups are empty: no process of either is left (zombies aside).
+	for _, g := range []backend.DshGroup{running, lingering} {
+		if err := syscall.Kill(-g.Pgid, 0); err == nil {
+			if liveMembers(t, g.Pgid) {
+				t.Fatalf("process group %d of %s still has live members", g.Pgid, g.ID)
+			}
+		} else if !errors.Is(err, syscall.ESRCH) {
+			t.Fatal(err)
+		}
+	}
+	if err := backend.TeardownDsh(ctx, proc, backend.DshGroup{ID: "x", State: backend.DshUnpublished}, time.Second); !errors.Is(err, backend.ErrDshUnpublished) {
+		t.Fatalf("teardown of an unpublished group: %v", err)
+	}
+}
+
+func pollDsh(ctx context.Context, t *testing.T, proc processconnect.ProcessClient, root string, ok func(backend.DshDiscovery) bool) backend.DshDiscovery {
+	t.Helper()
+	var last backend.DshDiscovery
+	var lastErr error
+	for ctx.Err() == nil {
+		last, lastErr = backend.DiscoverDsh(ctx, proc, root)
+		if lastErr == nil && ok(last) {
+			return last
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("deadline: last discovery %+v, err %v", last, lastErr)
+	return last
+}
+
+// liveMembers reads /proc for a non-zombie member of pgid.
+func liveMembers(t *testing.T, pgid int) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 2 && f[2] == fmt.Sprint(pgid) && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
+}
