@@ -43,6 +43,10 @@ func (m *Model) viewHeader() string {
 		conn = st.header.Render("✗ disconnected")
 	}
 	parts := []string{st.headerKey.Render(" sandtop"), st.header.Render(m.targetName())}
+	if m.opts.ReadOnly {
+		parts = append(parts, st.readOnly.Render(" READ-ONLY "))
+	}
+	parts = append(parts, conn)
 	if m.info.Target != "" {
 		parts = append(parts, st.header.Render(m.info.Target))
 	}
@@ -52,11 +56,7 @@ func (m *Model) viewHeader() string {
 	if len(m.info.Capabilities) > 0 {
 		parts = append(parts, st.header.Render("["+strings.Join(m.info.Capabilities, " ")+"]"))
 	}
-	parts = append(parts, conn)
 	line := strings.Join(parts, sep)
-	if m.opts.ReadOnly {
-		line += sep + st.readOnly.Render(" READ-ONLY ")
-	}
 	return st.header.Render(fit(line, m.width))
 }
 

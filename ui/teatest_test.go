@@ -1,0 +1,114 @@
+package ui
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"sandtop/themes"
+)
+
+// startProgram runs the model in a real Bubble Tea program loop.
+func startProgram(t *testing.T, readOnly bool) (*teatest.TestModel, *fakeSource) {
+	t.Helper()
+	src := newFakeSource()
+	src.snaps <- demoSnapshot(testNow)
+	m := NewModel(Options{Source: src, Theme: themes.MustLoad("dark"), ReadOnly: readOnly, Now: func() time.Time { return testNow }})
+	t.Cleanup(m.Close)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 50))
+	want := "sleep 600"
+	if readOnly {
+		want = "READ-ONLY"
+	}
+	waitScreen(t, tm, want)
+	return tm, src
+}
+
+func waitScreen(t *testing.T, tm *teatest.TestModel, want string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(want)) },
+		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+}
+
+func send(tm *teatest.TestModel, keys ...string) {
+	for _, k := range keys {
+		tm.Send(keyMsg(k))
+	}
+}
+
+func finish(t *testing.T, tm *teatest.TestModel) *Model {
+	t.Helper()
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	return tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+}
+
+func TestFlowFilter(t *testing.T) {
+	tm, _ := startProgram(t, false)
+	send(tm, "/")
+	tm.Type("python")
+	waitScreen(t, tm, "filter python")
+	send(tm, "enter")
+	m := finish(t, tm)
+	if m.tree.filter != "python" || len(m.tree.rows) != 2 {
+		t.Fatalf("filter = %q, rows = %d", m.tree.filter, len(m.tree.rows))
+	}
+}
+
+func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
+	tm, src := startProgram(t, false)
+	send(tm, "j", "space", "space")
+	waitScreen(t, tm, "2 marked")
+	send(tm, "X")
+	waitScreen(t, tm, "Bulk teardown")
+	tm.Type("2")
+	send(tm, "enter")
+	waitScreen(t, tm, "pgid 4123 empty")
+	finish(t, tm)
+	if _, _, tds := src.calls(); len(tds) != 2 {
+		t.Fatalf("teardowns = %v", tds)
+	}
+}
+
+func TestFlowCancelSendsNothing(t *testing.T) {
+	tm, src := startProgram(t, false)
+	send(tm, "j", "s")
+	waitScreen(t, tm, "Send signal")
+	send(tm, "enter")
+	waitScreen(t, tm, "Send SIGTERM?")
+	send(tm, "n")
+	waitScreen(t, tm, "cancelled")
+	send(tm, "x")
+	waitScreen(t, tm, "Tear down group?")
+	send(tm, "esc")
+	finish(t, tm)
+	if _, sigs, tds := src.calls(); len(sigs)+len(tds) != 0 {
+		t.Fatalf("cancel let through signals %v teardowns %v", sigs, tds)
+	}
+}
+
+func TestFlowConfirmSignal(t *testing.T) {
+	tm, src := startProgram(t, false)
+	send(tm, "j", "s", "enter")
+	waitScreen(t, tm, "Send SIGTERM?")
+	send(tm, "y")
+	waitScreen(t, tm, "SIGTERM sent to pgid 4100")
+	finish(t, tm)
+	if _, sigs, _ := src.calls(); len(sigs) != 1 {
+		t.Fatalf("signals = %v", sigs)
+	}
+}
+
+func TestFlowReadOnlyRefusal(t *testing.T) {
+	tm, src := startProgram(t, true) // its first screen already showed READ-ONLY
+	send(tm, "j", "x")
+	waitScreen(t, tm, "read-only: teardown refused")
+	send(tm, "s")
+	waitScreen(t, tm, "read-only: signal refused")
+	finish(t, tm)
+	if spawns, sigs, tds := src.calls(); len(spawns)+len(sigs)+len(tds) != 0 {
+		t.Fatalf("read-only let mutations through")
+	}
+}
