@@ -36,23 +36,6 @@ type Foreground struct {
 	InputWaiting bool
 }
 
-// TerminalOutcome is how a terminal's top-level process ended: ExitCode is
-// set for a normal exit, Signal (e.g. syscall.SIGKILL) for a death by signal.
-type TerminalOutcome struct {
-	ExitCode *int
-	Signal   syscall.Signal
-}
-
-func (o TerminalOutcome) String() string {
-	switch {
-	case o.ExitCode != nil:
-		return fmt.Sprintf("exit code %d", *o.ExitCode)
-	case o.Signal != 0:
-		return "killed by " + signalText(o.Signal)
-	}
-	return "unknown outcome"
-}
-
 // errTerminalExited rejects input once the top-level process has exited.
 var errTerminalExited = errors.New("terminal process has exited")
 
@@ -65,11 +48,12 @@ type Terminal struct {
 	graceMs int
 
 	output *terminalOutput
+	input  terminalInput
 	ops    *terminalOps
 	stop   context.CancelFunc // ends the output subscription
 
 	done    chan struct{}
-	outcome TerminalOutcome
+	outcome Outcome
 	err     error // transport failure; both are set before done closes
 
 	termMu  sync.Mutex // one Terminate attempt at a time
@@ -82,6 +66,7 @@ type Terminal struct {
 func newTerminal(rt *terminalRuntime, pid int, id string, graceMs int, stop context.CancelFunc) *Terminal {
 	return &Terminal{
 		rt: rt, pid: pid, id: id, graceMs: graceMs,
+		input:  terminalInput{useStr: rt.sup != nil},
 		output: newTerminalOutput(DefaultTerminalOutputBuffer),
 		ops:    newTerminalOps(),
 		stop:   stop,
@@ -127,12 +112,12 @@ func (t *Terminal) Done() <-chan struct{} { return t.done }
 
 // Outcome reports how the top-level process ended. It returns an error if
 // the process has not exited yet or the transport failed.
-func (t *Terminal) Outcome() (TerminalOutcome, error) {
+func (t *Terminal) Outcome() (Outcome, error) {
 	select {
 	case <-t.done:
 		return t.outcome, t.err
 	default:
-		return TerminalOutcome{}, errors.New("terminal process is still running")
+		return Outcome{}, errors.New("terminal process is still running")
 	}
 }
 
@@ -148,22 +133,18 @@ func (t *Terminal) exited() bool {
 // Write delivers data to the terminal's input exactly as given: no newline
 // conversion. It fails once the top-level process has exited.
 func (t *Terminal) Write(ctx context.Context, data []byte) error {
+	if t.exited() {
+		return errTerminalExited
+	}
 	ctx, end, err := t.ops.begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer end()
-	if t.exited() {
-		return errTerminalExited
-	}
 	if len(data) == 0 {
 		return nil
 	}
-	_, err = t.rt.proc.SendInput(ctx, connect.NewRequest(&process.SendInputRequest{
-		Process: pidSelector(t.pid),
-		Input:   &process.ProcessInput{Input: &process.ProcessInput_Pty{Pty: data}},
-	}))
-	if err != nil {
+	if err := t.send(ctx, data); err != nil {
 		if t.exited() {
 			return errTerminalExited
 		}
@@ -177,14 +158,14 @@ func (t *Terminal) Resize(ctx context.Context, rows, cols int) error {
 	if err := checkTerminalSize(rows, cols); err != nil {
 		return err
 	}
+	if t.exited() {
+		return errTerminalExited
+	}
 	ctx, end, err := t.ops.begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer end()
-	if t.exited() {
-		return errTerminalExited
-	}
 	_, err = t.rt.proc.Update(ctx, connect.NewRequest(&process.UpdateRequest{
 		Process: pidSelector(t.pid),
 		Pty:     ptySize(rows, cols),
@@ -201,6 +182,9 @@ func (t *Terminal) Resize(ctx context.Context, rows, cols int) error {
 // InspectForeground returns the terminal's foreground group, or nil when it
 // cannot be resolved, e.g. after the top-level process exited.
 func (t *Terminal) InspectForeground(ctx context.Context) (*Foreground, error) {
+	if t.exited() {
+		return nil, nil
+	}
 	ctx, end, err := t.ops.begin(ctx)
 	if err != nil {
 		return nil, err
@@ -235,6 +219,9 @@ func (t *Terminal) inspect(ctx context.Context) (*Foreground, error) {
 func (t *Terminal) SignalForeground(ctx context.Context, sig syscall.Signal) (int, error) {
 	if !foregroundSignals[sig] {
 		return 0, fmt.Errorf("terminal signal %v is not one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP", sig)
+	}
+	if t.exited() {
+		return 0, errors.New("cannot resolve foreground process group: terminal process has exited")
 	}
 	ctx, end, err := t.ops.begin(ctx)
 	if err != nil {

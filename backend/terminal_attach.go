@@ -40,8 +40,13 @@ func (rt *terminalRuntime) listTerminals(ctx context.Context) ([]TerminalInfo, e
 			if !ok {
 				continue
 			}
-			info := TerminalInfo{Pid: int(term.Pid), ID: id, GraceMs: grace, Argv: term.Argv,
+			info := TerminalInfo{Pid: int(term.Pid), ID: id, GraceMs: grace,
 				Rows: int(term.Rows), Cols: int(term.Cols)}
+			// The daemon reports the runner's command; the program it
+			// became is in /proc.
+			if argv, err := rt.cmdline(ctx, int(term.Pid)); err == nil {
+				info.Argv = argv
+			}
 			if term.ForegroundPgid > 1 {
 				info.Foreground = &Foreground{Pgid: int(term.ForegroundPgid), InputWaiting: term.InputWaiting}
 			}
@@ -70,8 +75,23 @@ func (rt *terminalRuntime) listTerminals(ctx context.Context) ([]TerminalInfo, e
 	return out, nil
 }
 
-// cmdline reads a process's argv from /proc in the sandbox.
+// cmdline reads a process's argv from /proc in the sandbox: through the
+// extension's group table, or with cat.
 func (rt *terminalRuntime) cmdline(ctx context.Context, pid int) ([]string, error) {
+	if rt.sup != nil {
+		res, err := rt.sup.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{Pgid: uint32(pid)}))
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range res.Msg.Groups {
+			for _, m := range g.Members {
+				if int(m.Pid) == pid {
+					return m.Argv, nil
+				}
+			}
+		}
+		return nil, fmt.Errorf("process %d not found", pid)
+	}
 	b, err := rt.cp.ReadFile(ctx, "/proc/"+strconv.Itoa(pid)+"/cmdline")
 	if err != nil {
 		return nil, err

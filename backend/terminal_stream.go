@@ -69,7 +69,7 @@ func (t *Terminal) pump(stream eventStream, filter outputFilter, passed func() b
 			if err == nil {
 				err = errors.New("terminal output stream ended without an exit event")
 			}
-			t.finish(TerminalOutcome{}, fmt.Errorf("terminal transport: %w", err))
+			t.finish(Outcome{}, fmt.Errorf("terminal transport: %w", err))
 			return
 		}
 		switch e := ev.GetEvent().(type) {
@@ -85,7 +85,9 @@ func (t *Terminal) pump(stream eventStream, filter outputFilter, passed func() b
 }
 
 // finish publishes the end of the top-level process.
-func (t *Terminal) finish(o TerminalOutcome, err error) {
+func (t *Terminal) finish(o Outcome, err error) {
+	// A write blocked on the input stream holds its lock; don't wait on it.
+	go t.input.close()
 	t.outcome, t.err = o, err
 	t.output.close(err)
 	close(t.done)
@@ -94,10 +96,9 @@ func (t *Terminal) finish(o TerminalOutcome, err error) {
 // outcomeOf maps an envd end event. A signal death carries no exit code
 // there (-1), only the status text; the extension's ExitStatus has the exact
 // signal, so it is asked first when present.
-func (t *Terminal) outcomeOf(end *process.ProcessEvent_EndEvent) TerminalOutcome {
+func (t *Terminal) outcomeOf(end *process.ProcessEvent_EndEvent) Outcome {
 	if end.GetExited() {
-		code := int(end.GetExitCode())
-		return TerminalOutcome{ExitCode: &code}
+		return exitOutcome(int(end.GetExitCode()))
 	}
 	if t.rt.sup != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), exitStatusTimeout)
@@ -105,20 +106,18 @@ func (t *Terminal) outcomeOf(end *process.ProcessEvent_EndEvent) TerminalOutcome
 		cancel()
 		if err == nil && res.Msg.Exited {
 			if res.Msg.Signal != 0 {
-				return TerminalOutcome{Signal: syscall.Signal(res.Msg.Signal)}
+				return signalOutcome(syscall.Signal(res.Msg.Signal))
 			}
-			code := int(res.Msg.ExitCode)
-			return TerminalOutcome{ExitCode: &code}
+			return exitOutcome(int(res.Msg.ExitCode))
 		}
 	}
 	if sig := signalInStatus(end.GetStatus()); sig != 0 {
-		return TerminalOutcome{Signal: sig}
+		return signalOutcome(sig)
 	}
 	if sig := t.requestedSignal(); sig != 0 {
-		return TerminalOutcome{Signal: sig}
+		return signalOutcome(sig)
 	}
-	code := int(end.GetExitCode())
-	return TerminalOutcome{ExitCode: &code}
+	return exitOutcome(int(end.GetExitCode()))
 }
 
 // attachFilter drops a boundary marker at the very start of a replayed
