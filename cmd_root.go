@@ -9,6 +9,7 @@ import (
 // which sandbox to talk to.
 type globalFlags struct {
 	configPath string
+	readOnly   bool
 	target     targetFlags
 }
 
@@ -36,6 +37,7 @@ it supervises, after sandtop exits.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef(err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configPath, "config", "", "config file (default: see 'sandtop config path')")
+	pf.BoolVar(&g.readOnly, "read-only", false, "refuse every action that changes the sandbox")
 	g.target.register(pf)
 	tui.register(root.Flags())
 	root.AddCommand(
@@ -57,13 +59,13 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 // tuiFlags are the TUI's own flags; they override the config file.
 type tuiFlags struct {
-	theme    string
-	readOnly bool
+	theme string
+	mouse bool
 }
 
 func (t *tuiFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.theme, "theme", "", "colour theme (dark, light, high-contrast)")
-	fs.BoolVar(&t.readOnly, "read-only", false, "block every action that changes the sandbox")
+	fs.BoolVar(&t.mouse, "mouse", false, "capture the mouse (wheel scrolling; disables the terminal's own selection)")
 }
 
 // flagSet reports whether the named flag was given on the command line,

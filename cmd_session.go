@@ -3,19 +3,73 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
+
+	"sandtop/backend"
 )
 
 // addSessionCommands adds the commands that talk to a sandbox.
-func addSessionCommands(root *cobra.Command, g *globalFlags) {}
-
-func teardownLocalWork(cmd *cobra.Command, g *globalFlags, grace time.Duration) error {
-	return nil
+func addSessionCommands(root *cobra.Command, g *globalFlags) {
+	root.AddCommand(
+		newLsCmd(g),
+		newRunCmd(g),
+		newTermCmd(g),
+		newAttachCmd(g),
+		newLogsCmd(g),
+		newSignalCmd(g),
+		newKillCmd(g),
+		newDemoCmd(g),
+	)
 }
 
-func runTUI(ctx context.Context, g *globalFlags, t *tuiFlags, fs *pflag.FlagSet) error {
-	return errors.New("the TUI is not wired yet")
+// teardownLocalWork tears down every live group and terminal of the local
+// sandbox, printing each, before "daemon stop" stops the daemon.
+func teardownLocalWork(cmd *cobra.Command, g *globalFlags, grace time.Duration) error {
+	local := *g
+	local.target = targetFlags{name: "local"}
+	s, err := openSession(cmd.Context(), &local)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	w := cmd.OutOrStdout()
+	var errs []error
+	terms, err := s.Runtime.ListTerminals(cmd.Context())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, ti := range terms {
+		if err := terminateTerminal(cmd.Context(), s, ti.Pid); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(w, "terminal %d ended\n", ti.Pid)
+	}
+	groups, err := s.Runtime.ListGroups(cmd.Context())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, grp := range groups {
+		if grp.Pgid <= 1 || grp.State == backend.GroupSettled || grp.State == backend.GroupUnpublished {
+			continue
+		}
+		if err := s.Runtime.TeardownGroup(cmd.Context(), grp.Pgid, grace, nil); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(w, "group %d torn down\n", grp.Pgid)
+	}
+	return errors.Join(errs...)
+}
+
+// terminateTerminal ends a terminal's whole session.
+func terminateTerminal(ctx context.Context, s *session, pid int) error {
+	t, err := s.Runtime.AttachTerminal(ctx, pid)
+	if err != nil {
+		return err
+	}
+	return t.Terminate(ctx)
 }

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func newLsCmd(g *globalFlags) *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "ls",
+		Short: "List the sandbox's process groups and terminals",
+		Long: `Lists every process group started through the seam's wrapper (by sandtop or
+by a DeepSeek Harness agent), finished ones included, with their live
+members, then the terminals. -o json prints a stable document described in
+the README.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutputFormat(out, "table", "wide", "json"); err != nil {
+				return err
+			}
+			s, err := openSession(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			doc, err := listSandbox(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			if out == "json" {
+				return writeJSON(cmd.OutOrStdout(), doc)
+			}
+			printListTable(cmd.OutOrStdout(), doc, out == "wide")
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "table", "output format: table, wide or json")
+	return c
+}
+
+func printListTable(w io.Writer, doc listDoc, wide bool) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if wide {
+		fmt.Fprintln(tw, "PGID\tSTATE\tEXIT\tTAG\tPIDS\tID\tCOMMAND")
+	} else {
+		fmt.Fprintln(tw, "PGID\tSTATE\tEXIT\tTAG\tPROCS\tCOMMAND")
+	}
+	for _, g := range doc.Groups {
+		exit := "-"
+		switch {
+		case g.Signal != "":
+			exit = g.Signal
+		case g.ExitCode != nil:
+			exit = strconv.Itoa(*g.ExitCode)
+		}
+		cmdline := strings.Join(g.Command, " ")
+		var pids []string
+		for _, m := range g.Members {
+			if !m.Wrapper {
+				pids = append(pids, strconv.Itoa(m.PID))
+			}
+		}
+		if wide {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.PGID, g.State, exit, dash(g.Tag), dash(strings.Join(pids, ",")), g.ID, clip(cmdline, 120))
+		} else {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", g.PGID, g.State, exit, dash(g.Tag), len(pids), clip(cmdline, 60))
+		}
+	}
+	tw.Flush()
+	if len(doc.Terminals) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TERMINAL\tSIZE\tFOREGROUND\tINPUT\tTAG\tCOMMAND")
+	for _, t := range doc.Terminals {
+		size, fg, input := "-", "-", "-"
+		if t.Rows > 0 {
+			size = fmt.Sprintf("%dx%d", t.Cols, t.Rows)
+		}
+		if t.ForegroundPGID > 0 {
+			fg = strconv.Itoa(t.ForegroundPGID)
+			input = "busy"
+			if t.InputWaiting {
+				input = "waiting"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.PID, size, fg, input, dash(t.Tag), clip(strings.Join(t.Argv, " "), 60))
+	}
+	tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// clip shortens s to n runes and makes it one line, for table cells.
+func clip(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend"
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+)
+
+// The document "sandtop ls -o json" prints. Fields are stable: new ones
+// may appear, none is removed or changes meaning without bumping Version.
+
+type listDoc struct {
+	Version   int            `json:"version"`
+	Target    string         `json:"target"`
+	Taken     time.Time      `json:"taken"`
+	Groups    []listGroup    `json:"groups"`
+	Terminals []listTerminal `json:"terminals"`
+}
+
+type listGroup struct {
+	PGID int    `json:"pgid"`
+	ID   string `json:"id"`            // state directory under <runtime root>/processes
+	Tag  string `json:"tag,omitempty"` // from "run --tag" on this machine
+	// State is running, leader-exited (descendants live on), settled (no
+	// live member) or unpublished (still starting, or failed to start).
+	State string `json:"state"`
+	// Command is the argv that was asked for (what the wrapper runs); empty
+	// when not known (no live wrapper, or a stock envd without argv).
+	Command  []string `json:"command,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	// Members are the live processes of the group, the wrapper's own
+	// included (marked); empty once settled.
+	Members []listProcess `json:"members"`
+}
+
+type listProcess struct {
+	PID   int      `json:"pid"`
+	PPID  int      `json:"ppid,omitempty"`
+	State string   `json:"state"` // one letter from /proc/<pid>/stat
+	Argv  []string `json:"argv,omitempty"`
+	// Wrapper marks the seam wrapper's own processes (the group leader and
+	// its spill helpers), as opposed to the requested program and its
+	// children.
+	Wrapper bool `json:"wrapper"`
+	// CPUPercent and RSSBytes need the daemon's extension (not stock envd).
+	CPUPercent float64 `json:"cpu_percent,omitempty"`
+	RSSBytes   uint64  `json:"rss_bytes,omitempty"`
+}
+
+type listTerminal struct {
+	PID  int      `json:"pid"`
+	ID   string   `json:"id"`
+	Tag  string   `json:"tag,omitempty"`
+	Argv []string `json:"argv,omitempty"`
+	Rows int      `json:"rows,omitempty"`
+	Cols int      `json:"cols,omitempty"`
+	// ForegroundPGID and InputWaiting need the daemon's extension.
+	ForegroundPGID int  `json:"foreground_pgid,omitempty"`
+	InputWaiting   bool `json:"input_waiting"`
+}
+
+// listSandbox takes one snapshot: the published groups with their live
+// members, and the terminals.
+func listSandbox(ctx context.Context, s *session) (listDoc, error) {
+	doc := listDoc{Version: jsonVersion, Target: s.Target.Name, Taken: time.Now().UTC(),
+		Groups: []listGroup{}, Terminals: []listTerminal{}}
+	groups, err := s.Runtime.ListGroups(ctx)
+	if err != nil {
+		return doc, err
+	}
+	members, err := groupMembers(ctx, s)
+	if err != nil {
+		return doc, err
+	}
+	terms, err := s.Runtime.ListTerminals(ctx)
+	if err != nil {
+		return doc, err
+	}
+	tags := tagsFor(s)
+	for _, g := range groups {
+		lg := listGroup{PGID: g.Pgid, ID: g.ID, Tag: tags[g.ID], State: string(g.State), ExitCode: g.ExitCode,
+			Signal: g.Signal, Members: []listProcess{}}
+		if g.State != backend.GroupSettled && g.Pgid > 0 {
+			lg.Members = append(lg.Members, members[g.Pgid]...)
+			lg.Command = markWrapperMembers(g.Pgid, lg.Members)
+		}
+		doc.Groups = append(doc.Groups, lg)
+	}
+	for _, t := range terms {
+		lt := listTerminal{PID: t.Pid, ID: t.ID, Tag: tags[t.ID], Argv: t.Argv, Rows: t.Rows, Cols: t.Cols}
+		if t.Foreground != nil {
+			lt.ForegroundPGID, lt.InputWaiting = t.Foreground.Pgid, t.Foreground.InputWaiting
+		}
+		doc.Terminals = append(doc.Terminals, lt)
+	}
+	// Live groups first, newest state dirs last within each: what needs
+	// attention is at the top.
+	sort.SliceStable(doc.Groups, func(i, j int) bool {
+		return rank(doc.Groups[i].State) < rank(doc.Groups[j].State)
+	})
+	sort.Slice(doc.Terminals, func(i, j int) bool { return doc.Terminals[i].PID < doc.Terminals[j].PID })
+	return doc, nil
+}
+
+func rank(state string) int {
+	switch state {
+	case string(backend.GroupRunning):
+		return 0
+	case string(backend.GroupLeaderExited):
+		return 1
+	case string(backend.GroupUnpublished):
+		return 2
+	}
+	return 3
+}
+
+// groupMembers maps pgid to its live processes: from the extension's
+// grouped table with argv and usage, or from the control plane's bare
+// process table on a stock envd.
+func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, error) {
+	out := map[int][]listProcess{}
+	if s.Extension && s.Client.Supervisor != nil {
+		res, err := s.Client.Supervisor.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{}))
+		if err == nil {
+			for _, g := range res.Msg.GetGroups() {
+				for _, m := range g.GetMembers() {
+					if !live(m.GetState()) {
+						continue
+					}
+					out[int(g.GetPgid())] = append(out[int(g.GetPgid())], listProcess{PID: int(m.GetPid()), PPID: int(m.GetPpid()),
+						State: m.GetState(), Argv: m.GetArgv(), CPUPercent: m.GetCpuPercent(), RSSBytes: m.GetRssBytes()})
+				}
+			}
+			return out, nil
+		}
+	}
+	table, err := s.Runtime.Control().Processes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range table {
+		if p.Live() {
+			out[p.Pgid] = append(out[p.Pgid], listProcess{PID: p.Pid, State: p.State})
+		}
+	}
+	return out, nil
+}
+
+func live(state string) bool { return state != "" && state != "Z" && state != "X" && state != "x" }
+
+// tagsFor loads this machine's tags for the session's sandbox.
+func tagsFor(s *session) map[string]string {
+	st, err := openTagStore()
+	if err != nil {
+		return map[string]string{}
+	}
+	return st.load(s.Target.Endpoint)
+}

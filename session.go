@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sandtop/backend"
+	"sandtop/backend/target"
+	"sandtop/config"
+)
+
+// session is one open sandbox for a CLI command. Closing it drops the
+// connection only: the CLI never disposes the seam Runtime, because
+// disposal terminates what it spawned and quitting must leave remote work
+// running.
+type session struct {
+	*target.Session
+	cfg      config.Config
+	sel      selection
+	readOnly bool
+}
+
+// openSession loads the config, resolves the target flags and connects.
+func openSession(ctx context.Context, g *globalFlags) (*session, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	sel, err := g.target.resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := sel.targets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) != 1 {
+		names := make([]string, len(ts))
+		for i, t := range ts {
+			names[i] = t.Name
+		}
+		return nil, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one", len(ts), strings.Join(names, ", ")))
+	}
+	opened, err := target.Open(ctx, ts[0], backend.RuntimeConfig{PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		return nil, err
+	}
+	return &session{Session: opened, cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly}, nil
+}
+
+func (s *session) Close() { s.Session.Close() }
+
+// mutable refuses a change to a read-only target.
+func (s *session) mutable(what string) error {
+	if s.readOnly {
+		return fmt.Errorf("cannot %s: target %s is read-only (--read-only or read_only in the config)", what, s.Target.Name)
+	}
+	return nil
+}
+
+// spawnCwd is the working directory for a spawn: the flag, made absolute
+// against the caller's directory on the local sandbox (which shares this
+// machine's filesystem); on a remote sandbox it must already be absolute.
+// Empty means the caller's directory locally, the target's default
+// elsewhere.
+func (s *session) spawnCwd(flag string) (string, error) {
+	local := s.sel.startLocal || s.Target.Kind == target.KindLocal
+	switch {
+	case flag == "" && local:
+		return cwd(), nil
+	case flag == "":
+		if s.Target.Cwd != "" {
+			return s.Target.Cwd, nil
+		}
+		return "/", nil
+	case filepath.IsAbs(flag):
+		return filepath.Clean(flag), nil
+	case local:
+		return filepath.Join(cwd(), flag), nil
+	}
+	return "", usagef(fmt.Errorf("--cwd %q must be an absolute path in a remote sandbox", flag))
+}
+
+// grace is the configured teardown grace in the seam's milliseconds.
+func (s *session) graceMs() float64 {
+	g := s.cfg.Grace
+	if g <= 0 {
+		g = config.Defaults().Grace
+	}
+	return float64(g / time.Millisecond)
+}
+
+// groupByPgid finds a published group (one started through the seam's
+// wrapper, by sandtop or an agent).
+func (s *session) groupByPgid(ctx context.Context, pgid int) (backend.GroupInfo, error) {
+	groups, err := s.Runtime.ListGroups(ctx)
+	if err != nil {
+		return backend.GroupInfo{}, err
+	}
+	var found *backend.GroupInfo
+	for i, g := range groups {
+		if g.Pgid == pgid && (found == nil || g.State != backend.GroupSettled) {
+			found = &groups[i]
+		}
+	}
+	if found == nil {
+		return backend.GroupInfo{}, errNoGroup(pgid)
+	}
+	return *found, nil
+}
+
+func errNoGroup(pgid int) error {
+	return fmt.Errorf("no process group %d in this sandbox (see 'sandtop ls')", pgid)
+}
+
+

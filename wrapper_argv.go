@@ -1,0 +1,68 @@
+package main
+
+import "slices"
+
+// The seam runs every program under its bash wrapper, so a group's leader
+// and a few helpers (process-substitution subshells, tee and head for
+// spills) are the wrapper's, not the operator's. ls shows the requested
+// command and counts only the operator's processes.
+//
+// The inner half's argv is: bash --noprofile --norc -c SCRIPT
+// sandtop-wrapper STATE STDIN OUT_CAP ERR_CAP UMASK ENV TEE HEAD RM -- ARGV...
+
+const wrapperMarker = "sandtop-wrapper"
+
+// wrapperArgv recognises the wrapper's inner half and returns the argv it
+// runs and the helper binaries it uses.
+func wrapperArgv(argv []string) (requested, helpers []string, ok bool) {
+	i := slices.Index(argv, wrapperMarker)
+	if i < 1 || len(argv) < i+12 || argv[i+10] != "--" {
+		return nil, nil, false
+	}
+	return argv[i+11:], argv[i+7 : i+9], true
+}
+
+// markWrapperMembers sets Wrapper on the wrapper's own processes and
+// returns the requested argv, when the group's leader is a wrapper. The
+// wrapper's processes are the leader, its forks (same argv), and the spill
+// helpers: tee children of the leader with the wrapper's flag, and their
+// descendants (head). Everything else, orphans included, is the program's.
+func markWrapperMembers(pgid int, members []listProcess) []string {
+	var leader *listProcess
+	for i := range members {
+		if members[i].PID == pgid {
+			leader = &members[i]
+		}
+	}
+	if leader == nil {
+		return nil
+	}
+	requested, helpers, ok := wrapperArgv(leader.Argv)
+	if !ok {
+		return nil
+	}
+	isWrapper := map[int]bool{}
+	for i := range members {
+		m := members[i]
+		switch {
+		case m.PID == pgid, slices.Equal(m.Argv, leader.Argv):
+			isWrapper[m.PID] = true
+		case m.PPID == pgid && len(m.Argv) > 1 && m.Argv[0] == helpers[0] && m.Argv[1] == "--output-error=warn-nopipe":
+			isWrapper[m.PID] = true
+		}
+	}
+	// Descendants of a spill helper are helpers too; the table is small,
+	// so repeat until nothing changes.
+	for changed := true; changed; {
+		changed = false
+		for _, m := range members {
+			if !isWrapper[m.PID] && m.PPID != pgid && isWrapper[m.PPID] {
+				isWrapper[m.PID], changed = true, true
+			}
+		}
+	}
+	for i := range members {
+		members[i].Wrapper = isWrapper[members[i].PID]
+	}
+	return requested
+}
