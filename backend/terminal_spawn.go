@@ -75,6 +75,9 @@ func (rt *terminalRuntime) spawnTerminal(ctx context.Context, spec TerminalSpec)
 	}
 	dir := rt.stateDir(id)
 	if err := rt.writeState(ctx, dir, files.Named()); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("terminal allocation cancelled: %w", err)
+		}
 		return nil, rt.rollbackState(err, id)
 	}
 	if err := ctx.Err(); err != nil {

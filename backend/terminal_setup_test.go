@@ -1,0 +1,200 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bootstrapHook makes the runner's bash source script before the runner
+// itself runs (BASH_ENV is read by every non-interactive bash), so a test
+// can stall or break the bootstrap without touching the runner.
+func bootstrapHook(t *testing.T, env *terminalTestEnv, script string) *terminalRuntime {
+	t.Helper()
+	hook := filepath.Join(t.TempDir(), "hook.bash")
+	if err := os.WriteFile(hook, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := env.rt.terminalRuntime(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.controlEnv = map[string]string{"BASH_ENV": hook}
+	return rt
+}
+
+// terminalDirs lists the state directories under <runtimeRoot>/terminals.
+func terminalDirs(t *testing.T, env *terminalTestEnv) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(env.d.RuntimeRoot, "terminals"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestTerminalBootstrapExitBeforeBoundaryRollsBack(t *testing.T) {
+	env := newTerminalTestEnv(t, false)
+	rt := bootstrapHook(t, env, "echo 'bootstrap noise'; exit 3\n")
+	_, err := rt.spawnTerminal(context.Background(), shellSpec(env.cwd))
+	if err == nil || !strings.Contains(err.Error(), "terminal exited before publishing its output boundary") {
+		t.Fatalf("err = %v", err)
+	}
+	if dirs := terminalDirs(t, env); len(dirs) != 0 {
+		t.Fatalf("state directories left behind: %v", dirs)
+	}
+}
+
+func TestTerminalAllocationCancelRollsBackTheSession(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			env := newTerminalTestEnv(t, mode.compat)
+			// The bootstrap stalls, with a background job of its own, so
+			// rollback has a whole session to empty. Cancel once it runs.
+			started := filepath.Join(t.TempDir(), "started")
+			// A duration unique to this run tells its sleeps from others'.
+			nap := "sleep " + strconv.Itoa(100000+int(time.Now().UnixNano()%100000))
+			rt := bootstrapHook(t, env, nap+" & : >"+started+"; "+nap+"\n")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				for range 2000 {
+					if _, err := os.Stat(started); err == nil {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				cancel()
+			}()
+			start := time.Now()
+			_, err := rt.spawnTerminal(ctx, shellSpec(env.cwd))
+			if err == nil || !strings.Contains(err.Error(), "terminal allocation cancelled") {
+				t.Fatalf("err = %v", err)
+			}
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("rollback took %s", time.Since(start))
+			}
+			if dirs := terminalDirs(t, env); len(dirs) != 0 {
+				t.Fatalf("state directories left behind: %v", dirs)
+			}
+			infos, err := env.rt.ListTerminals(context.Background())
+			if err != nil || len(infos) != 0 {
+				t.Fatalf("terminals left: %+v, %v", infos, err)
+			}
+			rows, err := env.rt.Control().Processes(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range rows {
+				if p.Live() && hasCmdline(p.Pid, nap) {
+					t.Fatalf("bootstrap process %d survived the rollback", p.Pid)
+				}
+			}
+		})
+	}
+}
+
+func hasCmdline(pid int, cmd string) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return err == nil && string(b) == strings.ReplaceAll(cmd, " ", "\x00")+"\x00"
+}
+
+func TestTerminalCancelAfterPublicationHasNoEffect(t *testing.T) {
+	env := newTerminalTestEnv(t, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	term, err := env.rt.SpawnTerminal(ctx, shellSpec(env.cwd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	out := collect(t, term)
+	out.waitFor(t, 0, `\$ $`, 10*time.Second)
+	write(t, term, "echo still here\r")
+	out.waitFor(t, 0, `\r\nstill here\r\n`, 10*time.Second)
+	if err := term.Terminate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTerminalRuntimeDisposalOwnsTerminals(t *testing.T) {
+	env := newTerminalTestEnv(t, false)
+	ctx := context.Background()
+	var terms []*Terminal
+	for range 2 {
+		term, err := env.rt.SpawnTerminal(ctx, shellSpec(env.cwd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms = append(terms, term)
+	}
+	if err := env.rt.DisposeTerminals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, term := range terms {
+		select {
+		case <-term.Done():
+		default:
+			t.Fatalf("terminal %d still running after DisposeTerminals", term.Pid())
+		}
+	}
+	if infos, err := env.rt.ListTerminals(ctx); err != nil || len(infos) != 0 {
+		t.Fatalf("left: %+v, %v", infos, err)
+	}
+	if dirs := terminalDirs(t, env); len(dirs) != 0 {
+		t.Fatalf("state directories left behind: %v", dirs)
+	}
+	if err := env.rt.Dispose(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.rt.SpawnTerminal(ctx, shellSpec(env.cwd)); !errors.Is(err, ErrDisposing) {
+		t.Fatalf("spawn after Dispose: %v", err)
+	}
+}
+
+func TestTerminalNaturalExitIsReleased(t *testing.T) {
+	env := newTerminalTestEnv(t, false)
+	ctx := context.Background()
+	spec := TerminalSpec{Argv: []string{"/bin/true"}, Cwd: env.cwd, Rows: 5, Cols: 5, GraceMs: 100}
+	term, err := env.rt.SpawnTerminal(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-term.Done()
+	set := terminalsOf(env.rt)
+	eventually(t, 10*time.Second, func() error {
+		set.mu.Lock()
+		defer set.mu.Unlock()
+		if _, ok := set.live[term]; ok {
+			return errors.New("still owned")
+		}
+		return nil
+	})
+	if dirs := terminalDirs(t, env); len(dirs) != 0 {
+		t.Fatalf("state directories left behind: %v", dirs)
+	}
+}
+
+func TestTerminalSessionZombieOnlyGroupIsSettled(t *testing.T) {
+	rows := []ProcessEntry{
+		{Pid: 40, Pgid: 40, Sid: 40, State: "S"},
+		{Pid: 41, Pgid: 41, Sid: 40, State: "Z"}, // zombie-only group
+		{Pid: 42, Pgid: 42, Sid: 40, State: "X"},
+		{Pid: 43, Pgid: 43, Sid: 40, State: "Z"},
+		{Pid: 44, Pgid: 43, Sid: 40, State: "T"}, // stopped but live
+		{Pid: 50, Pgid: 50, Sid: 50, State: "R"}, // another session
+	}
+	got := sessionGroupsIn(rows, 40)
+	if len(got) != 2 || got[0] != 40 || got[1] != 43 {
+		t.Fatalf("live groups %v, want [40 43]", got)
+	}
+}
