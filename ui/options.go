@@ -64,6 +64,11 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// rendererFPS caps Bubble Tea's own flush ticker. Output frames are
+// coalesced at ~30 fps anyway, and the renderer's default 60 Hz ticker is
+// most of what an idle sandtop costs.
+const rendererFPS = 30
+
 // Run shows the TUI until the operator quits or ctx ends. Quitting detaches
 // from everything and signals nothing: remote processes keep running.
 func Run(ctx context.Context, opts Options) error {
@@ -71,7 +76,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	popts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
+	popts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(rendererFPS)}
 	if opts.Mouse {
 		popts = append(popts, tea.WithMouseCellMotion())
 	}

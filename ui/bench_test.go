@@ -1,0 +1,165 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandtop/themes"
+)
+
+// bigSnapshot is a sandbox with n process groups of three members each,
+// spread over n/10 sessions.
+func bigSnapshot(n int, now time.Time) Snapshot {
+	s := Snapshot{Taken: now}
+	for i := 0; i < n; i++ {
+		pgid := 10000 + i*10
+		sid := 10000 + (i/10)*100
+		g := Group{PGID: pgid, SID: sid, LeaderPID: pgid, Origin: Origin(i % 3), Started: now.Add(-time.Duration(i) * time.Second)}
+		for j := 0; j < 3; j++ {
+			g.Members = append(g.Members, Process{PID: pgid + j, PGID: pgid, SID: sid, State: "S", Argv: []string{"worker", fmt.Sprint(i), "--shard", fmt.Sprint(j)}, Comm: "worker", CPUPercent: float64(j), RSSBytes: 10 << 20})
+		}
+		s.Groups = append(s.Groups, g)
+	}
+	return s
+}
+
+// BenchmarkRefresh1000Groups is one refresh: a new 1,000-group snapshot
+// through Update, then View. Target: well under a 16 ms frame.
+func BenchmarkRefresh1000Groups(b *testing.B) {
+	m, src := newTestModel(b, 160, 50)
+	snaps := [2]Snapshot{bigSnapshot(1000, testNow), bigSnapshot(1000, testNow.Add(time.Second))}
+	m.Update(snapshotMsg{snap: snaps[0], ch: src.snaps})
+	press(b, m, "G") // cursor at the bottom: the worst case for scrolling
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.Update(snapshotMsg{snap: snaps[i%2], ch: src.snaps})
+		if v := m.View(); len(v) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+func TestRefresh1000GroupsFitsInAFrame(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	r := testing.Benchmark(BenchmarkRefresh1000Groups)
+	per := time.Duration(r.NsPerOp())
+	t.Logf("refresh with 1000 groups: %v per Update+View", per)
+	limit := 16 * time.Millisecond
+	if raceEnabled {
+		limit *= 8 // the race detector slows everything down several times
+	}
+	if per > limit {
+		t.Fatalf("refresh takes %v, want < %v", per, limit)
+	}
+}
+
+// TestIdleCPU runs the real program loop on a quiet sandbox for a few
+// seconds and checks the process used under 2% of a core: no busy redraw.
+func TestIdleCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes seconds")
+	}
+	src := newFakeSource()
+	src.snaps <- bigSnapshot(200, time.Now())
+	m := NewModel(Options{Source: src, Theme: themes.MustLoad("dark")})
+	t.Cleanup(m.Close)
+	in, inW := io.Pipe()
+	defer inW.Close()
+	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(io.Discard), tea.WithoutSignals(), tea.WithFPS(rendererFPS))
+	go func() { p.Send(tea.WindowSizeMsg{Width: 160, Height: 50}) }()
+	done := make(chan error, 1)
+	go func() { _, err := p.Run(); done <- err }()
+	defer func() { p.Quit(); <-done }()
+
+	// Let it settle (first snapshot, first frames), then measure.
+	deadline := time.Now().Add(3 * time.Second)
+	for len(src.snaps) > 0 && time.Now().Before(deadline) { // the program took the snapshot
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	before, start := cpuTime(), time.Now()
+	time.Sleep(3 * time.Second)
+	used, wall := cpuTime()-before, time.Since(start)
+	share := float64(used) / float64(wall)
+	t.Logf("idle: %v CPU over %v = %.2f%% of a core", used, wall.Round(time.Millisecond), share*100)
+	limit := 0.02
+	if raceEnabled {
+		limit = 0.08
+	}
+	if share > limit {
+		t.Fatalf("idle CPU %.2f%% of a core, want < %.0f%%", share*100, limit*100)
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// echoConn is a terminal that echoes each key back at once, like a shell
+// in raw mode on a local machine: what is left is sandtop's own latency.
+type echoConn struct {
+	pr *io.PipeReader
+	pw *io.PipeWriter
+}
+
+func newEchoConn() *echoConn {
+	pr, pw := io.Pipe()
+	return &echoConn{pr: pr, pw: pw}
+}
+func (c *echoConn) Read(p []byte) (int, error) { return c.pr.Read(p) }
+func (c *echoConn) Write(p []byte) (int, error) {
+	go func() { _, _ = c.pw.Write(append([]byte("\r"), p...)) }()
+	return len(p), nil
+}
+func (c *echoConn) Resize(rows, cols int) error { return nil }
+func (c *echoConn) Close() error                { return c.pw.Close() }
+
+// BenchmarkKeyToEcho is the time from a key press while attached to the
+// frame that shows its echo: encode, input queue, the terminal, the pump,
+// the emulator, the frame wake-up, Update and View. Keys are spaced beyond
+// the 33 ms frame interval, as typing is, and the pause is not timed.
+func BenchmarkKeyToEcho(b *testing.B) {
+	m, _ := newTestModel(b, 160, 50)
+	m.pane = paneTerms
+	m.syncDetail()
+	conn := newEchoConn()
+	_, frame := m.Update(attachedMsg{gen: m.detailGen, pid: m.detail.pid, conn: conn})
+	m.focus = focusAttached
+	frame = firstFrameCmd(frame)
+	letters := "abcdefghijklmnopqrstuvwxyz"
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		time.Sleep(frameInterval + 2*time.Millisecond)
+		ch := string(letters[i%len(letters)])
+		b.StartTimer()
+		m.handleKey(keyMsg(ch))
+		for {
+			msg := frame()
+			_, next := m.Update(msg)
+			frame = firstFrameCmd(next)
+			if strings.HasPrefix(m.detail.term.term.Snapshot().Line(0), ch) && strings.Contains(m.View(), "│"+ch) {
+				break
+			}
+		}
+	}
+}
+
+// firstFrameCmd unwraps the frame wait from a (possibly batched) command.
+func firstFrameCmd(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return cmd
+}
