@@ -33,7 +33,7 @@ type listGroup struct {
 	// when not known (no live wrapper, or a stock envd without argv).
 	Command  []string `json:"command,omitempty"`
 	ExitCode *int     `json:"exit_code,omitempty"`
-	Signal   string `json:"signal,omitempty"`
+	Signal   string   `json:"signal,omitempty"`
 	// Members are the live processes of the group, the wrapper's own
 	// included (marked); empty once settled.
 	Members []listProcess `json:"members"`

@@ -115,5 +115,3 @@ func (s *session) groupByPgid(ctx context.Context, pgid int) (backend.GroupInfo,
 func errNoGroup(pgid int) error {
 	return fmt.Errorf("no process group %d in this sandbox (see 'sandtop ls')", pgid)
 }
-
-
