@@ -2,8 +2,11 @@ package backend
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path"
 	"sort"
+	"time"
 
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/wrapper"
@@ -28,45 +31,21 @@ func DshRoot(cwd string) string {
 	return path.Join(cwd, ".dsh-e2b")
 }
 
-// DshState is where an agent's process group stands.
-type DshState string
-
-const (
-	// DshUnpublished: the state dir exists but no pgid was published yet
-	// (the agent is still starting it, or died while doing so).
-	DshUnpublished DshState = "unpublished"
-	// DshRunning: the group has live members and the direct command has
-	// not published an exit code.
-	DshRunning DshState = "running"
-	// DshLeaderExited: the direct command exited (its code is published)
-	// but other members of its group still live.
-	DshLeaderExited DshState = "leader-exited"
-	// DshSettled: no live (non-zombie) member is left.
-	DshSettled DshState = "settled"
-	// DshInvalid: the published files do not parse; see DshGroup.Err.
-	DshInvalid DshState = "invalid"
-)
-
 // DshSpill is a spill log the agent's wrapper wrote.
 type DshSpill struct {
 	Path string
 	Size int64
 }
 
-// DshGroup is one process group a dsh agent started.
+// DshGroup is one process group a dsh agent started, in the seam's own
+// vocabulary (GroupInfo: ID, StateDir, Pgid, State, ExitCode, SpillPaths,
+// Problem) and marked as the agent's.
 type DshGroup struct {
-	ID    string // the state dir's name (a uuid)
-	Dir   string // absolute state dir
-	Agent bool   // always true: started by an agent, not by sandtop
-	State DshState
-	// Pgid is the published process-group id; 0 until published.
-	Pgid int
-	// ExitCode is the direct command's published status, once written.
-	ExitCode *int
-	// Stdout and Stderr are the spill logs, when the agent kept them.
+	GroupInfo
+	// Agent is always true: an agent started it, not sandtop.
+	Agent bool
+	// Stdout and Stderr are the spill logs with their sizes, when present.
 	Stdout, Stderr *DshSpill
-	// Err says why State is DshInvalid.
-	Err error
 }
 
 // DshTerminalDir is a terminal state dir. dsh's runner deletes every file
@@ -91,7 +70,8 @@ type DshDiscovery struct {
 // the same control command. A root that does not exist yields an empty
 // discovery, not an error.
 func DiscoverDsh(ctx context.Context, proc processconnect.ProcessClient, root string) (DshDiscovery, error) {
-	snap, err := scanDsh(ctx, proc, root)
+	run := commandRunner{proc: proc, bash: "/bin/bash", env: dshControlEnv}
+	snap, err := scanDsh(ctx, run, root)
 	if err != nil {
 		return DshDiscovery{}, err
 	}
@@ -116,41 +96,70 @@ func (s dshSnapshot) discovery(root string) DshDiscovery {
 	return d
 }
 
-// group judges one process state dir.
+// group judges one process state dir, the way the seam's ListGroups
+// judges its own (a bad state file leaves it unpublished, with a Problem).
 func (s dshSnapshot) group(root string, e dshEntry) DshGroup {
 	dir := wrapper.StateDir(root, e.id)
-	g := DshGroup{ID: e.id, Dir: dir, Agent: true}
+	g := DshGroup{GroupInfo: GroupInfo{ID: e.id, StateDir: dir, State: GroupUnpublished}, Agent: true}
 	if e.stdoutSize >= 0 {
 		g.Stdout = &DshSpill{Path: path.Join(dir, wrapper.StdoutSpillFile), Size: e.stdoutSize}
+		g.SpillPaths = append(g.SpillPaths, g.Stdout.Path)
 	}
 	if e.stderrSize >= 0 {
 		g.Stderr = &DshSpill{Path: path.Join(dir, wrapper.StderrSpillFile), Size: e.stderrSize}
-	}
-	if e.exitCode != nil && *e.exitCode != "" {
-		code, err := wrapper.ParseExitCode(*e.exitCode)
-		if err != nil {
-			g.State, g.Err = DshInvalid, err
-			return g
-		}
-		g.ExitCode = &code
+		g.SpillPaths = append(g.SpillPaths, g.Stderr.Path)
 	}
 	if e.pid == nil || *e.pid == "" {
-		g.State = DshUnpublished
 		return g
 	}
 	pgid, err := wrapper.ParsePgid(*e.pid)
 	if err != nil {
-		g.State, g.Err = DshInvalid, err
+		g.Problem = err.Error()
 		return g
 	}
 	g.Pgid = pgid
+	if e.exitCode != nil && *e.exitCode != "" {
+		code, err := wrapper.ParseExitCode(*e.exitCode)
+		if err != nil {
+			g.Problem = err.Error()
+		} else {
+			g.ExitCode = &code
+		}
+	}
 	switch {
 	case !s.groupLive(pgid):
-		g.State = DshSettled
+		g.State = GroupSettled
 	case g.ExitCode != nil:
-		g.State = DshLeaderExited
+		g.State = GroupLeaderExited
 	default:
-		g.State = DshRunning
+		g.State = GroupRunning
 	}
 	return g
+}
+
+// DiscoverAgent is DiscoverDsh over this runtime's sandbox, for the agent
+// working in cwd ("" means the runtime's Cwd).
+func (r *Runtime) DiscoverAgent(ctx context.Context, cwd string) (DshDiscovery, error) {
+	if cwd == "" {
+		cwd = r.cfg.Cwd
+	}
+	root := DshRoot(cwd)
+	snap, err := scanDsh(ctx, r.runner, root)
+	if err != nil {
+		return DshDiscovery{}, err
+	}
+	return snap.discovery(root), nil
+}
+
+// ErrDshUnpublished refuses to signal a group whose pgid is unknown.
+var ErrDshUnpublished = errors.New("dsh: no valid process-group id was published; nothing is safe to signal")
+
+// TeardownAgentGroup tears an agent's group down with the seam's own
+// transaction (TeardownGroup: TERM, grace, KILL, proof of emptiness; a gone
+// sandbox counts as settled). A settled group is a no-op.
+func (r *Runtime) TeardownAgentGroup(ctx context.Context, g DshGroup, grace time.Duration, progress func(TeardownEvent)) error {
+	if g.Pgid <= 1 {
+		return fmt.Errorf("%w (%s)", ErrDshUnpublished, g.ID)
+	}
+	return r.TeardownGroup(ctx, g.Pgid, grace, progress)
 }

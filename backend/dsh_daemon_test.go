@@ -22,10 +22,17 @@ import (
 )
 
 // compatDaemon starts our daemon as a stock envd (--compat) on loopback
-// TCP, guarded by a token, and returns its Process client.
-func compatDaemon(t *testing.T) processconnect.ProcessClient {
+// TCP, guarded by a token, and a seam Runtime over it working in cwd.
+func compatDaemon(t *testing.T, cwd string) (processconnect.ProcessClient, *backend.Runtime) {
 	t.Helper()
-	return daemontest.StartTCP(t, daemon.Config{Compat: true, Token: "dsh-test-token"}).Client.Process
+	env := daemontest.StartTCP(t, daemon.Config{Compat: true, Token: "dsh-test-token"})
+	rt, err := backend.NewRuntimeClients(context.Background(), env.Client.Process, env.Client.Supervisor, backend.RuntimeConfig{
+		RuntimeRoot: filepath.Join(cwd, ".sandtop"), Cwd: cwd, PollInterval: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env.Client.Process, rt
 }
 
 // startAgentProcess plays dsh-subprocess-e2b: through the daemon's
@@ -60,8 +67,8 @@ exec setsid --wait bash -c %[2]s dsh-e2b %[1]s %[3]s`, dir, wrapper.Quote(inner)
 }
 
 func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
-	proc := compatDaemon(t)
 	cwd := t.TempDir()
+	proc, rt := compatDaemon(t, cwd)
 	root := backend.DshRoot(cwd)
 	procs := filepath.Join(root, "processes")
 
@@ -82,28 +89,37 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	d := pollDsh(ctx, t, proc, root, func(d backend.DshDiscovery) bool {
-		return len(d.Groups) == 3 && d.Groups[0].State == backend.DshRunning && d.Groups[0].Stdout != nil &&
-			d.Groups[0].Stdout.Size == 6 && d.Groups[1].State == backend.DshLeaderExited
+		return len(d.Groups) == 3 && d.Groups[0].State == backend.GroupRunning && d.Groups[0].Stdout != nil &&
+			d.Groups[0].Stdout.Size == 6 && d.Groups[1].State == backend.GroupLeaderExited
 	})
 	running, lingering, settled := d.Groups[0], d.Groups[1], d.Groups[2]
-	if !running.Agent || running.Pgid <= 1 || running.ExitCode != nil {
+	if !running.Agent || running.Pgid <= 1 || running.ExitCode != nil || running.Problem != "" {
 		t.Fatalf("running group %+v", running)
 	}
 	if lingering.Pgid <= 1 || lingering.ExitCode == nil || *lingering.ExitCode != 3 {
 		t.Fatalf("leader-exited group %+v", lingering)
 	}
-	if settled.State != backend.DshSettled || settled.ExitCode == nil || *settled.ExitCode != 7 ||
+	if settled.State != backend.GroupSettled || settled.ExitCode == nil || *settled.ExitCode != 7 ||
 		settled.Stderr == nil || settled.Stderr.Size != 5 {
 		t.Fatalf("settled entry %+v", settled)
 	}
 
+	// The runtime's own view of the same sandbox finds the same groups.
+	if via, err := rt.DiscoverAgent(ctx, ""); err != nil || len(via.Groups) != 3 || via.Root != root {
+		t.Fatalf("DiscoverAgent: %+v %v", via, err)
+	}
 	for _, g := range []backend.DshGroup{running, lingering, settled} {
-		if err := backend.TeardownDsh(ctx, proc, g, 2*time.Second); err != nil {
+		var phases []backend.TeardownPhase
+		err := rt.TeardownAgentGroup(ctx, g, 2*time.Second, func(ev backend.TeardownEvent) { phases = append(phases, ev.Phase) })
+		if err != nil {
 			t.Fatalf("teardown %s: %v", g.ID, err)
+		}
+		if len(phases) == 0 || phases[len(phases)-1] != backend.PhaseEmpty {
+			t.Fatalf("teardown %s phases %v, want to end proven empty", g.ID, phases)
 		}
 	}
 	d = pollDsh(ctx, t, proc, root, func(d backend.DshDiscovery) bool {
-		return d.Groups[0].State == backend.DshSettled && d.Groups[1].State == backend.DshSettled
+		return d.Groups[0].State == backend.GroupSettled && d.Groups[1].State == backend.GroupSettled
 	})
 	// The groups are empty: no process of either is left (zombies aside).
 	for _, g := range []backend.DshGroup{running, lingering} {
@@ -115,7 +131,8 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := backend.TeardownDsh(ctx, proc, backend.DshGroup{ID: "x", State: backend.DshUnpublished}, time.Second); !errors.Is(err, backend.ErrDshUnpublished) {
+	unpublished := backend.DshGroup{GroupInfo: backend.GroupInfo{ID: "x", State: backend.GroupUnpublished}, Agent: true}
+	if err := rt.TeardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, backend.ErrDshUnpublished) {
 		t.Fatalf("teardown of an unpublished group: %v", err)
 	}
 }

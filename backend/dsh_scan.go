@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"sandtop/backend/gen/process/processconnect"
 )
 
 // One control command reads a DeepSeek Harness agent's whole state layout
@@ -22,7 +20,8 @@ import (
 //	stderr.log size (-1 when absent)
 //
 // (a terminal dir has no pid: its pid field is 'Y'+the number of files),
-// then the record "--ps--" and `ps -eo pgid=,sid=,stat=` verbatim.
+// then the record "--ps--" and the process table in the seam's ps format
+// (parsePsTable).
 const dshScanScript = `
 shopt -s nullglob
 root=$1
@@ -48,7 +47,7 @@ for kind in processes terminals; do
   done
 done
 printf -- '--ps--\0'
-exec ps -eo pgid=,sid=,stat=
+exec ps -e -o pid= -o pgid= -o sid= -o stat=
 `
 
 // dshEntry is one state dir as the scan saw it.
@@ -59,26 +58,22 @@ type dshEntry struct {
 	stderrSize    int64
 }
 
-// dshProc is one row of the process table.
-type dshProc struct {
-	pgid, sid int
-	state     string
-}
-
 // dshSnapshot is what one scan returned.
 type dshSnapshot struct {
 	entries []dshEntry
-	procs   []dshProc
+	procs   []ProcessEntry
 }
 
-func scanDsh(ctx context.Context, proc processconnect.ProcessClient, agentRoot string) (dshSnapshot, error) {
-	argv := []string{"/bin/bash", "-c", dshScanScript, "dsh-scan", agentRoot}
-	r, err := runControl(ctx, proc, map[string]string{"LC_ALL": "C"}, argv, nil)
+// dshControlEnv keeps the scan's output parseable and its shell plain.
+var dshControlEnv = map[string]string{"LC_ALL": "C", "BASH_ENV": "", "ENV": ""}
+
+func scanDsh(ctx context.Context, run commandRunner, agentRoot string) (dshSnapshot, error) {
+	r, err := run.run(ctx, dshScanScript, []string{agentRoot}, nil)
 	if err != nil {
 		return dshSnapshot{}, fmt.Errorf("dsh: scanning %s: %w", agentRoot, err)
 	}
-	if r.code != 0 {
-		return dshSnapshot{}, controlFailure("dsh: scanning "+agentRoot, r)
+	if r.exitCode != 0 {
+		return dshSnapshot{}, fmt.Errorf("dsh: scanning %s: exit code %d: %s", agentRoot, r.exitCode, clipText(r.stderr))
 	}
 	return parseDshScan(r.stdout)
 }
@@ -113,21 +108,11 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 		}
 		snap.entries = append(snap.entries, e)
 	}
-	for _, line := range strings.Split(string(table), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) != 3 {
-			return snap, fmt.Errorf("dsh: unexpected ps line %q", line)
-		}
-		g, err1 := strconv.Atoi(f[0])
-		s, err2 := strconv.Atoi(f[1])
-		if err1 != nil || err2 != nil {
-			return snap, fmt.Errorf("dsh: unexpected ps line %q", line)
-		}
-		snap.procs = append(snap.procs, dshProc{pgid: g, sid: s, state: f[2]})
+	procs, err := parsePsTable(table)
+	if err != nil {
+		return snap, fmt.Errorf("dsh: %w", err)
 	}
+	snap.procs = procs
 	return snap, nil
 }
 
@@ -143,13 +128,5 @@ func presentFile(field string) (*string, error) {
 	return nil, fmt.Errorf("bad file marker %q", field)
 }
 
-// groupLive reports whether pgid has a member that is neither a zombie nor
-// dead: a zombie-only group is settled, as the seam treats it.
-func (s dshSnapshot) groupLive(pgid int) bool {
-	for _, p := range s.procs {
-		if p.pgid == pgid && !deadState(p.state) {
-			return true
-		}
-	}
-	return false
-}
+// groupLive: a member that is neither a zombie nor dead, as the seam judges.
+func (s dshSnapshot) groupLive(pgid int) bool { return groupLiveIn(s.procs, pgid) }

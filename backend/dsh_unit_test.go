@@ -78,17 +78,17 @@ func TestDshScanScriptJudgesStates(t *testing.T) {
 	d := snap.discovery(root)
 
 	type want struct {
-		state DshState
+		state GroupState
 		pgid  int
 		code  int // -1: none
 	}
 	wants := map[string]want{
-		"a-running":   {DshRunning, live, -1},
-		"b-lingering": {DshLeaderExited, lingering, 3},
-		"c-settled":   {DshSettled, dead, 0},
-		"d-starting":  {DshUnpublished, 0, -1},
-		"e-unsafe":    {DshInvalid, 0, -1},
-		"f-nul":       {DshSettled, 1234, -1}, // NULs are stripped; no such group lives
+		"a-running":   {GroupRunning, live, -1},
+		"b-lingering": {GroupLeaderExited, lingering, 3},
+		"c-settled":   {GroupSettled, dead, 0},
+		"d-starting":  {GroupUnpublished, 0, -1},
+		"e-unsafe":    {GroupUnpublished, 0, -1}, // with a Problem
+		"f-nul":       {GroupSettled, 1234, -1},  // NULs are stripped; no such group lives
 	}
 	if len(d.Groups) != len(wants) {
 		t.Fatalf("groups %+v", d.Groups)
@@ -100,14 +100,18 @@ func TestDshScanScriptJudgesStates(t *testing.T) {
 			code = *g.ExitCode
 		}
 		if g.State != w.state || g.Pgid != w.pgid || code != w.code || !g.Agent {
-			t.Errorf("%s: state %s pgid %d code %d err %v; want %+v", g.ID, g.State, g.Pgid, code, g.Err, w)
+			t.Errorf("%s: state %s pgid %d code %d problem %q; want %+v", g.ID, g.State, g.Pgid, code, g.Problem, w)
 		}
-		if g.Dir != filepath.Join(p, g.ID) {
-			t.Errorf("%s: dir %s", g.ID, g.Dir)
+		if g.StateDir != filepath.Join(p, g.ID) {
+			t.Errorf("%s: dir %s", g.ID, g.StateDir)
+		}
+		if (g.ID == "e-unsafe") != (g.Problem != "") {
+			t.Errorf("%s: problem %q", g.ID, g.Problem)
 		}
 	}
-	if g := d.Groups[0]; g.Stdout == nil || g.Stdout.Size != 6 || g.Stdout.Path != filepath.Join(p, "a-running", "stdout.log") || g.Stderr != nil {
-		t.Errorf("spills of a-running: %+v %+v", g.Stdout, g.Stderr)
+	if g := d.Groups[0]; g.Stdout == nil || g.Stdout.Size != 6 || g.Stdout.Path != filepath.Join(p, "a-running", "stdout.log") ||
+		g.Stderr != nil || len(g.SpillPaths) != 1 || g.SpillPaths[0] != g.Stdout.Path {
+		t.Errorf("spills of a-running: %+v %+v %v", g.Stdout, g.Stderr, g.SpillPaths)
 	}
 	if g := d.Groups[1]; g.Stderr == nil || g.Stderr.Size != 0 {
 		t.Errorf("empty stderr spill of b-lingering: %+v", g.Stderr)
