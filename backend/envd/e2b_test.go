@@ -25,8 +25,9 @@ func newTestE2B(t *testing.T, f *e2bfake.Fake, key string) *envd.E2BClient {
 	return c
 }
 
+// ctxT bounds one test; generous, as the box is shared and runs -race.
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }

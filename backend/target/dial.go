@@ -1,0 +1,180 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"sandtop/backend"
+	"sandtop/backend/envd"
+)
+
+// Dialing a target, and opening a seam Runtime over it with the target's
+// layout hints. Opening never starts or stops anything in the sandbox, and
+// closing leaves every process running.
+
+// defaultPollInterval is the seam's liveness cadence when the caller sets
+// none; every tick costs a request, which matters over the internet.
+const defaultPollInterval = 50 * time.Millisecond
+
+// probeTimeout bounds the control-plane check behind a "sandbox gone" verdict.
+const probeTimeout = 10 * time.Second
+
+// Dial prepares an envd client for t (no connection is made yet).
+func Dial(t Target, opts ...envd.Option) (*envd.Client, error) {
+	if t.Err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name, t.Err)
+	}
+	if t.Endpoint == "" {
+		return nil, fmt.Errorf("target %s has no endpoint", t.Name)
+	}
+	var base []envd.Option
+	if t.Token != "" {
+		base = append(base, envd.WithToken(t.Token))
+	}
+	if t.User != "" {
+		base = append(base, envd.WithUser(t.User))
+	}
+	if len(t.Headers) > 0 {
+		hc, err := headerClient(t.Endpoint, t.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		base = append(base, envd.WithHTTPClient(hc))
+	}
+	c, err := envd.Dial(t.Endpoint, append(base, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	return c, nil
+}
+
+// headerClient is an HTTP client that adds hdr to every request, over the
+// same protocols envd.Dial would pick: h2c for http, HTTP/2 over TLS (with
+// HTTP/1.1 fallback) for https.
+func headerClient(endpoint string, hdr http.Header) (*http.Client, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, errors.New("endpoint is not a URL")
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	switch u.Scheme {
+	case "http":
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		tr.Protocols = &p
+	case "https":
+		tr.ForceAttemptHTTP2 = true
+	default:
+		return nil, fmt.Errorf("endpoint scheme %q cannot carry routing headers", u.Scheme)
+	}
+	return &http.Client{Transport: headerTransport{next: tr, hdr: hdr.Clone()}}, nil
+}
+
+type headerTransport struct {
+	next http.RoundTripper
+	hdr  http.Header
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.hdr {
+		r.Header[k] = v
+	}
+	return h.next.RoundTrip(r)
+}
+
+// Session is an open target: its client and the seam Runtime over it.
+type Session struct {
+	Target  Target
+	Client  *envd.Client
+	Runtime *backend.Runtime
+	// Extension is true when the daemon answered Hello (our daemon); false
+	// on stock envd, where the seam runs its compat control plane.
+	Extension bool
+}
+
+// Open dials t and builds a Runtime. Fields set in cfg win; otherwise the
+// runtime root is the one our daemon reports through Hello, or, on stock
+// envd, the target's hint; Cwd falls back to the hint, then "/".
+func Open(ctx context.Context, t Target, cfg backend.RuntimeConfig, opts ...envd.Option) (*Session, error) {
+	c, err := Dial(t, opts...)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{Target: t, Client: c}
+	_, helloErr := c.Hello(ctx)
+	switch {
+	case helloErr == nil:
+		s.Extension = true
+	case envd.IsUnimplemented(helloErr) || envd.IsNotFound(helloErr):
+		if cfg.RuntimeRoot == "" {
+			cfg.RuntimeRoot = t.RuntimeRoot
+		}
+		if cfg.RuntimeRoot == "" {
+			c.Close()
+			return nil, fmt.Errorf("target %s is a stock envd: name a runtime root for sandtop's state", t.Name)
+		}
+	default:
+		c.Close()
+		return nil, fmt.Errorf("target %s: %w", t.Name, helloErr)
+	}
+	if cfg.Cwd == "" {
+		cfg.Cwd = t.Cwd
+	}
+	if cfg.Cwd == "" {
+		cfg.Cwd = "/"
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = defaultPollInterval
+	}
+	if cfg.SandboxGone == nil && t.e2b != nil {
+		cfg.SandboxGone = s.goneRecognizer()
+	}
+	rt, err := backend.NewRuntimeClients(ctx, c.Process, c.Supervisor, cfg)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	s.Runtime = rt
+	return s, nil
+}
+
+// goneRecognizer lets the seam settle an E2B sandbox's groups once the
+// control plane confirms the sandbox is gone; a network fault never counts.
+func (s *Session) goneRecognizer() func(error) bool {
+	return func(err error) bool {
+		if errors.Is(err, envd.ErrE2BSandboxGone) {
+			return true
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		defer cancel()
+		l, _ := s.Probe(ctx)
+		return l == envd.E2BGone
+	}
+}
+
+// Probe says whether the target's sandbox is alive, gone or unreachable.
+// Only E2B targets can be proven gone (the control plane knows); others
+// are alive or unreachable, judged by envd's health check.
+func (s *Session) Probe(ctx context.Context) (envd.E2BLiveness, error) {
+	t := s.Target
+	if t.e2b != nil {
+		return t.e2b.Probe(ctx, t.conn)
+	}
+	if err := s.Client.Health(ctx); err != nil {
+		return envd.E2BUnreachable, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	return envd.E2BAlive, nil
+}
+
+// Close drops the connections. Processes in the sandbox keep running; call
+// Runtime.Dispose first to terminate what this session spawned.
+func (s *Session) Close() {
+	if s.Client != nil {
+		s.Client.Close()
+	}
+}
