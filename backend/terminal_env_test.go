@@ -20,7 +20,12 @@ type terminalTestEnv struct {
 
 func newTerminalTestEnv(t testing.TB, compat bool) *terminalTestEnv {
 	t.Helper()
-	e := &terminalTestEnv{d: daemontest.Start(t, daemon.Config{Compat: compat}), cwd: t.TempDir(), compat: compat}
+	return newTerminalTestEnvWith(t, daemon.Config{Compat: compat})
+}
+
+func newTerminalTestEnvWith(t testing.TB, cfg daemon.Config) *terminalTestEnv {
+	t.Helper()
+	e := &terminalTestEnv{d: daemontest.Start(t, cfg), cwd: t.TempDir(), compat: cfg.Compat}
 	e.rt = e.newClient(t)
 	return e
 }

@@ -33,6 +33,9 @@ type terminalRuntime struct {
 	childEnv func(ctx context.Context, explicit map[string]string) ([]string, error)
 	// poll is the cadence of liveness checks during Terminate.
 	poll time.Duration
+	// gone recognises errors proving the sandbox no longer exists; a
+	// session in a vanished sandbox counts as empty. Nil: never.
+	gone func(error) bool
 }
 
 // terminalTagPrefix marks the PTY processes that are sandtop terminals. The

@@ -110,7 +110,7 @@ func (r *Runtime) terminalRuntime(ctx context.Context) (*terminalRuntime, error)
 	}
 	rt := &terminalRuntime{
 		proc: r.proc, cp: r.control, cmd: r.runner, root: r.cfg.RuntimeRoot,
-		controlEnv: controlEnv, poll: r.cfg.PollInterval,
+		controlEnv: controlEnv, poll: r.cfg.PollInterval, gone: r.sandboxGone,
 		childEnv: func(ctx context.Context, explicit map[string]string) ([]string, error) {
 			entries := make([]EnvEntry, 0, len(explicit))
 			for name, value := range explicit {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/backend/daemon"
 )
 
 // bootstrapHook makes the runner's bash source script before the runner
@@ -196,5 +198,60 @@ func TestTerminalSessionZombieOnlyGroupIsSettled(t *testing.T) {
 	got := sessionGroupsIn(rows, 40)
 	if len(got) != 2 || got[0] != 40 || got[1] != 43 {
 		t.Fatalf("live groups %v, want [40 43]", got)
+	}
+}
+
+func TestTerminalEnvironmentBoundary(t *testing.T) {
+	env := newTerminalTestEnvWith(t, daemon.Config{Env: []string{
+		"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "KEEP=visible",
+		"NPM_TOKEN=leak", "DB_PASSWORD=leak", "DSH_STALE=leak",
+	}})
+	ctx := context.Background()
+	spec := TerminalSpec{
+		Argv: []string{"/usr/bin/env"}, Cwd: env.cwd, Rows: 24, Cols: 80, GraceMs: 100,
+		Env: map[string]string{"API_KEY": "explicit", "DSH_MODE": "on", "KEEP": "overridden"},
+	}
+	term, err := env.rt.SpawnTerminal(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := collect(t, term)
+	out.waitEnd(t, 10*time.Second)
+	got := out.String()
+	for _, want := range []string{"API_KEY=explicit\r\n", "DSH_MODE=on\r\n", "KEEP=overridden\r\n", "LANG=C.UTF-8\r\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("child env lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "leak") {
+		t.Errorf("scrubbed ambient values reached the child:\n%s", got)
+	}
+}
+
+func TestTerminalStartFailureRemovesState(t *testing.T) {
+	env := newTerminalTestEnv(t, false)
+	spec := shellSpec("/does/not/exist")
+	_, err := env.rt.SpawnTerminal(context.Background(), spec)
+	if err == nil || !strings.Contains(err.Error(), "start terminal") {
+		t.Fatalf("err = %v", err)
+	}
+	if dirs := terminalDirs(t, env); len(dirs) != 0 {
+		t.Fatalf("state directories left behind: %v", dirs)
+	}
+}
+
+func TestTerminalTinyGraceStillKills(t *testing.T) {
+	env := newTerminalTestEnv(t, false)
+	spec := shellSpec(env.cwd)
+	spec.GraceMs = 1 // interactive bash ignores TERM: KILL must still go out
+	term, err := env.rt.SpawnTerminal(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := term.Terminate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := term.Outcome(); o.Signal != "SIGKILL" {
+		t.Fatalf("outcome %v", o)
 	}
 }

@@ -17,6 +17,10 @@ import (
 // context.
 const exitStatusTimeout = 5 * time.Second
 
+// killSettle is the least time Terminate waits for SIGKILLed processes to
+// be gone before it reports survivors.
+const killSettle = time.Second
+
 // Terminate ends the whole terminal session and waits until it is empty. It
 // first refuses new calls and cancels and joins those in flight, then sends
 // SIGTERM to every process group of the session, waits up to GraceMs, and
@@ -32,7 +36,10 @@ func (t *Terminal) Terminate(ctx context.Context) error {
 		return nil
 	}
 	if err := t.emptySession(ctx); err != nil {
-		return err
+		// A sandbox that no longer exists runs nothing: that is settled.
+		if ctx.Err() != nil || t.rt.gone == nil || !t.rt.gone(err) {
+			return err
+		}
 	}
 	t.settled = true
 	t.stop()
@@ -79,7 +86,10 @@ func (t *Terminal) emptySession(ctx context.Context) error {
 			return fmt.Errorf("terminal cleanup: SIGKILL to pid %d: %w", t.pid, err)
 		}
 	}
-	deadline := time.Now().Add(grace)
+	// SIGKILL cannot be caught, but delivery and reaping take a moment; a
+	// tiny grace must not turn that moment into a reported failure.
+	settle := max(grace, killSettle)
+	deadline := time.Now().Add(settle)
 	for {
 		groups, err = t.sessionGroups(ctx)
 		if err != nil {
@@ -100,7 +110,7 @@ func (t *Terminal) emptySession(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := t.waitDone(ctx, grace); err != nil {
+	if err := t.waitDone(ctx, settle); err != nil {
 		return err
 	}
 	switch {
