@@ -56,6 +56,9 @@ func stateOf(g *Group) groupState {
 
 // command is what a group runs: its leader's argv, else the first member's.
 func command(g *Group) string {
+	if len(g.Argv) > 0 {
+		return argvString(g.Argv, "")
+	}
 	for _, p := range g.Members {
 		if p.PID == g.PGID {
 			return argvString(p.Argv, p.Comm)

@@ -1,0 +1,211 @@
+package ui
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sandtop/backend"
+	"sandtop/backend/daemon"
+	"sandtop/backend/daemontest"
+)
+
+// newDaemonSource runs a real in-process daemon and the real adapter.
+func newDaemonSource(t testing.TB) Source {
+	t.Helper()
+	env := daemontest.Start(t, daemon.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rt, err := backend.NewRuntime(ctx, env.Client, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp"})
+	if err != nil {
+		t.Fatalf("runtime: %v", err)
+	}
+	src, err := NewBackendSource(env.Client, rt, BackendOptions{Name: "test", Cwd: "/tmp", Interval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// nextSnapshotWhere reads snapshots until one satisfies cond.
+func nextSnapshotWhere(t *testing.T, ch <-chan Snapshot, what string, cond func(Snapshot) bool) Snapshot {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case s, ok := <-ch:
+			if !ok {
+				t.Fatalf("watch ended while waiting for %s", what)
+			}
+			if cond(s) {
+				return s
+			}
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func findGroup(s Snapshot, pgid int) *Group {
+	for i := range s.Groups {
+		if s.Groups[i].PGID == pgid {
+			return &s.Groups[i]
+		}
+	}
+	return nil
+}
+
+func TestBackendSourceAgainstRealDaemon(t *testing.T) {
+	src := newDaemonSource(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	info, err := src.Info(ctx)
+	if err != nil || info.Version == "" {
+		t.Fatalf("Info = %+v, %v", info, err)
+	}
+	watch, err := src.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A TERM-ignoring group: spawned, listed as ours, torn down with KILL.
+	pgid, err := src.Spawn(ctx, []string{"sh", "-c", `trap "" TERM; echo ready; while :; do sleep 0.1; done`}, "")
+	if err != nil {
+		t.Fatalf("spawn: %v", err)
+	}
+	// Wait until the trap is set and the loop runs (a sleep is a member).
+	s := nextSnapshotWhere(t, watch, "the spawned group", func(s Snapshot) bool {
+		g := findGroup(s, pgid)
+		return g != nil && strings.Contains(argvString(g.Members[len(g.Members)-1].Argv, ""), "sleep 0.1")
+	})
+	g := findGroup(s, pgid)
+	if g.Origin != OriginSandtop {
+		t.Errorf("spawned group origin = %v, want sandtop (tag %q, leader %d)", g.Origin, g.Tag, g.LeaderPID)
+	}
+	t.Logf("group: pgid %d leader %d tag %q members %d", g.PGID, g.LeaderPID, g.Tag, len(g.Members))
+
+	var mu sync.Mutex
+	var phases []TeardownPhase
+	err = src.Teardown(ctx, pgid, 300*time.Millisecond, func(ev TeardownEvent) {
+		mu.Lock()
+		phases = append(phases, ev.Phase)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("teardown: %v", err)
+	}
+	mu.Lock()
+	got := phases
+	mu.Unlock()
+	if len(got) < 3 || got[0] != TeardownTerm || got[len(got)-1] != TeardownEmpty || !containsPhase(got, TeardownKill) {
+		t.Fatalf("phases = %v, want TERM … KILL … empty", got)
+	}
+
+	// A terminal at a given size: attach, type, read the echo, detach.
+	pid, err := src.SpawnTerminal(ctx, []string{"sh"}, 30, 100)
+	if err != nil {
+		t.Fatalf("spawn terminal: %v", err)
+	}
+	s = nextSnapshotWhere(t, watch, "the terminal", func(s Snapshot) bool {
+		for _, tm := range s.Terminals {
+			if tm.PID == pid {
+				return true
+			}
+		}
+		return false
+	})
+	for _, tm := range s.Terminals {
+		if tm.PID == pid && (tm.Rows != 30 || tm.Cols != 100) {
+			t.Errorf("terminal size %dx%d, want 100x30", tm.Cols, tm.Rows)
+		}
+	}
+	conn, err := src.Attach(ctx, pid)
+	if err != nil {
+		t.Fatalf("attach: %v", err)
+	}
+	if _, err := conn.Write([]byte("echo hi$((1+1))\r")); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	readUntil(t, conn, "hi2")
+	if err := conn.Resize(20, 60); err != nil {
+		t.Fatalf("resize: %v", err)
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatalf("detach: %v", err)
+	}
+	// Detaching left the terminal running.
+	nextSnapshotWhere(t, watch, "the terminal still there after detach", func(s Snapshot) bool {
+		for _, tm := range s.Terminals {
+			if tm.PID == pid && tm.Cols == 60 {
+				return true
+			}
+		}
+		return false
+	})
+	fg, err := src.SignalForeground(ctx, pid, 28) // SIGWINCH: harmless
+	if err != nil || fg <= 1 {
+		t.Fatalf("signal foreground = %d, %v", fg, err)
+	}
+}
+
+func TestBackendSourceOutputReplaysThenFollows(t *testing.T) {
+	src := newDaemonSource(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watch, _ := src.Watch(ctx)
+	pgid, err := src.Spawn(ctx, []string{"sh", "-c", "echo first; sleep 0.5; echo second; sleep 30"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := nextSnapshotWhere(t, watch, "group", func(s Snapshot) bool { g := findGroup(s, pgid); return g != nil })
+	g := findGroup(s, pgid)
+	leader := g.LeaderPID
+	if leader == 0 || command(g) != "sh -c \"echo first; sleep 0.5; echo second; sleep 30\"" {
+		t.Fatalf("group %d: leader %d, command %q; want the wrapper folded in", pgid, leader, command(g))
+	}
+	r, err := src.Output(ctx, leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	readUntil(t, r, "second")
+}
+
+func containsPhase(ps []TeardownPhase, p TeardownPhase) bool {
+	for _, x := range ps {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+// readUntil reads r until want appears, with a deadline.
+func readUntil(t *testing.T, r io.Reader, want string) {
+	t.Helper()
+	got := make(chan string, 1)
+	var b strings.Builder
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			b.Write(buf[:n])
+			if strings.Contains(b.String(), want) || err != nil {
+				got <- b.String()
+				return
+			}
+		}
+	}()
+	select {
+	case s := <-got:
+		if !strings.Contains(s, want) {
+			t.Fatalf("stream ended without %q: %q", want, s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %q", want)
+	}
+}
