@@ -93,9 +93,9 @@ type Group struct {
 	Origin    Origin
 	// Argv is what the group runs when the source knows better than the
 	// leader's argv (a wrapper leads the group); nil means the leader's.
-	Argv []string
-	PTY       bool
-	Members   []Process
+	Argv    []string
+	PTY     bool
+	Members []Process
 	// Exit is set once the leader has exited and its status is known.
 	Exit *ExitStatus
 	// Settled means no live member is left.
