@@ -9,9 +9,13 @@ shift 10 # the nine parameters and "--"
 # bash's job notices) must never reach the program's streams.
 exec 3>&1 4>&2 2>/dev/null
 
-# Survive the group TERM/INT long enough to publish the child's status; a
-# handler (not an ignore) is reset to the default across exec.
-trap ':' TERM INT HUP QUIT
+# A group signal may arrive before the child exists; remember it (a trap,
+# unlike an ignore, is not inherited by the child) and act on it below.
+pending=
+trap 'pending=15' TERM
+trap 'pending=2' INT
+trap 'pending=1' HUP
+trap 'pending=3' QUIT
 
 printf '%s\n' "$$" >"$state/pid"
 mapfile -d '' child_env <"$state/environment"
@@ -37,22 +41,34 @@ case $1 in *=*) set -- "$BASH" -c 'exec -- "$@"' sandtop-exec "$@" ;; esac
 
 printf 'sandtop-published %s\n' "$$" >&3
 
+if [ -n "$pending" ]; then
+	printf '%s\n' "$pending" >"$state/signal"
+	printf '%s\n' "$((pending + 128))" >"$state/exit-code"
+	exit "$((pending + 128))"
+fi
+
 umask "$user_umask"
 trap 'jobs -l >&7' CHLD
 # Asynchronous commands get SIGINT/SIGQUIT ignored and stdin from /dev/null
 # unless told otherwise; undo both.
 if [ "$stdin_mode" = ignore ]; then
-	"$env_bin" -i --default-signal=INT,QUIT "${child_env[@]}" "$@" </dev/null >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&- &
+	"$env_bin" -i --default-signal "${child_env[@]}" "$@" </dev/null >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&- &
 else
-	"$env_bin" -i --default-signal=INT,QUIT "${child_env[@]}" "$@" <&0 >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&- &
+	"$env_bin" -i --default-signal "${child_env[@]}" "$@" <&0 >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&- &
 fi
 child=$!
+# From here on we outlive group signals so the status gets published; the
+# child got every signal back at its default through env --default-signal.
+trap '' TERM INT HUP QUIT
+if [ -n "$pending" ]; then kill -s "$pending" "$child" 2>/dev/null; fi
 exec 5>&- 6>&- 0</dev/null
 unset child_env
 
-while kill -0 "$child" 2>/dev/null; do wait "$child"; done
-wait "$child"
-rc=$?
+while :; do
+	wait "$child"
+	rc=$?
+	kill -0 "$child" 2>/dev/null || break # else a pending trap cut the wait short
+done
 trap - CHLD
 
 how=
