@@ -28,7 +28,7 @@ func (e *VT10x) print(r rune) {
 
 func (e *VT10x) printMapped(r rune) {
 	w := runeWidth(r)
-	if w == 0 {
+	if w == 0 || joinsPrevious(r) {
 		return // combining marks and joiners are dropped (no grapheme support)
 	}
 	e.lastRune = r

@@ -39,6 +39,7 @@ func RenderANSI(s *Screen, o ANSIOptions) string {
 			buf = append(buf, '\n')
 		}
 		var pen Style // what the output currently has set
+		prev := ' '   // the rune emitted last on this line
 		for x := 0; x < w; x++ {
 			c := s.Cell(x, y)
 			if c.Width == 0 {
@@ -59,9 +60,10 @@ func RenderANSI(s *Screen, o ANSIOptions) string {
 				pen = st
 			}
 			r := c.Rune
-			if r < ' ' {
-				r = ' '
+			if r < ' ' || (r >= 0x80 && joinsPair(prev, r)) {
+				r = ' ' // would merge with its neighbour and shorten the line
 			}
+			prev = r
 			buf = utf8.AppendRune(buf, r)
 		}
 		if pen != (Style{}) {

@@ -43,3 +43,39 @@ func encodeRune(p []byte, r rune) int {
 		return 4
 	}
 }
+
+// plainRune reports whether r is from a range where no character joins
+// the one before it into a single grapheme cluster (Latin, punctuation,
+// box drawing, CJK, kana), so the slower checks below can be skipped.
+func plainRune(r rune) bool {
+	return r < 0x300 || (r >= 0x2010 && r < 0x2E80) || (r >= 0x3040 && r <= 0x9FFF) || r == utf8RuneError
+}
+
+const utf8RuneError = '\uFFFD'
+
+// joinsPrevious reports whether r would merge with an ordinary character
+// before it into one grapheme cluster (combining and spacing marks,
+// joiners). Such runes cannot have a cell of their own: a renderer would
+// draw them on top of the previous cell and lines would come out short.
+func joinsPrevious(r rune) bool {
+	if plainRune(r) {
+		return false
+	}
+	var buf [5]byte
+	buf[0] = 'a'
+	n := encodeRune(buf[1:], r)
+	return ansi.StringWidth(string(buf[:n+1])) != 1+runeWidth(r)
+}
+
+// joinsPair reports whether prev and r, drawn side by side, form one
+// grapheme cluster of a different width than the two cells (Hangul jamo
+// sequences, regional-indicator pairs, emoji modifiers).
+func joinsPair(prev, r rune) bool {
+	if plainRune(r) && (prev < 0x1100 || prev > 0x11FF) {
+		return false
+	}
+	var buf [8]byte
+	n := encodeRune(buf[:], prev)
+	n += encodeRune(buf[n:], r)
+	return ansi.StringWidth(string(buf[:n])) != runeWidth(prev)+runeWidth(r)
+}
