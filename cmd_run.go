@@ -58,6 +58,11 @@ leaves the program running.`,
 			if err != nil {
 				return err
 			}
+			// A missing program is an error here, not a silent exit 127
+			// in the sandbox.
+			if err := checkProgram(cmd.Context(), s.Runtime, argv[0], entries); err != nil {
+				return fmt.Errorf("run: %w", err)
+			}
 			spec := backend.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries,
 				Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
 					Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}}

@@ -51,6 +51,9 @@ exits; 'sandtop attach PID' takes it over, and the TUI shows it live.`,
 			if err != nil {
 				return err
 			}
+			if err := checkProgram(cmd.Context(), s.Runtime, argv[0], entries); err != nil {
+				return fmt.Errorf("term: %w", err)
+			}
 			rows, cols := 24, 80
 			if c, r, err := term.GetSize(int(os.Stdin.Fd())); err == nil && r > 0 && c > 0 {
 				rows, cols = r, c
