@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,6 +46,7 @@ func terminalDirs(t *testing.T, env *terminalTestEnv) []string {
 }
 
 func TestTerminalBootstrapExitBeforeBoundaryRollsBack(t *testing.T) {
+	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	rt := bootstrapHook(t, env, "echo 'bootstrap noise'; exit 3\n")
 	_, err := rt.spawnTerminal(context.Background(), shellSpec(env.cwd))
@@ -112,6 +114,7 @@ func hasCmdline(pid int, cmd string) bool {
 }
 
 func TestTerminalCancelAfterPublicationHasNoEffect(t *testing.T) {
+	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	term, err := env.rt.SpawnTerminal(ctx, shellSpec(env.cwd))
@@ -129,6 +132,7 @@ func TestTerminalCancelAfterPublicationHasNoEffect(t *testing.T) {
 }
 
 func TestTerminalRuntimeDisposalOwnsTerminals(t *testing.T) {
+	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	ctx := context.Background()
 	var terms []*Terminal
@@ -164,6 +168,7 @@ func TestTerminalRuntimeDisposalOwnsTerminals(t *testing.T) {
 }
 
 func TestTerminalNaturalExitIsReleased(t *testing.T) {
+	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	ctx := context.Background()
 	spec := TerminalSpec{Argv: []string{"/bin/true"}, Cwd: env.cwd, Rows: 5, Cols: 5, GraceMs: 100}
@@ -202,6 +207,7 @@ func TestTerminalSessionZombieOnlyGroupIsSettled(t *testing.T) {
 }
 
 func TestTerminalEnvironmentBoundary(t *testing.T) {
+	t.Parallel()
 	env := newTerminalTestEnvWith(t, daemon.Config{Env: []string{
 		"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "KEEP=visible",
 		"NPM_TOKEN=leak", "DB_PASSWORD=leak", "DSH_STALE=leak",
@@ -229,6 +235,7 @@ func TestTerminalEnvironmentBoundary(t *testing.T) {
 }
 
 func TestTerminalStartFailureRemovesState(t *testing.T) {
+	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	spec := shellSpec("/does/not/exist")
 	_, err := env.rt.SpawnTerminal(context.Background(), spec)
@@ -241,6 +248,7 @@ func TestTerminalStartFailureRemovesState(t *testing.T) {
 }
 
 func TestTerminalTinyGraceStillKills(t *testing.T) {
+	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	spec := shellSpec(env.cwd)
 	spec.GraceMs = 1 // interactive bash ignores TERM: KILL must still go out
@@ -248,6 +256,8 @@ func TestTerminalTinyGraceStillKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Only once its prompt is up does bash ignore TERM.
+	collect(t, term).waitFor(t, 0, regexp.QuoteMeta(prompt), 10*time.Second)
 	if err := term.Terminate(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -333,6 +333,7 @@ func TestTerminalOutputEndsAndRejectsAfterExit(t *testing.T) {
 }
 
 func TestTerminalUnrequestedExitKeepsItsCode(t *testing.T) {
+	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	for _, code := range []int{0, 143, 255} {
 		spec := TerminalSpec{Argv: []string{"/bin/bash", "-c", fmt.Sprintf("exit %d", code)},
@@ -463,6 +464,7 @@ func TestTerminalAttachAfterRestart(t *testing.T) {
 }
 
 func TestTerminalTerminateRejectsAndJoinsOperations(t *testing.T) {
+	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	ctx := context.Background()
 	term, err := env.rt.SpawnTerminal(ctx, shellSpec(env.cwd))
