@@ -4,17 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
-	"sandtop/backend/target"
 	"sandtop/themes"
 	"sandtop/ui"
 )
-
-// newUISource adapts an open sandbox to the TUI's Source. It is nil until
-// the TUI's backend adapter is wired in (see cmd_tui_source.go).
-var newUISource func(s *target.Session) (ui.Source, error)
 
 // runTUI opens the TUI on the selected sandbox. Flags override the config.
 func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet) error {
@@ -27,14 +24,20 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 	if err != nil {
 		return err
 	}
-	if newUISource == nil {
-		return errors.New("this build has no TUI adapter over the backend yet; use the CLI commands (sandtop --help)")
-	}
-	src, err := newUISource(s.Session)
+	dir, err := s.spawnCwd("")
 	if err != nil {
 		return err
 	}
-	opts.Source = src
+	src, err := ui.NewBackendSource(s.Client, s.Runtime, ui.BackendOptions{
+		Name: s.Target.Name, Target: s.Target.Endpoint, Cwd: dir, Grace: s.cfg.Grace})
+	if err != nil {
+		return err
+	}
+	opts.Source, opts.Cwd = src, dir
+	// The TUI needs a terminal; say so plainly instead of a garbled screen.
+	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+		return errors.New("the TUI needs a terminal on stdin and stdout; use the CLI (sandtop ls, sandtop --help) from scripts")
+	}
 	return ui.Run(ctx, opts)
 }
 
