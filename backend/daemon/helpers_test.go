@@ -43,7 +43,7 @@ func forEachTransport(t *testing.T, cfg daemon.Config, fn func(t *testing.T, env
 	}
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
+func ctxFor(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
@@ -111,7 +111,7 @@ func startReq(cmd string, args ...string) *process.StartRequest {
 }
 
 // run starts a command and reads its stream to the end.
-func run(t *testing.T, c *envd.Client, req *process.StartRequest) *result {
+func run(t testing.TB, c *envd.Client, req *process.StartRequest) *result {
 	t.Helper()
 	s, err := c.Process.Start(ctxFor(t, 30*time.Second), connect.NewRequest(req))
 	if err != nil {
@@ -130,7 +130,7 @@ func run(t *testing.T, c *envd.Client, req *process.StartRequest) *result {
 
 // startBg starts a command, reads its start event and returns the pid and
 // the stream (closed at cleanup).
-func startBg(t *testing.T, c *envd.Client, req *process.StartRequest) (uint32, *connect.ServerStreamForClient[process.StartResponse]) {
+func startBg(t testing.TB, c *envd.Client, req *process.StartRequest) (uint32, *connect.ServerStreamForClient[process.StartResponse]) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -150,7 +150,7 @@ func startBg(t *testing.T, c *envd.Client, req *process.StartRequest) (uint32, *
 }
 
 // eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
@@ -161,7 +161,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
-func wantCode(t *testing.T, err error, code connect.Code, msgPart string) {
+func wantCode(t testing.TB, err error, code connect.Code, msgPart string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("want %s error containing %q, got success", code, msgPart)

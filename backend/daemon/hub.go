@@ -33,12 +33,13 @@ type chunk struct {
 // to be served. The log keeps the last replayBytes for Connect's replay, and
 // at most lagWindow more while some subscriber still has to read it.
 //
-// A subscriber that trails the newest byte by more than lagWindow has until
-// stallTimeout (counted from its last read or from when it fell behind,
-// whichever is earlier) to catch up. During that grace the writer waits, which
-// back-pressures the process; after it the subscriber is cut off with
-// ResourceExhausted and the writer moves on. So a stalled subscriber can hold a
-// process up for at most stallTimeout once, and never holds memory.
+// When a subscriber trails the newest byte by more than lagWindow, the writer
+// waits for it, as a pipe would, but only while it keeps reading: once it has
+// read nothing for stallTimeout it is cut off with ResourceExhausted and the
+// writer moves on. So a subscriber that keeps reading is never dropped (a
+// reader slower than the process paces it, as a terminal does), a stalled one
+// can hold the process up for at most stallTimeout once, and neither costs
+// memory beyond the shared window.
 type hub struct {
 	replay int64
 	window int64
@@ -59,7 +60,6 @@ type subscriber struct {
 	h            *hub
 	cursor       int64
 	lastRead     time.Time
-	behindSince  time.Time // zero while within the window
 	cut          error
 	deliveredEnd bool
 }
@@ -108,16 +108,9 @@ func (h *hub) enforceWindow() {
 			if s.cursor >= limit {
 				continue
 			}
-			if s.behindSince.IsZero() {
-				s.behindSince = now
-			}
-			since := s.lastRead
-			if s.behindSince.Before(since) {
-				since = s.behindSince
-			}
-			left := h.stall - now.Sub(since)
+			left := h.stall - now.Sub(s.lastRead)
 			if left <= 0 {
-				h.cutOff(s, now.Sub(since))
+				h.cutOff(s, now.Sub(s.lastRead))
 				continue
 			}
 			if wait < 0 || left < wait {
@@ -141,8 +134,8 @@ func (h *hub) enforceWindow() {
 
 func (h *hub) cutOff(s *subscriber, stalled time.Duration) {
 	s.cut = connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
-		"subscriber fell behind by %d bytes and did not catch up within %s (stalled %s); reconnect to resume from the replay buffer",
-		h.end-s.cursor, h.stall, stalled.Round(time.Millisecond)))
+		"subscriber fell behind by %d bytes and read nothing for %s (limit %s); reconnect to resume from the replay buffer",
+		h.end-s.cursor, stalled.Round(time.Millisecond), h.stall))
 	delete(h.subs, s)
 }
 
@@ -247,9 +240,6 @@ func (s *subscriber) next(maxBytes int) (out []chunk, final *process.ProcessEven
 			s.cursor = c.off + int64(len(c.data))
 		}
 		s.lastRead = time.Now()
-		if h.end-s.cursor <= h.window/2 {
-			s.behindSince = time.Time{}
-		}
 		h.wakeWriters()
 		return out, nil, nil, nil
 	}

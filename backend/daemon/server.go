@@ -18,10 +18,11 @@ import (
 
 const tokenHeader = "X-Access-Token"
 
-// compressMinBytes keeps gzip off process output: output chunks are at most
-// readBufSize, and gzip on incompressible output halves throughput. Large
-// unary answers (group tables, directory listings) still compress.
-const compressMinBytes = readBufSize + 1
+// compressMinBytes keeps gzip off process output: one data event is at most
+// readBufSize of output (about 4/3 of that in JSON), and gzip on
+// incompressible output costs most of the throughput. Large unary answers
+// (group tables, directory listings) still compress.
+const compressMinBytes = 4 * readBufSize
 
 // buildHandler assembles the mux: /health, process.Process and (unless
 // Compat) the Supervisor extension, all behind the token check.

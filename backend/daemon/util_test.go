@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func touch(t *testing.T, path string) {
+func touch(t testing.TB, path string) {
 	t.Helper()
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
