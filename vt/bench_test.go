@@ -47,6 +47,7 @@ func BenchmarkCapture120x40(b *testing.B) {
 	e := NewVT10x(120, 40)
 	_, _ = e.Write(logCorpus(120*40*4, 3))
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = Capture(e)
 	}
@@ -55,6 +56,7 @@ func BenchmarkCapture120x40(b *testing.B) {
 func benchRender(b *testing.B, cols, rows int) {
 	scr := fullScreen(b, cols, rows)
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = RenderANSI(scr, ANSIOptions{Cursor: true})
 	}
@@ -65,6 +67,7 @@ func BenchmarkRenderANSI240x67(b *testing.B) { benchRender(b, 240, 67) }
 
 func BenchmarkRenderPNG120x40(b *testing.B) {
 	scr := fullScreen(b, 120, 40)
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := RenderImage(scr, DefaultPalette()); err != nil {
 			b.Fatal(err)

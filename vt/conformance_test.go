@@ -74,6 +74,8 @@ var conformance = []confCase{
 		in: []any{resize{30, 2}, "\t\t\tX"}, cells: []cellWant{{24, 0, 'X', 1, nil}}, cur: cur(25, 0)},
 	{name: "CSI > … m is not SGR 0", row: "ESC[31m ESC[>4;1m X", fix: true, cols: 5, rows: 2,
 		in: []any{"\x1b[31m\x1b[>4;1mX"}, cells: []cellWant{{0, 0, 'X', 1, st(Indexed(1), 0, 0)}}},
+	{name: "kitty keyboard push is not a cursor restore", row: "CSI > 1 u", fix: true, cols: 6, rows: 6,
+		in: []any{"\x1b[5;5H\x1b[s\x1b[1;2H\x1b[>1u\x1b[?u"}, cur: cur(1, 0)},
 	{name: "bold keeps its colour", row: "ESC[1;31m", fix: true, cols: 5, rows: 2,
 		in: []any{"\x1b[1;31mX"}, cells: []cellWant{{0, 0, 'X', 1, st(Indexed(1), 0, AttrBold)}}},
 	{name: "reverse is an attribute, not a swap", row: "ESC[7m", fix: true, cols: 5, rows: 2,

@@ -63,11 +63,20 @@ func (e *VT10x) usePen(id uint32) {
 		return
 	}
 	e.vtPen = id
-	if id == 0 {
-		e.out = append(e.out, "\x1b[0m"...)
+	// Only the foreground field is used, and vt10x spends most of its time
+	// per byte, so keep these short: "39" is id 0 and "38;5;n" serves the
+	// first 255 ids (they are ids, not palette colours, to our decoder).
+	switch {
+	case id == 0:
+		e.out = append(e.out, "\x1b[39m"...)
+		return
+	case id < 256:
+		e.out = append(e.out, "\x1b[38;5;"...)
+		e.out = strconv.AppendUint(e.out, uint64(id), 10)
+		e.out = append(e.out, 'm')
 		return
 	}
-	e.out = append(e.out, "\x1b[0;38;2;"...)
+	e.out = append(e.out, "\x1b[38;2;"...)
 	e.out = strconv.AppendUint(e.out, uint64(id>>16&0xff), 10)
 	e.out = append(e.out, ';')
 	e.out = strconv.AppendUint(e.out, uint64(id>>8&0xff), 10)
