@@ -99,7 +99,21 @@ func (r *Runtime) DisposeTerminals(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// Once the Runtime is disposing no terminal can join the set again, so
+	// an empty set need not outlive it.
+	r.mu.Lock()
+	disposing := r.disposing
+	r.mu.Unlock()
+	set.mu.Lock()
+	empty := len(set.live) == 0
+	set.mu.Unlock()
+	if disposing && empty {
+		terminalOwners.CompareAndDelete(r, set)
+	}
+	return nil
 }
 
 // terminalRuntime gathers what terminals need from r.
