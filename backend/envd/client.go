@@ -134,6 +134,9 @@ func plainTransport(http1 bool) *http.Transport {
 		p.SetUnencryptedHTTP2(true)
 	}
 	tr.Protocols = &p
+	// Bigger frames and windows: output arrives in 64 KiB events, and the
+	// 16 KiB default frame splits each into four.
+	tr.HTTP2 = &http.HTTP2Config{MaxReadFrameSize: 1 << 20, MaxReceiveBufferPerStream: 8 << 20, MaxReceiveBufferPerConnection: 64 << 20}
 	return tr
 }
 
