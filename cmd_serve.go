@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,12 +16,11 @@ import (
 
 // serveFlags are "sandtop serve"'s own flags.
 type serveFlags struct {
-	listen      string
-	tokenFile   string
-	compat      string
-	stateDir    string
-	replayBytes int
-	verbose     bool
+	listen     string
+	tokenFile  string
+	compat     string
+	stateDir   string
+	killOnExit bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -39,39 +36,35 @@ unix socket in a directory others can enter. Clients send it as
 X-Access-Token; sandtop reads it with --envd URL --token-file F.
 
 SIGTERM or SIGINT stops serving; the processes keep running (terminals end
-with their PTY). The embedded local sandbox runs this same command,
-detached.`,
+with their PTY) unless --kill-on-exit. The embedded local sandbox runs this
+same command, detached.`,
 		Example: `  sandtop serve --listen 0.0.0.0:49983 --token-file /run/secrets/sandtop-token
   sandtop serve --listen unix:/run/sandtop/daemon.sock --state-dir /var/lib/sandtop`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), f)
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), f)
 		},
 	}
 	fs := c.Flags()
 	fs.StringVar(&f.listen, "listen", "", "unix:PATH or HOST:PORT (required)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the access token clients must send")
 	fs.StringVar(&f.compat, "compat", "", `"envd": serve only envd's process service, no extension (for testing fallbacks)`)
-	fs.StringVar(&f.stateDir, "state-dir", "", "where the daemon keeps its state (default: the local sandbox's state dir)")
-	fs.IntVar(&f.replayBytes, "replay-bytes", 0, "recent output each process keeps for re-attach (default 256 KiB)")
-	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every request")
+	fs.StringVar(&f.stateDir, "state-dir", "", "holds the runtime root and daemon.log (default: the local sandbox's state dir)")
+	fs.BoolVar(&f.killOnExit, "kill-on-exit", false, "SIGKILL every managed process group when the daemon stops")
 	return c
 }
 
-func runServe(ctx context.Context, f *serveFlags) error {
+// runServe checks the flags and hands over to the daemon's serve entry.
+func runServe(ctx context.Context, stderr io.Writer, f *serveFlags) error {
 	if f.listen == "" {
 		return usagef(errors.New("serve needs --listen unix:PATH or --listen HOST:PORT"))
 	}
 	if f.compat != "" && f.compat != "envd" {
 		return usagef(fmt.Errorf("--compat %q: the only mode is \"envd\"", f.compat))
 	}
-	if f.replayBytes < 0 {
-		return usagef(fmt.Errorf("--replay-bytes %d must not be negative", f.replayBytes))
-	}
-	token := ""
 	if f.tokenFile != "" {
-		var err error
-		if token, err = readTokenFile(f.tokenFile); err != nil {
+		// Read it here too, for a one-line error naming the flag.
+		if _, err := readTokenFile(f.tokenFile); err != nil {
 			return err
 		}
 	}
@@ -83,42 +76,19 @@ func runServe(ctx context.Context, f *serveFlags) error {
 		}
 		stateDir = p.StateDir
 	}
-	level := slog.LevelInfo
-	if f.verbose {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	d, err := daemon.New(daemon.Config{
-		RuntimeRoot:    filepath.Join(stateDir, "runtime"),
-		Env:            sandboxEnv(os.Environ()),
-		Compat:         f.compat == "envd",
-		ReplayBytes:    f.replayBytes,
-		Token:          token,
-		Logger:         logger,
-		ReapAllOrphans: true,
+	err := daemon.RunServe(ctx, daemon.ServeOptions{
+		Listen:     f.listen,
+		TokenFile:  f.tokenFile,
+		Compat:     f.compat == "envd",
+		StateDir:   stateDir,
+		KillOnExit: f.killOnExit,
+		Env:        sandboxEnv(os.Environ()),
+		Ready: func(addr string) {
+			fmt.Fprintf(stderr, "sandtop daemon %s (pid %d) listening on %s, state in %s\n", version, os.Getpid(), addr, stateDir)
+		},
 	})
-	if err != nil {
-		return err
-	}
-	ln, err := daemon.Listen(f.listen, token)
-	if err != nil {
-		return err
-	}
-	logger.Info("sandtop daemon serving", "version", version, "listen", f.listen, "pid", os.Getpid(),
-		"runtime_root", d.RuntimeRoot(), "token", token != "", "compat", f.compat)
-	served := make(chan error, 1)
-	go func() { served <- d.Serve(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Info("stopping: processes keep running")
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err = d.Shutdown(sctx)
-	if unixPath, ok := strings.CutPrefix(f.listen, "unix:"); ok {
-		_ = os.Remove(unixPath)
+	if errors.Is(err, context.Canceled) {
+		return nil
 	}
 	return err
 }
