@@ -71,17 +71,17 @@ func TestTerminalAllocationCancelRollsBackTheSession(t *testing.T) {
 			rt := bootstrapHook(t, env, nap+" & : >"+started+"; "+nap+"\n")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			go func() {
-				for range 2000 {
-					if _, err := os.Stat(started); err == nil {
-						break
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
-				cancel()
-			}()
 			start := time.Now()
-			_, err := rt.spawnTerminal(ctx, shellSpec(env.cwd))
+			result := make(chan error, 1)
+			go func() {
+				_, err := rt.spawnTerminal(ctx, shellSpec(env.cwd))
+				result <- err
+			}()
+			eventually(t, 20*time.Second, func() error { _, err := os.Stat(started); return err })
+			// While the bootstrap runs, the private state is there and private.
+			checkPrivateState(t, env)
+			cancel()
+			err := <-result
 			if err == nil || !strings.Contains(err.Error(), "terminal allocation cancelled") {
 				t.Fatalf("err = %v", err)
 			}
@@ -105,6 +105,32 @@ func TestTerminalAllocationCancelRollsBackTheSession(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkPrivateState asserts the one terminal state dir is 0700 and holds
+// the runner's four files, each 0600.
+func checkPrivateState(t *testing.T, env *terminalTestEnv) {
+	t.Helper()
+	dirs := terminalDirs(t, env)
+	if len(dirs) != 1 {
+		t.Fatalf("state dirs %v, want one", dirs)
+	}
+	dir := filepath.Join(env.d.RuntimeRoot, "terminals", dirs[0])
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("state dir %s: %v %v", dir, fi.Mode(), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: mode %v, %v", e.Name(), fi.Mode(), err)
+		}
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "argv environment output-marker runner.bash" {
+		t.Fatalf("state files %v", names)
 	}
 }
 
