@@ -72,7 +72,7 @@ type Runtime struct {
 	setups    sync.WaitGroup
 	abortAll  context.CancelFunc // aborts pending spawns when disposing
 	setupCtx  context.Context
-	jobs      sync.WaitGroup // background finalisers (spill removal, release)
+	jobs      jobSet // background finalisers (spill removal, release)
 }
 
 // NewRuntimeClients builds a Runtime over the two Connect clients. sup may
@@ -280,4 +280,39 @@ func NewRuntime(ctx context.Context, c *envd.Client, cfg RuntimeConfig) (*Runtim
 		return nil, errors.New("runtime needs an envd client")
 	}
 	return NewRuntimeClients(ctx, c.Process, c.Supervisor, cfg)
+}
+
+// jobSet counts background goroutines. Unlike sync.WaitGroup it allows new
+// jobs while someone waits (a handle may settle during Dispose).
+type jobSet struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int
+}
+
+func (j *jobSet) Add(n int) {
+	j.mu.Lock()
+	j.n += n
+	j.mu.Unlock()
+}
+
+func (j *jobSet) Done() {
+	j.mu.Lock()
+	j.n--
+	if j.cond != nil {
+		j.cond.Broadcast()
+	}
+	j.mu.Unlock()
+}
+
+// Wait returns once no job is running.
+func (j *jobSet) Wait() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.cond == nil {
+		j.cond = sync.NewCond(&j.mu)
+	}
+	for j.n > 0 {
+		j.cond.Wait()
+	}
 }

@@ -292,3 +292,12 @@ func pollUntil(t testing.TB, what string, within time.Duration, cond func() bool
 }
 
 var errInjected = errors.New("injected transport failure")
+
+// spawnReady runs an sh script that prints "ready" once its traps are set,
+// and waits for that line (signals sent earlier would hit the defaults).
+func spawnReady(t testing.TB, s *seam, graceMs float64, script string) *Handle {
+	t.Helper()
+	h := s.spawn(collectBoth(1024), graceMs, nil, "/bin/sh", "-c", script)
+	pollUntil(t, "ready", 15*time.Second, func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
+	return h
+}

@@ -77,7 +77,7 @@ func TestDisposeTerminatesJoinsAndRefusesNewWork(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		var hs []*Handle
 		for i := 0; i < 3; i++ {
-			hs = append(hs, s.spawn(collectBoth(64), 100, nil, "/bin/sh", "-c", `trap "" TERM; sleep 1000`))
+			hs = append(hs, spawnReady(t, s, 100, `trap "" TERM; echo ready; sleep 1000`))
 		}
 		if err := s.rt.Dispose(s.ctx()); err != nil {
 			t.Fatal(err)
@@ -96,8 +96,8 @@ func TestDisposeTerminatesJoinsAndRefusesNewWork(t *testing.T) {
 
 func TestDisposeReportsEveryFailureTogetherAndCanRetry(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		a := s.spawn(collectBoth(64), 30, nil, "/bin/sh", "-c", `trap "" TERM; sleep 1000`)
-		b := s.spawn(collectBoth(64), 30, nil, "/bin/sh", "-c", `trap "" TERM; sleep 1000`)
+		a := spawnReady(t, s, 30, `trap "" TERM; echo ready; sleep 1000`)
+		b := spawnReady(t, s, 30, `trap "" TERM; echo ready; sleep 1000`)
 		for _, k := range []string{"SignalGroup:SIGTERM", "SignalGroup:SIGKILL", "Start:kill", "SendSignal:SIGNAL_SIGKILL"} {
 			s.wire.failOn(k, 0, errInjected)
 		}
@@ -215,7 +215,7 @@ func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 
 func TestTeardownGroupReportsProgress(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(64), 10000, nil, "/bin/sh", "-c", `trap "" TERM; sleep 1000`)
+		h := spawnReady(t, s, 10000, `trap "" TERM; echo ready; sleep 1000`)
 		var evs []TeardownEvent
 		if err := s.rt.TeardownGroup(s.ctx(), h.Pgid(), 100*time.Millisecond, func(e TeardownEvent) { evs = append(evs, e) }); err != nil {
 			t.Fatal(err)

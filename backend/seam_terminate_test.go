@@ -107,7 +107,7 @@ func phasesText(p []TeardownPhase) string {
 
 func TestTerminateReportsTermAndIsANoOpAfterSettlement(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1024), 5000, nil, "/bin/sleep", "1000")
+		h := spawnReady(t, s, 5000, "echo ready; exec sleep 1000")
 		h.Terminate()
 		h.Terminate() // in flight: no second attempt
 		waitTreeGone(t, h)
@@ -172,7 +172,7 @@ func TestTerminateEscalatesWhenTermTransportFails(t *testing.T) {
 
 func TestForceCleanupStaysRetryableUntilProven(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1024), 50, nil, "/bin/sh", "-c", `trap "" TERM; sleep 1000`)
+		h := spawnReady(t, s, 50, `trap "" TERM; echo ready; sleep 1000`)
 		for _, k := range []string{"SignalGroup:SIGTERM", "SignalGroup:SIGKILL", "Start:kill", "SendSignal:SIGNAL_SIGKILL"} {
 			s.wire.failOn(k, 0, errInjected)
 		}

@@ -5,7 +5,7 @@
 // `bash --noprofile --norc -c <script>`, identically on sandtop's daemon and
 // on stock E2B envd. It creates the private state directory, reads the child
 // environment from the head of stdin into a file, and runs
-// `env -i … setsid --wait bash -c <inner>`. The inner half leads the new
+// `setsid --wait bash -c <inner>` with an empty environment. The inner half leads the new
 // session and process group: it publishes its pgid (to the `pid` file and as
 // a first stdout line), deletes the environment file once read, starts the
 // requested argv with `env -i <child env>`, tees spilled streams through
@@ -105,7 +105,7 @@ func (inv Invocation) validate() error {
 }
 
 // EnvironmentPayload frames the child environment ("NAME=VALUE" entries) as
-// the head of the wrapper's stdin: a decimal length line, then each entry
+// the head of the wrapper's stdin: a decimal count line, then each entry
 // followed by NUL.
 func EnvironmentPayload(env []string) ([]byte, error) {
 	n := 0
@@ -116,7 +116,7 @@ func EnvironmentPayload(env []string) ([]byte, error) {
 		n += len(e) + 1
 	}
 	out := make([]byte, 0, n+12)
-	out = strconv.AppendInt(out, int64(n), 10)
+	out = strconv.AppendInt(out, int64(len(env)), 10)
 	out = append(out, '\n')
 	for _, e := range env {
 		out = append(out, e...)

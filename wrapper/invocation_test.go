@@ -221,3 +221,13 @@ func TestParsePublished(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestWrapperReportsItsOwnDeathBeforePublishing(t *testing.T) {
+	// The inner half is the group leader: a group KILL takes it before it
+	// can publish, and the outer half must still die of that signal.
+	r := runLocally(t, Invocation{Argv: []string{"/bin/bash", "-c", `kill -KILL -- -$(ps -o pgid= -p $$ | tr -d " ")`}, StdoutSpill: NoSpill, StderrSpill: NoSpill}, []string{"PATH=" + os.Getenv("PATH")}, "")
+	ws := r.state.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("wrapper wait status %v, want SIGKILL", r.state)
+	}
+}

@@ -3,17 +3,30 @@
 # gives commands. The Go side prepends assignments for: state, stdin_mode,
 # out_cap, err_cap, inner, and sets "$@" to the requested argv.
 #
-# Stdin starts with "<length>\n" and that many bytes of NUL-framed child
-# environment; everything after it belongs to the requested program.
+# Stdin starts with "<count>\n" and that many NUL-terminated NAME=VALUE
+# entries of child environment; everything after belongs to the program.
 
 fail() { printf 'sandtop-wrapper: %s\n' "$1" >&2; exit 125; }
 
-env_bin=$(type -P env) || fail 'env not found'
-setsid_bin=$(type -P setsid) || fail 'setsid not found'
-tee_bin=$(type -P tee) || fail 'tee not found'
-head_bin=$(type -P head) || fail 'head not found'
-rm_bin=$(type -P rm) || fail 'rm not found'
-mkdir_bin=$(type -P mkdir) || fail 'mkdir not found'
+# PATH lookups without command substitution: every fork costs a spawn.
+find_tool() {
+	local dir
+	local -a dirs
+	IFS=: read -r -a dirs <<<"$PATH"
+	for dir in "${dirs[@]}"; do
+		if [ -f "$dir/$1" ] && [ -x "$dir/$1" ]; then
+			printf -v "$2" '%s' "$dir/$1"
+			return 0
+		fi
+	done
+	fail "$1 not found on PATH"
+}
+find_tool env env_bin
+find_tool setsid setsid_bin
+find_tool tee tee_bin
+find_tool head head_bin
+find_tool rm rm_bin
+find_tool mkdir mkdir_bin
 
 # The requested program keeps the user's umask; only our state is private.
 user_umask=0022
@@ -27,28 +40,34 @@ umask 077
 if [ "$out_cap" -ge 0 ]; then : >"$state/stdout.log"; fi
 if [ "$err_cap" -ge 0 ]; then : >"$state/stderr.log"; fi
 
-IFS= read -r env_len || fail 'missing environment header on stdin'
-case $env_len in '' | *[!0-9]*) fail 'malformed environment header' ;; esac
-if [ "$env_len" -gt 0 ]; then
-	"$head_bin" -c "$env_len" >"$state/environment" || fail 'cannot store the environment'
-else
-	: >"$state/environment"
-fi
+IFS= read -r env_count || fail 'missing environment header on stdin'
+case $env_count in '' | *[!0-9]*) fail 'malformed environment header' ;; esac
+# read stops at each NUL and never reads past the payload, so the rest of
+# stdin stays for the program.
+entries=()
+for ((i = 0; i < env_count; i++)); do
+	IFS= read -r -d '' entry || fail 'truncated environment on stdin'
+	entries+=("$entry")
+done
+if [ "$env_count" -gt 0 ]; then printf '%s\0' "${entries[@]}" >"$state/environment"; else : >"$state/environment"; fi
+unset entries entry
 
-"$env_bin" -i "$setsid_bin" --wait "$BASH" --noprofile --norc -c "$inner" sandtop-wrapper \
+# exec -c starts setsid with an empty environment (like env -i) in a
+# subshell, saving a process.
+(exec -c "$setsid_bin" --wait "$BASH" --noprofile --norc -c "$inner" sandtop-wrapper \
 	"$state" "$stdin_mode" "$out_cap" "$err_cap" "$user_umask" \
-	"$env_bin" "$tee_bin" "$head_bin" "$rm_bin" -- "$@"
+	"$env_bin" "$tee_bin" "$head_bin" "$rm_bin" -- "$@")
 rc=$?
 
 # Make our own wait status carry the direct command's fatal signal, so the
-# daemon (and envd's end event) report it. When the inner half was killed
-# before it could publish anything, setsid exits with the raw signal number.
+# daemon (and envd's end event) report it. When the inner half itself was
+# killed before it could publish anything, its own death is the answer.
 sig=
 { read -r sig <"$state/signal"; } 2>/dev/null
 if [ -z "$sig" ]; then
 	code=
 	{ read -r code <"$state/exit-code"; } 2>/dev/null
-	if [ -z "$code" ] && [ "$rc" -gt 1 ] && [ "$rc" -lt 65 ]; then sig=$rc; fi
+	if [ -z "$code" ] && [ "$rc" -gt 128 ] && [ "$rc" -lt 193 ]; then sig=$((rc - 128)); fi
 fi
 if [ -n "$sig" ]; then
 	ulimit -c 0
