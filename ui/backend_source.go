@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -87,15 +88,42 @@ func (s *backendSource) Watch(ctx context.Context) (<-chan Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	msgs := make(chan *sandtopv1.WatchGroupsResponse)
+	go func() {
+		defer close(msgs)
+		defer stream.Close()
+		for stream.Receive() {
+			select {
+			case msgs <- stream.Msg():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	out := make(chan Snapshot, 1)
 	go func() {
 		defer close(out)
-		defer stream.Close()
-		for stream.Receive() {
-			msg := stream.Msg()
-			snap := s.snapshot(ctx, msg.GetGroups(), msg.GetTakenUnixMs())
-			// Keep only the newest snapshot if the UI is behind.
+		// The group stream only speaks when groups change; terminals (size,
+		// foreground, input waiting) are re-read on a slower tick.
+		tick := time.NewTicker(2 * s.opts.Interval)
+		defer tick.Stop()
+		var last *sandtopv1.WatchGroupsResponse
+		for {
 			select {
+			case msg, ok := <-msgs:
+				if !ok {
+					return
+				}
+				last = msg
+			case <-tick.C:
+				if last == nil {
+					continue
+				}
+			case <-ctx.Done():
+				return
+			}
+			snap := s.snapshot(ctx, last.GetGroups(), last.GetTakenUnixMs())
+			select { // keep only the newest snapshot if the UI is behind
 			case <-out:
 			default:
 			}
@@ -114,13 +142,13 @@ func (s *backendSource) snapshot(ctx context.Context, groups []*sandtopv1.Group,
 	// The wrapper's outer half (started by the daemon, carries the output)
 	// is plumbing: fold it into the user's group it leads to.
 	outerPid := map[string]int{}
-	outerPgid := map[string]int{}
+	hidden := map[int]bool{}
 	for _, g := range groups {
 		if dir, ok := wrapperOuter(leaderArgv(g)); ok && g.GetStartedPid() != 0 {
-			outerPid[dir], outerPgid[dir] = int(g.GetStartedPid()), int(g.GetPgid())
+			outerPid[dir] = int(g.GetStartedPid())
+			hidden[int(g.GetPgid())] = true
 		}
 	}
-	hidden := map[int]bool{}
 	root := s.rt.RuntimeRoot()
 	for _, g := range groups {
 		out := convertGroup(g)
@@ -132,7 +160,6 @@ func (s *backendSource) snapshot(ctx context.Context, groups []*sandtopv1.Group,
 			}
 			if pid := outerPid[dir]; pid != 0 {
 				out.LeaderPID = pid
-				hidden[outerPgid[dir]] = true
 			}
 		}
 		snap.Groups = append(snap.Groups, out)
@@ -195,7 +222,8 @@ func wrapperInner(argv []string) (stateDir string, user []string, ok bool) {
 func wrapperOuter(argv []string) (stateDir string, ok bool) {
 	for _, a := range argv {
 		if rest, found := strings.CutPrefix(a, "state='"); found {
-			if end := strings.IndexByte(rest, '\''); end > 0 {
+			// Only process wrappers; a terminal's runner is the terminal.
+			if end := strings.IndexByte(rest, '\''); end > 0 && strings.Contains(rest[:end], "/processes/") {
 				return rest[:end], true
 			}
 		}
@@ -299,7 +327,12 @@ func (s *backendSource) Teardown(ctx context.Context, pgid int, grace time.Durat
 // Output streams a process's output through Process.Connect: the daemon's
 // replay of recent output, then live bytes. Closing it only unsubscribes.
 func (s *backendSource) Output(ctx context.Context, pid int) (io.ReadCloser, error) {
-	return s.connect(ctx, pid)
+	r, err := s.connect(ctx, pid)
+	if err != nil {
+		return nil, err
+	}
+	r.skipMarker = true
+	return r, nil
 }
 
 // Attach is Output plus input and resize, all over the Process service, so
@@ -351,9 +384,40 @@ func (s *backendSource) connect(ctx context.Context, pid int) (*streamReader, er
 type streamReader struct {
 	r      *io.PipeReader
 	cancel context.CancelFunc
+	// skipMarker drops the wrapper's "sandtop-published PGID" line, which
+	// it writes to the daemon's stream, not the program's.
+	skipMarker bool
+	head       []byte
 }
 
-func (r *streamReader) Read(p []byte) (int, error) { return r.r.Read(p) }
+const publishedMarker = "sandtop-published "
+
+func (r *streamReader) Read(p []byte) (int, error) {
+	if !r.skipMarker {
+		return r.r.Read(p)
+	}
+	// Hold the first bytes until the first line is complete.
+	for r.skipMarker {
+		buf := make([]byte, 4096)
+		n, err := r.r.Read(buf)
+		r.head = append(r.head, buf[:n]...)
+		if i := bytes.IndexByte(r.head, '\n'); i >= 0 || err != nil || len(r.head) > 256 {
+			if i >= 0 && bytes.HasPrefix(r.head, []byte(publishedMarker)) {
+				r.head = r.head[i+1:]
+			}
+			r.skipMarker = false
+		}
+		if err != nil && len(r.head) == 0 {
+			return 0, err
+		}
+	}
+	if len(r.head) > 0 {
+		n := copy(p, r.head)
+		r.head = r.head[n:]
+		return n, nil
+	}
+	return r.r.Read(p)
+}
 
 func (r *streamReader) Close() error {
 	r.cancel()

@@ -80,7 +80,15 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 	// Wait until the trap is set and the loop runs (a sleep is a member).
 	s := nextSnapshotWhere(t, watch, "the spawned group", func(s Snapshot) bool {
 		g := findGroup(s, pgid)
-		return g != nil && strings.Contains(argvString(g.Members[len(g.Members)-1].Argv, ""), "sleep 0.1")
+		if g == nil {
+			return false
+		}
+		for _, p := range g.Members {
+			if len(p.Argv) > 0 && p.Argv[0] == "sleep" {
+				return true
+			}
+		}
+		return false
 	})
 	g := findGroup(s, pgid)
 	if g.Origin != OriginSandtop {

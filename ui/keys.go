@@ -11,6 +11,15 @@ import (
 // handleKey routes a key by focus: a dialog first, then the attached
 // terminal (which takes every key but detach), then the lists.
 func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	// Bubble Tea delivers runes read together (fast typing, key repeat) as
+	// one message; outside an attached terminal each is its own command.
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && m.focus != focusAttached {
+		var cmds []tea.Cmd
+		for _, r := range msg.Runes {
+			cmds = append(cmds, m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+		}
+		return tea.Batch(cmds...)
+	}
 	if m.dialog != nil {
 		return m.dialogKey(msg)
 	}
@@ -109,7 +118,9 @@ func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.NewTerminal):
 		m.openDialog(newPalette("term "))
 	case key.Matches(msg, k.Filter):
+		m.focus, m.pane = focusList, paneTree // the filter applies to the groups
 		m.openDialog(newPrompt(promptFilter, "filter groups", m.tree.filter))
+		return m.syncDetail()
 	case key.Matches(msg, k.Zoom):
 		m.zoomed = !m.zoomed
 		m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)

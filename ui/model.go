@@ -38,6 +38,10 @@ const (
 	connLost
 )
 
+// fleeting is how long a group must have been listed for its departure to
+// be logged and shown as settled.
+const fleeting = 2 * time.Second
+
 // settledRetention is how long a vanished group stays listed as settled.
 const settledRetention = 60 * time.Second
 
@@ -70,6 +74,7 @@ type Model struct {
 
 	tree       treeState
 	ghosts     map[int]ghost
+	firstSeen  map[int]time.Time // when each listed pgid first appeared
 	terms      []Terminal
 	termCursor int
 	marks      map[int]bool
@@ -108,7 +113,7 @@ func New(opts Options) (*Model, error) {
 	m := &Model{
 		opts: opts, src: opts.Source, ctx: ctx, cancel: cancel,
 		keys: keys, st: newStyles(opts.Theme), now: opts.Now,
-		tree: newTreeState(), ghosts: map[int]ghost{}, marks: map[int]bool{},
+		tree: newTreeState(), ghosts: map[int]ghost{}, firstSeen: map[int]time.Time{}, marks: map[int]bool{},
 		teardowns: map[int]*teardown{}, wake: make(chan struct{}, 1),
 	}
 	m.info.Name = opts.SandboxName
@@ -258,9 +263,15 @@ func (m *Model) applySnapshot(s Snapshot) {
 	for _, g := range s.Groups {
 		live[g.PGID] = !g.Settled && liveMembers(&g) > 0
 	}
-	// Groups that were listed and are not any more become ghosts.
+	// Groups that were listed and are not any more become ghosts, unless
+	// they were fleeting (helper commands): those would only be noise.
 	for _, g := range m.tree.groups {
 		if _, still := live[g.PGID]; still || g.Settled {
+			continue
+		}
+		seen, ok := m.firstSeen[g.PGID]
+		delete(m.firstSeen, g.PGID)
+		if !ok || now.Sub(seen) < fleeting {
 			continue
 		}
 		if _, known := m.ghosts[g.PGID]; known {
@@ -272,6 +283,11 @@ func (m *Model) applySnapshot(s Snapshot) {
 		m.ghosts[g.PGID] = ghost{group: gone, since: now}
 		if _, tearing := m.teardowns[g.PGID]; !tearing {
 			m.events.add(now, levelInfo, "pgid %d (%s) left the process table", g.PGID, command(&g))
+		}
+	}
+	for pgid := range live {
+		if _, ok := m.firstSeen[pgid]; !ok {
+			m.firstSeen[pgid] = now
 		}
 	}
 	groups := append([]Group(nil), s.Groups...)

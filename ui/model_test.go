@@ -75,6 +75,7 @@ func TestMarksVanishWithTheirGroups(t *testing.T) {
 	if len(m.marks) != 2 || !m.marks[4100] || !m.marks[4123] {
 		t.Fatalf("marks = %v", m.marks)
 	}
+	m.firstSeen[4100] = testNow.Add(-time.Minute) // listed long enough to be remembered
 	snap := demoSnapshot(testNow)
 	snap.Groups = snap.Groups[1:]
 	m.Update(snapshotMsg{snap: snap, ch: src.snaps})
@@ -401,5 +402,13 @@ func waitFor(t testing.TB, cond func() bool, what func() string) {
 			t.Fatalf("timed out waiting; last state: %q", what())
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRunesReadTogetherAreSeparateKeys(t *testing.T) {
+	m, _ := newTestModel(t, 160, 50)
+	run(t, m, m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjx")}))
+	if _, ok := m.dialog.(*confirmDialog); !ok || m.tree.selectedGroup().PGID != 4123 {
+		t.Fatalf("\"jjx\" in one read should move twice and ask to tear down")
 	}
 }
