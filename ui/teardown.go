@@ -88,9 +88,9 @@ func (td *teardown) label(now time.Time) string {
 	case TeardownKill:
 		return "SIGKILL…"
 	case TeardownEmpty:
-		return "empty ✓"
+		return "empty"
 	}
-	return "teardown ✗"
+	return "teardown failed"
 }
 
 func (m *Model) activeTeardowns() int {

@@ -22,7 +22,7 @@ func (m *Model) viewTerminals() string {
 		t := m.terms[i]
 		badge := st.muted.Render(fit("-", 8))
 		if t.InputWaiting {
-			badge = st.warning.Render(fit("⌨ wait", 8))
+			badge = st.warning.Render(fit("● wait", 8))
 		}
 		title := t.Title
 		if title == "" {
@@ -30,7 +30,7 @@ func (m *Model) viewTerminals() string {
 		}
 		marker := " "
 		if m.focus == focusAttached && m.detail.pid == t.PID {
-			marker = st.accent.Render("▶")
+			marker = st.accent.Render(">")
 		}
 		line := fmt.Sprintf(" %-6d %-7d %-7d %s %-8s %s%s", t.PID, t.SID, t.ForegroundPGID, badge, fmt.Sprintf("%dx%d", t.Cols, t.Rows), marker, title)
 		if i == m.termCursor {

@@ -115,9 +115,9 @@ func (m *Model) treeHeader(cols []treeColumn, cmdW int) string {
 func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) string {
 	st := m.st
 	if r.kind == rowSession {
-		glyph := "▾"
+		glyph := "-"
 		if m.tree.folded[r.sid] {
-			glyph = "▸"
+			glyph = "+"
 		}
 		label := fmt.Sprintf("%s session %d", glyph, r.sid)
 		return "  " + st.title.Render(label) + st.muted.Render(fmt.Sprintf("  %d group%s", r.groups, plural(r.groups)))
@@ -129,9 +129,9 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 	}
 	cells := map[string]string{}
 	if r.kind == rowGroup {
-		open := "▸"
+		open := "+"
 		if m.tree.expanded[g.PGID] {
-			open = "▾"
+			open = "-"
 		}
 		cells["mark"] = " "
 		if m.marks[g.PGID] {

@@ -1,0 +1,139 @@
+// Package screenshots regenerates the README's PNGs from real runs; see
+// generate.sh. The test is skipped unless SANDTOP_SCREENSHOTS=1.
+package screenshots
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"sandtop/backend"
+	"sandtop/backend/daemon"
+	"sandtop/backend/daemontest"
+	"sandtop/themes"
+	"sandtop/ui"
+	"sandtop/vt"
+)
+
+const cols, rows = 160, 48
+
+func TestScreenshots(t *testing.T) {
+	if os.Getenv("SANDTOP_SCREENSHOTS") == "" {
+		t.Skip("set SANDTOP_SCREENSHOTS=1 (or run screenshots/generate.sh) to regenerate the PNGs")
+	}
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	env := daemontest.Start(t, daemon.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	rt, err := backend.NewRuntime(ctx, env.Client, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := ui.NewBackendSource(env.Client, rt, ui.BackendOptions{Name: "dev-sandbox", Target: "unix:/run/user/1000/sandtop/d.sock", Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A busy sandbox: a build-like loop with output, servers, a stopped
+	// job, a stubborn group that ignores SIGTERM, and a terminal.
+	for _, argv := range [][]string{
+		{"bash", "-c", `for i in $(seq 1 400); do echo "[build] compiling unit $i of 400"; sleep 0.05; done; sleep 600`},
+		{"sleep", "3600"},
+		{"bash", "-c", `trap "" TERM; exec -a stubborn-worker sleep 3600`},
+		{"bash", "-c", `sleep 900 & sleep 900 & wait`},
+		{"python3", "-m", "http.server", "--bind", "127.0.0.1", "0"},
+	} {
+		if _, err := src.Spawn(ctx, argv, dir); err != nil {
+			t.Fatalf("spawn %v: %v", argv, err)
+		}
+	}
+	stopped, err := src.Spawn(ctx, []string{"sleep", "1800"}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let the wrapper publish before stopping it
+	_ = src.Signal(ctx, stopped, 19)   // SIGSTOP
+	if _, err := src.SpawnTerminal(ctx, []string{"bash", "--norc"}, rows-11, cols*42/100-2); err != nil {
+		t.Fatal(err)
+	}
+
+	dark, light := themes.MustLoad("dark"), themes.MustLoad("light")
+	newModel := func(th themes.Theme) (*ui.Model, *driver) {
+		m := ui.NewModel(ui.Options{Source: src, SandboxName: "dev-sandbox", Theme: th, Grace: 5 * time.Second})
+		t.Cleanup(m.Close)
+		d := newDriver(t, m, cols, rows)
+		d.until("the busy table", 15*time.Second, func(v string) bool {
+			return strings.Contains(v, "stopped") && strings.Contains(v, "http.se") && strings.Contains(v, "bash --norc")
+		})
+		return m, d
+	}
+	shot := func(name string, d *driver, th themes.Theme) {
+		f, err := os.Create(name + ".png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := vt.RenderANSIStringPNG(f, d.m.View(), cols, rows, ui.VTPalette(th)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Overview with a group's output in the detail pane.
+	_, d := newModel(dark)
+	d.keys(runes("/"))
+	d.keys(runes("b"), runes("u"), runes("i"), runes("l"), runes("d"), key(tea.KeyEnter), runes("j"))
+	d.until("build output", 10*time.Second, func(v string) bool { return strings.Contains(v, "compiling unit 1") })
+	d.keys(key(tea.KeyEsc))
+	d.settle(1500 * time.Millisecond)
+	shot("overview", d, dark)
+
+	// Help.
+	d.keys(runes("?"))
+	d.settle(100 * time.Millisecond)
+	shot("help", d, dark)
+	d.keys(key(tea.KeyEsc))
+
+	// Signal menu on the stubborn worker.
+	d.keys(runes("/"))
+	for _, r := range "stubborn" {
+		d.keys(runes(string(r)))
+	}
+	d.keys(key(tea.KeyEnter), runes("j"))
+	d.until("the stubborn group selected", 5*time.Second, func(v string) bool { return strings.Contains(v, "Output · pgid") })
+	d.keys(runes("s"))
+	d.settle(300 * time.Millisecond)
+	shot("signal-menu", d, dark)
+	d.keys(key(tea.KeyEsc))
+
+	// Teardown in progress: TERM sent, counting down to KILL.
+	d.keys(runes("x"), runes("y"))
+	d.until("the countdown", 5*time.Second, func(v string) bool { return strings.Contains(v, "s→KILL") })
+	d.settle(1200 * time.Millisecond)
+	shot("teardown", d, dark)
+	d.until("the group empty", 15*time.Second, func(v string) bool { return strings.Contains(v, "empty after") })
+
+	// Attached terminal running top.
+	d.keys(key(tea.KeyEsc), key(tea.KeyTab), key(tea.KeyEnter))
+	d.until("attached", 10*time.Second, func(v string) bool { return strings.Contains(v, "attached to terminal") })
+	for _, r := range "top -d 1" {
+		d.keys(runes(string(r)))
+	}
+	d.keys(key(tea.KeyEnter))
+	d.until("top running", 10*time.Second, func(v string) bool { return strings.Contains(v, "load average") })
+	d.settle(1500 * time.Millisecond)
+	shot("attached-top", d, dark)
+	d.keys(runes("q"))
+	d.keys(key(tea.KeyCtrlCloseBracket))
+
+	// Light theme overview.
+	_, dl := newModel(light)
+	dl.keys(runes("j"), runes("l"))
+	dl.settle(1200 * time.Millisecond)
+	shot("light", dl, light)
+}
