@@ -1,0 +1,163 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/envd"
+	"sandtop/backend/gen/process"
+)
+
+// Stock envd keeps no output for late subscribers: attaching there shows
+// only what the program writes from now on. The pane says so first, in
+// the stream itself, so the operator does not take a blank pane for a hang.
+const (
+	noReplayTerminal = "\x1b[90m[compat: stock envd keeps no replay; only new output appears below]\x1b[0m\r\n"
+	noReplayOutput   = "[compat: stock envd keeps no replay; only new output appears below]\n"
+)
+
+// Output streams a process's output through Process.Connect: the daemon's
+// replay of recent output, then live bytes. Closing it only unsubscribes.
+func (s *backendSource) Output(ctx context.Context, pid int) (io.ReadCloser, error) {
+	r, err := s.connect(ctx, pid)
+	if err != nil {
+		return nil, err
+	}
+	r.skipMarker = true
+	if s.compat {
+		r.notice = []byte(noReplayOutput)
+	}
+	return r, nil
+}
+
+// Attach is Output plus input and resize, all over the Process service
+// (the same on stock envd), so detaching is just closing the subscription.
+func (s *backendSource) Attach(ctx context.Context, pid int) (TerminalConn, error) {
+	r, err := s.connect(ctx, pid)
+	if err != nil {
+		return nil, err
+	}
+	if s.compat {
+		r.notice = []byte(noReplayTerminal)
+	}
+	return &processConn{streamReader: r, proc: s.c, pid: pid}, nil
+}
+
+func (s *backendSource) connect(ctx context.Context, pid int) (*streamReader, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	stream, err := s.c.Process.Connect(ctx, connect.NewRequest(&process.ConnectRequest{Process: &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: uint32(pid)}}}))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		defer stream.Close()
+		for stream.Receive() {
+			ev := stream.Msg().GetEvent()
+			if d := ev.GetData(); d != nil {
+				chunk := d.GetPty()
+				if chunk == nil {
+					chunk = append(d.GetStdout(), d.GetStderr()...)
+				}
+				if _, err := pw.Write(chunk); err != nil {
+					return
+				}
+			}
+			if ev.GetEnd() != nil {
+				break
+			}
+		}
+		err := stream.Err()
+		if ctx.Err() != nil || err == nil {
+			pw.Close()
+			return
+		}
+		pw.CloseWithError(err)
+	}()
+	return &streamReader{r: pr, cancel: cancel}, nil
+}
+
+// streamReader is one Connect subscription as a reader.
+type streamReader struct {
+	r      *io.PipeReader
+	cancel context.CancelFunc
+	// skipMarker drops the wrapper's "sandtop-published PGID" line, which
+	// it writes to the daemon's stream, not the program's.
+	skipMarker bool
+	head       []byte
+	// notice is local text read before the stream (see noReplayTerminal).
+	notice []byte
+}
+
+const publishedMarker = "sandtop-published "
+
+func (r *streamReader) Read(p []byte) (int, error) {
+	if len(r.notice) > 0 {
+		n := copy(p, r.notice)
+		r.notice = r.notice[n:]
+		return n, nil
+	}
+	if !r.skipMarker {
+		return r.r.Read(p)
+	}
+	// Hold the first bytes until the first line is complete.
+	for r.skipMarker {
+		buf := make([]byte, 4096)
+		n, err := r.r.Read(buf)
+		r.head = append(r.head, buf[:n]...)
+		if i := bytes.IndexByte(r.head, '\n'); i >= 0 || err != nil || len(r.head) > 256 {
+			if i >= 0 && bytes.HasPrefix(r.head, []byte(publishedMarker)) {
+				r.head = r.head[i+1:]
+			}
+			r.skipMarker = false
+		}
+		if err != nil && len(r.head) == 0 {
+			return 0, err
+		}
+	}
+	if len(r.head) > 0 {
+		n := copy(p, r.head)
+		r.head = r.head[n:]
+		return n, nil
+	}
+	return r.r.Read(p)
+}
+
+func (r *streamReader) Close() error {
+	r.cancel()
+	return r.r.Close()
+}
+
+// processConn adds terminal input and resize to a subscription.
+type processConn struct {
+	*streamReader
+	proc *envd.Client
+	pid  int
+}
+
+func (c *processConn) Write(p []byte) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+	defer cancel()
+	_, err := c.proc.Process.SendInput(ctx, connect.NewRequest(&process.SendInputRequest{
+		Process: &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: uint32(c.pid)}},
+		Input:   &process.ProcessInput{Input: &process.ProcessInput_Pty{Pty: append([]byte(nil), p...)}},
+	}))
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (c *processConn) Resize(rows, cols int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+	defer cancel()
+	_, err := c.proc.Process.Update(ctx, connect.NewRequest(&process.UpdateRequest{
+		Process: &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: uint32(c.pid)}},
+		Pty:     &process.PTY{Size: &process.PTY_Size{Rows: uint32(rows), Cols: uint32(cols)}},
+	}))
+	return err
+}

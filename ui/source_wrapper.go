@@ -1,0 +1,99 @@
+package ui
+
+import "strings"
+
+// Every seam spawn runs through sandtop's wrapper (DESIGN decision 3): the
+// daemon starts an outer bash, which carries the output stream, and that
+// starts an inner bash that leads the user's new session and group. The
+// table shows one row per spawn: the inner group, with the user's argv and
+// the outer pid (the one whose output can be streamed).
+
+// wrapperInner recognises the inner half of sandtop's wrapper (the leader
+// of the user's group): its argv is bash … "sandtop-wrapper" STATEDIR … --
+// ARGV. It returns the state dir and the user's argv.
+func wrapperInner(argv []string) (stateDir string, user []string, ok bool) {
+	for i, a := range argv {
+		if a == "sandtop-wrapper" && i+1 < len(argv) {
+			for j := i + 1; j < len(argv); j++ {
+				if argv[j] == "--" {
+					return argv[i+1], argv[j+1:], true
+				}
+			}
+		}
+	}
+	return "", nil, false
+}
+
+// wrapperOuter recognises the outer half (the process the daemon started):
+// its script starts with state='STATEDIR'.
+func wrapperOuter(argv []string) (stateDir string, ok bool) {
+	for _, a := range argv {
+		if rest, found := strings.CutPrefix(a, "state='"); found {
+			// Only process wrappers; a terminal's runner is the terminal.
+			if end := strings.IndexByte(rest, '\''); end > 0 && strings.Contains(rest[:end], "/processes/") {
+				return rest[:end], true
+			}
+		}
+	}
+	return "", false
+}
+
+// mayBeWrapper is a cheap test on a possibly lossy argv (ps joins argv with
+// spaces) that says the exact argv is worth reading.
+func mayBeWrapper(argv []string) bool {
+	for _, a := range argv {
+		if a == "sandtop-wrapper" || strings.Contains(a, "state='") {
+			return true
+		}
+	}
+	return false
+}
+
+func leaderOf(g *Group) *Process {
+	for i := range g.Members {
+		if g.Members[i].PID == g.PGID {
+			return &g.Members[i]
+		}
+	}
+	return nil
+}
+
+// foldWrappers hides the outer halves' groups and gives each inner group
+// the user's argv, its state dir and the outer pid as its leader pid. The
+// state dir of each folded group is returned by pgid.
+func foldWrappers(groups []Group) (kept []Group, stateDirs map[int]string) {
+	outerPid := map[string]int{}
+	hidden := map[int]bool{}
+	for _, g := range groups {
+		for _, p := range g.Members {
+			dir, ok := wrapperOuter(p.Argv)
+			if !ok {
+				continue
+			}
+			// The outer half's pid is the one the daemon started; its
+			// group is plumbing only when it leads it (a daemon that does
+			// not give each process its own group shares one with others).
+			outerPid[dir] = p.PID
+			if p.PID == g.PGID {
+				hidden[g.PGID] = true
+			}
+		}
+	}
+	stateDirs = map[int]string{}
+	for _, g := range groups {
+		if hidden[g.PGID] {
+			continue
+		}
+		if l := leaderOf(&g); l != nil {
+			if dir, argv, ok := wrapperInner(l.Argv); ok {
+				g.Argv = argv
+				stateDirs[g.PGID] = dir
+				if pid := outerPid[dir]; pid != 0 {
+					g.LeaderPID = pid
+				}
+			}
+		}
+		kept = append(kept, g)
+	}
+	return kept, stateDirs
+}
