@@ -14,32 +14,37 @@ import (
 
 const rpcTimeout = 10 * time.Second
 
+// Commands that report back to a context capture it, and their results
+// come back as scopedMsg: a late answer from sandbox A is applied to A even
+// when the operator has switched to B.
+
 func (m *Model) infoCmd() tea.Cmd {
-	src, ctx := m.src, m.ctx
+	sb, src, ctx := m.sandbox, m.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
 		info, err := src.Info(c)
-		return infoMsg{info: info, err: err}
+		return scopedMsg{sb, infoMsg{info: info, err: err}}
 	}
 }
 
 func (m *Model) watchCmd(gen int) tea.Cmd {
-	src, ctx := m.src, m.ctx
+	sb, src, ctx := m.sandbox, m.src, m.ctx
 	return func() tea.Msg {
 		ch, err := src.Watch(ctx)
-		return watchStartedMsg{gen: gen, ch: ch, err: err}
+		return scopedMsg{sb, watchStartedMsg{gen: gen, ch: ch, err: err}}
 	}
 }
 
-func nextSnapshotCmd(ctx context.Context, gen int, ch <-chan Snapshot) tea.Cmd {
+func (m *Model) nextSnapshotCmd(gen int, ch <-chan Snapshot) tea.Cmd {
+	sb, ctx := m.sandbox, m.ctx
 	return func() tea.Msg {
 		select {
 		case s, ok := <-ch:
 			if !ok {
-				return watchEndedMsg{gen: gen}
+				return scopedMsg{sb, watchEndedMsg{gen: gen}}
 			}
-			return snapshotMsg{gen: gen, snap: s, ch: ch}
+			return scopedMsg{sb, snapshotMsg{gen: gen, snap: s, ch: ch}}
 		case <-ctx.Done():
 			return nil
 		}
@@ -47,46 +52,48 @@ func nextSnapshotCmd(ctx context.Context, gen int, ch <-chan Snapshot) tea.Cmd {
 }
 
 func (m *Model) spawnCmd(argv []string) tea.Cmd {
-	src, ctx, cwd := m.src, m.ctx, m.opts.Cwd
+	sb, src, ctx, cwd := m.sandbox, m.src, m.ctx, m.spec.Cwd
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
 		pid, err := src.Spawn(c, argv, cwd)
-		return spawnedMsg{argv: argv, pid: pid, err: err}
+		return scopedMsg{sb, spawnedMsg{argv: argv, pid: pid, err: err}}
 	}
 }
 
 func (m *Model) spawnTerminalCmd(argv []string, rows, cols int) tea.Cmd {
-	src, ctx := m.src, m.ctx
+	sb, src, ctx := m.sandbox, m.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
 		pid, err := src.SpawnTerminal(c, argv, rows, cols)
-		return spawnedMsg{argv: argv, terminal: true, pid: pid, err: err}
+		return scopedMsg{sb, spawnedMsg{argv: argv, terminal: true, pid: pid, err: err}}
 	}
 }
 
 func (m *Model) signalCmd(pgid int, sig syscall.Signal) tea.Cmd {
-	src, ctx := m.src, m.ctx
+	sb, src, ctx := m.sandbox, m.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
-		return signalDoneMsg{sig: sig, pgid: pgid, err: src.Signal(c, pgid, sig)}
+		return scopedMsg{sb, signalDoneMsg{sig: sig, pgid: pgid, err: src.Signal(c, pgid, sig)}}
 	}
 }
 
 func (m *Model) signalForegroundCmd(termPid int, sig syscall.Signal) tea.Cmd {
-	src, ctx := m.src, m.ctx
+	sb, src, ctx := m.sandbox, m.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
 		pgid, err := src.SignalForeground(c, termPid, sig)
-		return signalDoneMsg{sig: sig, pgid: pgid, termPid: termPid, err: err}
+		return scopedMsg{sb, signalDoneMsg{sig: sig, pgid: pgid, termPid: termPid, err: err}}
 	}
 }
 
 // teardownCmd runs the teardown on its own goroutine and relays progress
 // through a channel that waitTeardownCmd drains one message at a time.
+// It runs against the context's Source until it is done, whichever
+// context is on screen meanwhile.
 func (m *Model) teardownCmd(pgid int, grace time.Duration) tea.Cmd {
 	src, ctx := m.src, m.ctx
 	ch := make(chan teardownUpdate, 64)
@@ -100,19 +107,29 @@ func (m *Model) teardownCmd(pgid int, grace time.Duration) tea.Cmd {
 		ch <- teardownUpdate{done: true, err: err}
 		close(ch)
 	}()
-	return waitTeardownCmd(pgid, ch)
+	return m.waitTeardownCmd(pgid, ch)
 }
 
-func waitTeardownCmd(pgid int, ch <-chan teardownUpdate) tea.Cmd {
+func (m *Model) waitTeardownCmd(pgid int, ch <-chan teardownUpdate) tea.Cmd {
+	sb := m.sandbox
 	return func() tea.Msg {
 		u, ok := <-ch
 		if !ok {
 			return nil
 		}
 		if u.done {
-			return teardownDoneMsg{pgid: pgid, err: u.err}
+			return scopedMsg{sb, teardownDoneMsg{pgid: pgid, err: u.err}}
 		}
-		return teardownMsg{pgid: pgid, ev: u.ev, ch: ch}
+		return scopedMsg{sb, teardownMsg{pgid: pgid, ev: u.ev, ch: ch}}
+	}
+}
+
+// openCmd opens a context's Source (dial, handshake) off the UI goroutine.
+func (m *Model) openCmd(sb *sandbox) tea.Cmd {
+	open, ctx := sb.spec.Open, m.ctx
+	return func() tea.Msg {
+		src, err := open(ctx)
+		return scopedMsg{sb, openedMsg{src: src, err: err}}
 	}
 }
 

@@ -96,7 +96,7 @@ func (m *Model) target() (kind detailKind, sid, pgid, pid int) {
 // opens only once the selection has rested, so holding ↓ through a thousand
 // groups opens none of them.
 func (m *Model) syncDetail() tea.Cmd {
-	if m.focus == focusAttached {
+	if m.focus == focusAttached || !m.onScreen() {
 		return nil
 	}
 	kind, sid, pgid, pid := m.target()
@@ -108,6 +108,7 @@ func (m *Model) syncDetail() tea.Cmd {
 	m.detailGen++
 	d.kind, d.sid, d.pgid, d.pid = kind, sid, pgid, pid
 	d.out = newOutputView()
+	d.out.maxBytes = m.opts.ScrollbackBytes
 	_, h := m.detailInner()
 	d.out.setHeight(h - m.detailHeaderLines())
 	if kind == detailTerminal {
@@ -131,7 +132,7 @@ func (m *Model) newTermPaneFor(pid int) *termPane {
 	if t := m.terminalByPID(pid); t != nil && t.Cols > 0 && t.Rows > 0 {
 		cols, rows = t.Cols, t.Rows
 	}
-	return newTermPane(max(1, cols), max(1, rows))
+	return newTermPane(max(1, cols), max(1, rows), m.opts.ScrollbackBytes)
 }
 
 func (m *Model) openDetail() tea.Cmd {
@@ -235,7 +236,7 @@ func (m *Model) enterAttached() tea.Cmd {
 		return nil
 	}
 	m.focus = focusAttached
-	if !m.opts.ReadOnly {
+	if !m.readOnly() {
 		d.term.replies.set(d.input) // the program's terminal queries get answers
 	}
 	m.events.add(m.now(), levelInfo, "attached to terminal %d (%s detaches)", d.pid, m.keys.Detach.Help().Key)

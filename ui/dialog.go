@@ -19,16 +19,18 @@ type inlineDialog interface {
 	inline()
 }
 
+// openDialog shows d bound to the context in scope: its keys, and the
+// action it confirms, act on that context even if the operator switches.
 func (m *Model) openDialog(d dialog) {
 	if m.dialog == nil {
 		m.returnTo = m.focus
 	}
-	m.dialog = d
+	m.dialog, m.dialogSB = d, m.sandbox
 	m.focus = focusDialog
 }
 
 func (m *Model) closeDialog() {
-	m.dialog = nil
+	m.dialog, m.dialogSB = nil, nil
 	if m.focus == focusDialog {
 		m.focus = m.returnTo
 	}
@@ -36,11 +38,13 @@ func (m *Model) closeDialog() {
 
 func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 	d := m.dialog
-	done, cmd := d.key(m, msg)
-	// An action may have opened a follow-up dialog (menu → confirm); only
-	// close the one that finished.
-	if done && m.dialog == d {
-		m.closeDialog()
-	}
-	return cmd
+	return m.within(m.dialogSB, func() tea.Cmd {
+		done, cmd := d.key(m, msg)
+		// An action may have opened a follow-up dialog (menu → confirm);
+		// only close the one that finished.
+		if done && m.dialog == d {
+			m.closeDialog()
+		}
+		return cmd
+	})
 }

@@ -10,10 +10,14 @@ import (
 
 // bulkDialog previews every marked group and asks for their count to be
 // typed, so tearing down many groups can never be one stray keystroke.
+// With noCount (config: bulk_teardown = false) enter on the preview is
+// enough; the preview itself is always shown.
 type bulkDialog struct {
 	targets []Group
 	grace   time.Duration
 	input   lineInput
+	where   string // the sandbox, when there are several
+	noCount bool
 }
 
 func newBulkDialog(targets []Group, grace time.Duration) *bulkDialog {
@@ -26,7 +30,7 @@ func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 		m.setStatus(levelInfo, "bulk teardown cancelled")
 		return true, nil
 	case "enter":
-		if d.input.Value() != strconv.Itoa(len(d.targets)) {
+		if !d.noCount && d.input.Value() != strconv.Itoa(len(d.targets)) {
 			m.setStatus(levelWarn, fmt.Sprintf("type %d to confirm, or esc to cancel", len(d.targets)))
 			d.input.SetValue("")
 			return false, nil
@@ -47,6 +51,9 @@ func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 func (d *bulkDialog) view(m *Model, w, h int) string {
 	st := m.st
 	lines := []string{fmt.Sprintf("Tear down %d marked groups: SIGTERM, wait %s, SIGKILL.", len(d.targets), d.grace), ""}
+	if d.where != "" {
+		lines = append([]string{d.where}, lines...)
+	}
 	show := min(len(d.targets), max(3, h-14))
 	for _, g := range d.targets[:show] {
 		lines = append(lines, fmt.Sprintf("  pgid %-7d %-3d %s", g.PGID, liveMembers(&g), command(&g)))
@@ -54,7 +61,11 @@ func (d *bulkDialog) view(m *Model, w, h int) string {
 	if show < len(d.targets) {
 		lines = append(lines, st.muted.Render(fmt.Sprintf("  … and %d more", len(d.targets)-show)))
 	}
-	lines = append(lines, "", fmt.Sprintf("Type %s and press enter to confirm:", st.warning.Render(strconv.Itoa(len(d.targets)))), d.input.View(),
-		"", st.muted.Render("esc cancel"))
+	if d.noCount {
+		lines = append(lines, "", "Press enter to confirm.", "", st.muted.Render("esc cancel"))
+	} else {
+		lines = append(lines, "", fmt.Sprintf("Type %s and press enter to confirm:", st.warning.Render(strconv.Itoa(len(d.targets)))), d.input.View(),
+			"", st.muted.Render("esc cancel"))
+	}
 	return dialogBox(st, st.danger.Render("Bulk teardown"), lines, w, 50)
 }

@@ -53,7 +53,7 @@ func (d *helpDialog) view(m *Model, w, h int) string {
 	lines = append(lines,
 		"While attached every key goes to the remote program, Ctrl-C included;",
 		"only "+st.keyHint.Render(d.keys.Detach.Help().Key)+" comes back here. Quitting never signals anything remote.")
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		lines = append(lines, st.warning.Render("Read-only: spawning, signals, teardown and input are refused."))
 	}
 	lines = append(lines, "", st.muted.Render(strings.TrimSpace("esc close")))

@@ -21,6 +21,7 @@ var paletteCommands = []paletteCommand{
 	{"teardown", "", "tear down the selected group (asks first)", func(m *Model, _ []string) tea.Cmd { return m.askTeardown() }},
 	{"bulk-teardown", "", "tear down the marked groups (asks first)", func(m *Model, _ []string) tea.Cmd { return m.askBulkTeardown() }},
 	{"filter", "TEXT", "filter the groups", (*Model).cmdFilter},
+	{"ctx", "[NAME|N]", "switch sandbox (no name: the picker)", (*Model).cmdCtx},
 	{"clear-marks", "", "unmark every group", func(m *Model, _ []string) tea.Cmd { m.marks = map[int]bool{}; return nil }},
 	{"zoom", "", "toggle the big detail pane", func(m *Model, _ []string) tea.Cmd {
 		m.zoomed = !m.zoomed
@@ -114,12 +115,15 @@ func (p *palette) view(m *Model, w, h int) string {
 }
 
 func (m *Model) cmdRun(argv []string) tea.Cmd {
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		m.refuse("run")
 		return nil
 	}
 	if len(argv) == 0 {
 		m.setStatus(levelWarn, "usage: run ARGV… (e.g. run sleep 60)")
+		return nil
+	}
+	if !m.usable() {
 		return nil
 	}
 	m.events.add(m.now(), levelInfo, "starting %s", argvString(argv, ""))
@@ -129,8 +133,11 @@ func (m *Model) cmdRun(argv []string) tea.Cmd {
 // cmdTerm starts a terminal sized like the detail pane, so the program's
 // first output already fits the pane it will be shown in.
 func (m *Model) cmdTerm(argv []string) tea.Cmd {
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		m.refuse("terminal start")
+		return nil
+	}
+	if !m.usable() {
 		return nil
 	}
 	if len(argv) == 0 {
@@ -142,7 +149,7 @@ func (m *Model) cmdTerm(argv []string) tea.Cmd {
 }
 
 func (m *Model) cmdSignal(argv []string) tea.Cmd {
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		m.refuse("signal")
 		return nil
 	}
@@ -186,8 +193,8 @@ func (m *Model) onSpawned(msg spawnedMsg) tea.Cmd {
 		return nil
 	}
 	m.events.add(m.now(), levelOK, "started %s %s as pid %d", what, argvString(msg.argv, ""), msg.pid)
-	if !msg.terminal {
-		return nil
+	if !msg.terminal || !m.onScreen() {
+		return nil // a terminal started in a context left since is attached from there
 	}
 	// Show it in the terminals list right away; the next snapshot fills in
 	// the details.

@@ -84,10 +84,11 @@ func (d *signalMenu) view(m *Model, w, h int) string {
 
 // chooseSignal confirms the signal unless it is harmless, then sends it.
 func (m *Model) chooseSignal(t signalTarget, c signalChoice) tea.Cmd {
-	if !c.confirm {
+	// SIGKILL asks even when the config turned signal confirmation off.
+	if !c.confirm || (m.opts.NoConfirm.Signal && c.sig != syscall.SIGKILL) {
 		return m.sendSignal(t, c.sig)
 	}
-	body := []string{"to " + t.label}
+	body := m.inContext([]string{"to " + t.label})
 	if c.sig == syscall.SIGKILL {
 		body = append(body, "", "SIGKILL cannot be caught: the processes get no chance to clean up.")
 	}
@@ -98,7 +99,7 @@ func (m *Model) chooseSignal(t signalTarget, c signalChoice) tea.Cmd {
 }
 
 func (m *Model) sendSignal(t signalTarget, sig syscall.Signal) tea.Cmd {
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		m.refuse("signal")
 		return nil
 	}

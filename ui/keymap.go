@@ -18,6 +18,7 @@ type KeyMap struct {
 	Mark, ClearMarks                        key.Binding
 	Signal, Teardown, BulkTeardown          key.Binding
 	Filter, Palette, Help                   key.Binding
+	Contexts                                key.Binding // the sandbox picker
 	Run, NewTerminal                        key.Binding
 	Follow, SearchNext, SearchPrev          key.Binding
 	Zoom, Back, Quit                        key.Binding
@@ -50,6 +51,7 @@ func DefaultKeyMap() KeyMap {
 		BulkTeardown: b("X", "tear down marked", "X"),
 		Filter:       b("/", "filter", "/"),
 		Palette:      b(":", "commands", ":"),
+		Contexts:     b("c", "sandboxes (:ctx)", "c"),
 		Help:         b("?", "help", "?"),
 		Run:          b("r", "run", "r"),
 		NewTerminal:  b("t", "terminal", "t"),
@@ -70,7 +72,7 @@ func (k *KeyMap) bindings() map[string]*key.Binding {
 		"top": &k.Top, "bottom": &k.Bottom, "next_pane": &k.NextPane, "prev_pane": &k.PrevPane,
 		"collapse": &k.Collapse, "expand": &k.Expand, "open": &k.Open, "mark": &k.Mark,
 		"clear_marks": &k.ClearMarks, "signal": &k.Signal, "teardown": &k.Teardown,
-		"bulk_teardown": &k.BulkTeardown, "filter": &k.Filter, "palette": &k.Palette,
+		"bulk_teardown": &k.BulkTeardown, "filter": &k.Filter, "palette": &k.Palette, "contexts": &k.Contexts,
 		"help": &k.Help, "run": &k.Run, "new_terminal": &k.NewTerminal, "follow": &k.Follow,
 		"search_next": &k.SearchNext, "search_prev": &k.SearchPrev, "zoom": &k.Zoom,
 		"back": &k.Back, "quit": &k.Quit, "detach": &k.Detach,
@@ -111,7 +113,7 @@ func (k KeyMap) helpSections() []helpSection {
 	return []helpSection{
 		{"Navigate", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.NextPane, k.PrevPane, k.Collapse, k.Expand, k.Zoom}},
 		{"Act", []key.Binding{k.Open, k.Run, k.NewTerminal, k.Signal, k.Teardown, k.Mark, k.BulkTeardown, k.ClearMarks}},
-		{"Find", []key.Binding{k.Filter, k.SearchNext, k.SearchPrev, k.Follow, k.Palette}},
+		{"Find", []key.Binding{k.Filter, k.SearchNext, k.SearchPrev, k.Follow, k.Palette, k.Contexts}},
 		{"General", []key.Binding{k.Detach, k.Back, k.Help, k.Quit}},
 	}
 }

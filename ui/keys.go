@@ -39,7 +39,7 @@ func (m *Model) attachedKey(msg tea.KeyMsg) tea.Cmd {
 	if key.Matches(msg, m.keys.Detach) {
 		return m.detachTerminal()
 	}
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		what := "input"
 		if msg.Paste {
 			what = "paste"
@@ -113,6 +113,8 @@ func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
 		m.openDialog(newHelpDialog(m.keys))
 	case key.Matches(msg, k.Palette):
 		m.openDialog(newPalette(""))
+	case key.Matches(msg, k.Contexts):
+		m.openContextPicker()
 	case key.Matches(msg, k.Run):
 		m.openDialog(newPalette("run "))
 	case key.Matches(msg, k.NewTerminal):
@@ -174,7 +176,7 @@ func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) quit() tea.Cmd {
-	if n := m.activeTeardowns(); n > 0 {
+	if n := m.allActiveTeardowns(); n > 0 {
 		m.openDialog(newConfirm("Quit?",
 			[]string{fmt.Sprintf("%d teardown(s) in progress will stop escalating:", n),
 				"no further SIGKILL will be sent. Nothing else is signalled."},
@@ -331,7 +333,7 @@ func (m *Model) currentSignalTarget() (signalTarget, bool) {
 }
 
 func (m *Model) openSignalMenu() tea.Cmd {
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		m.refuse("signal")
 		return nil
 	}
@@ -345,7 +347,7 @@ func (m *Model) openSignalMenu() tea.Cmd {
 }
 
 func (m *Model) askTeardown() tea.Cmd {
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		m.refuse("teardown")
 		return nil
 	}
@@ -368,18 +370,22 @@ func (m *Model) askTeardown() tea.Cmd {
 		"",
 		fmt.Sprintf("SIGTERM, wait %s, then SIGKILL until the group is empty.", m.opts.Grace),
 	}
-	m.openDialog(newConfirm("Tear down group?", body, "tear down", true, func(m *Model) tea.Cmd {
+	act := func(m *Model) tea.Cmd {
 		if g := m.liveGroup(pgid); g != nil {
 			return m.startTeardown(g)
 		}
 		m.setStatus(levelInfo, fmt.Sprintf("pgid %d is already gone", pgid))
 		return nil
-	}))
+	}
+	if m.opts.NoConfirm.Teardown { // the operator turned this one off in the config
+		return act(m)
+	}
+	m.openDialog(newConfirm("Tear down group?", m.inContext(body), "tear down", true, act))
 	return nil
 }
 
 func (m *Model) askBulkTeardown() tea.Cmd {
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		m.refuse("bulk teardown")
 		return nil
 	}
@@ -394,6 +400,24 @@ func (m *Model) askBulkTeardown() tea.Cmd {
 		return nil
 	}
 	sort.Slice(targets, func(i, j int) bool { return targets[i].PGID < targets[j].PGID })
-	m.openDialog(newBulkDialog(targets, m.opts.Grace))
+	d := newBulkDialog(targets, m.opts.Grace)
+	d.where, d.noCount = m.contextLine(), m.opts.NoConfirm.BulkTeardown
+	m.openDialog(d)
 	return nil
+}
+
+// inContext adds which sandbox a confirmation is about when there are
+// several, so "yes" is never said to the wrong one.
+func (m *Model) inContext(body []string) []string {
+	if l := m.contextLine(); l != "" {
+		return append([]string{l, ""}, body...)
+	}
+	return body
+}
+
+func (m *Model) contextLine() string {
+	if !m.multi() {
+		return ""
+	}
+	return "in sandbox " + m.targetName()
 }

@@ -49,12 +49,20 @@ const settledRetention = 60 * time.Second
 // read by pumps and every Source call runs in a tea.Cmd.
 type Model struct {
 	opts   Options
-	src    Source
 	ctx    context.Context
 	cancel context.CancelFunc
 	keys   KeyMap
 	st     styles
 	now    func() time.Time
+
+	// *sandbox is the context in scope: the one on screen (cur), except
+	// while a message from another context's Source, or a key for a dialog
+	// opened in another context, is being applied (see within).
+	*sandbox
+	ctxs     []*sandbox
+	cur      *sandbox
+	log      eventLog
+	dialogSB *sandbox // the context the open dialog acts on
 
 	width, height int
 	lay           layout
@@ -65,21 +73,6 @@ type Model struct {
 	dialog    dialog
 	returnTo  focus // where a closed dialog hands the keys back
 	attachReq int   // pid to attach to as soon as its connection opens
-
-	info      SandboxInfo
-	conn      connState
-	connErr   error
-	watchGen  int
-	snapTaken time.Time
-
-	tree       treeState
-	ghosts     map[int]ghost
-	firstSeen  map[int]time.Time // when each listed pgid first appeared
-	terms      []Terminal
-	termCursor int
-	marks      map[int]bool
-	teardowns  map[int]*teardown
-	events     eventLog
 
 	status      string
 	statusLevel eventLevel
@@ -111,12 +104,15 @@ func New(opts Options) (*Model, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Model{
-		opts: opts, src: opts.Source, ctx: ctx, cancel: cancel,
+		opts: opts, ctx: ctx, cancel: cancel,
 		keys: keys, st: newStyles(opts.Theme), now: opts.Now,
-		tree: newTreeState(), ghosts: map[int]ghost{}, firstSeen: map[int]time.Time{}, marks: map[int]bool{},
-		teardowns: map[int]*teardown{}, wake: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1),
 	}
-	m.info.Name = opts.SandboxName
+	for i, c := range opts.Contexts {
+		m.ctxs = append(m.ctxs, newSandbox(c, i, &m.log))
+	}
+	m.cur = m.ctxs[opts.Initial]
+	m.sandbox = m.cur
 	return m, nil
 }
 
@@ -136,21 +132,49 @@ func (m *Model) Close() {
 	m.detail.close()
 }
 
-// Init starts the header query, the process table watch and the clock.
+// Init opens every context's Source in the background (so the picker
+// can tell reachable sandboxes from unreachable ones), and starts the
+// header query, the process table watch and the clock for the one shown.
 func (m *Model) Init() tea.Cmd {
-	m.events.add(m.now(), levelInfo, "connecting to %s", m.targetName())
-	return tea.Batch(m.infoCmd(), m.watchCmd(m.watchGen), clockCmd(time.Second))
+	cmds := []tea.Cmd{clockCmd(time.Second)}
+	for _, sb := range m.ctxs {
+		if sb.state == openPending {
+			sb.state = openRunning
+			cmds = append(cmds, m.openCmd(sb))
+		}
+	}
+	if m.cur.state == openReady {
+		cmds = append(cmds, m.startWatching())
+	} else {
+		m.events.add(m.now(), levelInfo, "connecting to %s", m.targetName())
+	}
+	return tea.Batch(cmds...)
 }
 
+// targetName names the context in scope for the header and the log.
 func (m *Model) targetName() string {
 	if m.info.Name != "" {
 		return m.info.Name
 	}
+	if m.spec.Name != "" {
+		return m.spec.Name
+	}
 	return "sandbox"
 }
 
-// Update routes one message. It never blocks and does no I/O.
+// Update routes one message. It never blocks and does no I/O. A message
+// tagged with a context is applied to that context; an untagged one to the
+// context on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if sm, ok := msg.(scopedMsg); ok {
+		return m, m.within(sm.sb, func() tea.Cmd {
+			cmd, _ := m.updateScoped(sm.msg)
+			return cmd
+		})
+	}
+	if cmd, ok := m.updateScoped(msg); ok {
+		return m, cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		return m, m.setSize(msg.Width, msg.Height)
@@ -158,38 +182,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleKey(msg)
 	case tea.MouseMsg:
 		return m, m.handleMouse(msg)
-	case infoMsg:
-		m.onInfo(msg)
-	case watchStartedMsg:
-		return m, m.onWatchStarted(msg)
-	case snapshotMsg:
-		if msg.gen != m.watchGen {
-			return m, nil
-		}
-		m.applySnapshot(msg.snap)
-		return m, tea.Batch(nextSnapshotCmd(m.ctx, msg.gen, msg.ch), m.syncDetail())
-	case watchEndedMsg:
-		return m, m.onWatchLost(msg.gen, nil)
-	case reconnectMsg:
-		if msg.gen == m.watchGen {
-			m.watchGen++
-			return m, m.watchCmd(m.watchGen)
-		}
 	case frameMsg:
 		m.frameArmed = false
 		m.lastFrame = m.now()
 		return m, m.drainStreams()
 	case clockMsg:
 		return m, m.onClock()
-	case spawnedMsg:
-		return m, m.onSpawned(msg)
-	case signalDoneMsg:
-		m.onSignalDone(msg)
-	case teardownMsg:
-		m.onTeardownProgress(msg.pgid, msg.ev)
-		return m, waitTeardownCmd(msg.pgid, msg.ch)
-	case teardownDoneMsg:
-		m.onTeardownDone(msg)
 	case openDetailMsg:
 		if msg.gen == m.detailGen && m.detail.cancel == nil {
 			return m, m.openDetail()
@@ -208,6 +206,44 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, nil
+}
+
+// updateScoped applies the results of one context's Source calls to the
+// context in scope; it reports false for other messages.
+func (m *Model) updateScoped(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case openedMsg:
+		return m.onOpened(msg), true
+	case infoMsg:
+		m.onInfo(msg)
+	case watchStartedMsg:
+		return m.onWatchStarted(msg), true
+	case snapshotMsg:
+		if msg.gen != m.watchGen {
+			return nil, true
+		}
+		m.applySnapshot(msg.snap)
+		return tea.Batch(m.nextSnapshotCmd(msg.gen, msg.ch), m.syncDetail()), true
+	case watchEndedMsg:
+		return m.onWatchLost(msg.gen, nil), true
+	case reconnectMsg:
+		if msg.gen == m.watchGen {
+			m.watchGen++
+			return m.watchCmd(m.watchGen), true
+		}
+	case spawnedMsg:
+		return m.onSpawned(msg), true
+	case signalDoneMsg:
+		m.onSignalDone(msg)
+	case teardownMsg:
+		m.onTeardownProgress(msg.pgid, msg.ev)
+		return m.waitTeardownCmd(msg.pgid, msg.ch), true
+	case teardownDoneMsg:
+		m.onTeardownDone(msg)
+	default:
+		return nil, false
+	}
+	return nil, true
 }
 
 func (m *Model) onInfo(msg infoMsg) {
@@ -234,7 +270,7 @@ func (m *Model) onWatchStarted(msg watchStartedMsg) tea.Cmd {
 		m.events.add(m.now(), levelOK, "reconnected")
 	}
 	m.conn, m.connErr = connUp, nil
-	return nextSnapshotCmd(m.ctx, msg.gen, msg.ch)
+	return m.nextSnapshotCmd(msg.gen, msg.ch)
 }
 
 // onWatchLost marks the connection lost and retries after a pause.
@@ -250,7 +286,8 @@ func (m *Model) onWatchLost(gen int, err error) tea.Cmd {
 		}
 	}
 	m.conn, m.connErr = connLost, err
-	return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return reconnectMsg{gen: gen} })
+	sb := m.sandbox
+	return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return scopedMsg{sb, reconnectMsg{gen: gen}} })
 }
 
 // applySnapshot takes a new process table: it keeps vanished groups as
@@ -355,16 +392,16 @@ func (m *Model) onClock() tea.Cmd {
 	if !m.statusUntil.IsZero() && now.After(m.statusUntil) {
 		m.status, m.statusUntil = "", time.Time{}
 	}
-	for pgid, td := range m.teardowns {
-		if !td.finished.IsZero() && now.Sub(td.finished) > 10*time.Second {
-			delete(m.teardowns, pgid)
-		}
-	}
 	// Count down smoothly while a teardown waits; otherwise a slow clock
 	// for ages is all the idle UI redraws.
 	every := time.Second
-	for _, td := range m.teardowns {
-		if td.finished.IsZero() {
+	for _, sb := range m.ctxs {
+		for pgid, td := range sb.teardowns {
+			if !td.finished.IsZero() && now.Sub(td.finished) > 10*time.Second {
+				delete(sb.teardowns, pgid)
+			}
+		}
+		if sb.activeTeardowns() > 0 {
 			every = 250 * time.Millisecond
 		}
 	}
@@ -377,9 +414,17 @@ func (m *Model) setStatus(level eventLevel, text string) {
 	m.statusUntil = m.now().Add(6 * time.Second)
 }
 
+// readOnly says whether mutations are refused in the context in scope:
+// everywhere with Options.ReadOnly, or in this context with its own flag.
+func (m *Model) readOnly() bool { return m.opts.ReadOnly || m.spec.ReadOnly }
+
 // refuse explains a mutation that read-only mode blocked.
 func (m *Model) refuse(what string) {
-	text := "read-only: " + what + " refused (sandtop was started with --read-only)"
+	why := "sandtop was started with --read-only"
+	if !m.opts.ReadOnly {
+		why = m.targetName() + " is read-only in the config"
+	}
+	text := "read-only: " + what + " refused (" + why + ")"
 	m.setStatus(levelWarn, text)
 	m.events.add(m.now(), levelWarn, "%s", text)
 }

@@ -386,7 +386,7 @@ func TestKeymapRejectsUnknownAction(t *testing.T) {
 
 func eventsText(m *Model) string {
 	var b strings.Builder
-	for _, e := range m.events.items {
+	for _, e := range m.log.items {
 		b.WriteString(e.text)
 		b.WriteByte('\n')
 	}

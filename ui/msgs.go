@@ -4,11 +4,26 @@ import (
 	"io"
 	"syscall"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 // Messages that carry the results of Source calls back into Update. Every
 // stream-related message carries the generation it was started under, so a
 // late answer for something the operator has moved away from is dropped.
+
+// scopedMsg carries a message from one context's Source back to that
+// context (see Model.within).
+type scopedMsg struct {
+	sb  *sandbox
+	msg tea.Msg
+}
+
+// openedMsg is the result of a context's Open.
+type openedMsg struct {
+	src Source
+	err error
+}
 
 type infoMsg struct {
 	info SandboxInfo

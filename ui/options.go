@@ -10,13 +10,18 @@ import (
 	"sandtop/themes"
 )
 
-// Options configure the TUI. Only Source is required.
+// Options configure the TUI. Either Source (one sandbox) or Contexts
+// (several) is required.
 type Options struct {
-	// Source is the sandbox to supervise. (Several sandboxes, k9s-style
-	// contexts, will arrive as a list of sources; one is shown at a time.)
+	// Source is the sandbox to supervise when there is only one.
 	Source Source
 	// SandboxName is shown in the header; Info's name is used when empty.
 	SandboxName string
+	// Contexts are several sandboxes, k9s-style: one is shown at a time,
+	// ":ctx" or c switches. Initial is the index of the one shown first.
+	// Give either Source or Contexts.
+	Contexts []Context
+	Initial  int
 	// Theme colours the UI and the terminal pane; the zero Theme means
 	// themes.Default.
 	Theme Theme
@@ -34,16 +39,58 @@ type Options struct {
 	// Shell is what :term starts when given no argv; nil means ["bash"].
 	Shell []string
 	// Cwd is the working directory for :run; empty means the daemon's.
+	// With Contexts, each Context has its own.
 	Cwd string
+	// ScrollbackBytes bounds the output kept per pane: a terminal's raw
+	// byte ring and a group's output lines; zero means 1 MiB.
+	ScrollbackBytes int
+	// NoConfirm turns confirmations off, one action at a time. The zero
+	// value confirms everything destructive.
+	NoConfirm NoConfirm
 	// Now is the clock, for tests; nil means time.Now.
 	Now func() time.Time
 	// ProgramOptions are passed to tea.NewProgram by Run (input, output).
 	ProgramOptions []tea.ProgramOption
 }
 
+// NoConfirm lists the confirmations an operator has explicitly turned
+// off (config [confirm] ... = false). SIGKILL from the signal menu always
+// asks, and a bulk teardown always shows what it will tear down.
+type NoConfirm struct {
+	// Signal sends signals from the menu at once (SIGKILL still asks).
+	Signal bool
+	// Teardown tears a single group down without asking.
+	Teardown bool
+	// BulkTeardown confirms the marked groups' preview with enter instead
+	// of their typed count.
+	BulkTeardown bool
+}
+
 func (o Options) withDefaults() (Options, error) {
-	if o.Source == nil {
-		return o, fmt.Errorf("ui: Options.Source is required")
+	switch {
+	case o.Source != nil && len(o.Contexts) > 0:
+		return o, fmt.Errorf("ui: give Options.Source or Options.Contexts, not both")
+	case o.Source != nil:
+		o.Contexts = []Context{{Name: o.SandboxName, Source: o.Source, Cwd: o.Cwd}}
+		o.Initial = 0
+	case len(o.Contexts) == 0:
+		return o, fmt.Errorf("ui: Options.Source or Options.Contexts is required")
+	}
+	if o.Initial < 0 || o.Initial >= len(o.Contexts) {
+		return o, fmt.Errorf("ui: Options.Initial %d is not one of the %d contexts", o.Initial, len(o.Contexts))
+	}
+	seen := map[string]bool{}
+	for i, c := range o.Contexts {
+		if len(o.Contexts) > 1 && c.Name == "" {
+			return o, fmt.Errorf("ui: context %d has no name", i+1)
+		}
+		if seen[c.Name] {
+			return o, fmt.Errorf("ui: two contexts are named %q", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	if o.ScrollbackBytes <= 0 {
+		o.ScrollbackBytes = 1 << 20
 	}
 	if o.Theme.Name == "" {
 		t, err := themes.Load(themes.Default)

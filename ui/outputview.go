@@ -15,9 +15,13 @@ type outputView struct {
 	lines   []string // plain text, escape sequences removed
 	partial string   // the unterminated last line
 	dropped int      // lines dropped off the top, for "n lines not shown"
-	offset  int      // first visible line
-	follow  bool
-	height  int
+	bytes   int      // text held in lines
+	// maxBytes bounds the text held (Options.ScrollbackBytes); 0 means
+	// only the line cap applies.
+	maxBytes int
+	offset   int // first visible line
+	follow   bool
+	height   int
 
 	query   string
 	matches []int // line indexes containing query
@@ -38,18 +42,36 @@ func (o *outputView) append(p []byte) {
 			l = l[i+1:]
 		}
 		o.lines = append(o.lines, l)
+		o.bytes += len(l)
 	}
-	if over := len(o.lines) - maxOutputLines; over > 0 {
-		o.lines = append([]string(nil), o.lines[over:]...)
-		o.dropped += over
-		o.offset = max(0, o.offset-over)
-	}
+	o.trim()
 	if o.query != "" {
 		o.research()
 	}
 	if o.follow {
 		o.toBottom()
 	}
+}
+
+// trim drops the oldest lines beyond the line cap and the byte budget,
+// always keeping the newest line.
+func (o *outputView) trim() {
+	drop := max(0, len(o.lines)-maxOutputLines)
+	size := 0
+	for _, l := range o.lines[:drop] {
+		size += len(l)
+	}
+	for o.maxBytes > 0 && o.bytes-size > o.maxBytes && drop < len(o.lines)-1 {
+		size += len(o.lines[drop])
+		drop++
+	}
+	if drop == 0 {
+		return
+	}
+	o.bytes -= size
+	o.lines = append([]string(nil), o.lines[drop:]...)
+	o.dropped += drop
+	o.offset = max(0, o.offset-drop)
 }
 
 // all is every line including the partial one.

@@ -19,7 +19,7 @@ type teardown struct {
 
 // startTeardown begins TERM → grace → KILL → empty on one group.
 func (m *Model) startTeardown(g *Group) tea.Cmd {
-	if m.opts.ReadOnly {
+	if m.readOnly() {
 		m.refuse("teardown")
 		return nil
 	}
@@ -91,16 +91,6 @@ func (td *teardown) label(now time.Time) string {
 		return "empty"
 	}
 	return "teardown failed"
-}
-
-func (m *Model) activeTeardowns() int {
-	n := 0
-	for _, td := range m.teardowns {
-		if td.finished.IsZero() {
-			n++
-		}
-	}
-	return n
 }
 
 func roundDur(d time.Duration) time.Duration {

@@ -19,8 +19,10 @@ type termPane struct {
 	once    sync.Once
 }
 
-func newTermPane(cols, rows int) *termPane {
-	t := &termPane{term: vt.NewTerm(cols, rows, vt.TermOptions{}), replies: &replyRouter{}, stop: make(chan struct{})}
+// newTermPane makes a pane whose raw scrollback ring holds scrollback
+// bytes (0: vt's default).
+func newTermPane(cols, rows, scrollback int) *termPane {
+	t := &termPane{term: vt.NewTerm(cols, rows, vt.TermOptions{Scrollback: scrollback}), replies: &replyRouter{}, stop: make(chan struct{})}
 	t.term.SetResponseWriter(t.replies)
 	return t
 }

@@ -36,19 +36,28 @@ func (m *Model) viewHeader() string {
 	st := m.st
 	sep := st.header.Render("  ")
 	conn := st.header.Render("○ connecting")
-	switch m.conn {
-	case connUp:
+	switch {
+	case m.state == openFailed:
+		conn = st.header.Render("✗ unreachable")
+	case m.conn == connUp:
 		conn = st.header.Render("● connected")
-	case connLost:
+	case m.conn == connLost:
 		conn = st.header.Render("✗ disconnected")
 	}
-	parts := []string{st.headerKey.Render(" sandtop"), st.header.Render(m.targetName())}
-	if m.opts.ReadOnly {
+	// The sandbox on screen is always named; with several, which of them.
+	name := m.targetName()
+	if m.multi() {
+		name = fmt.Sprintf("%s (%d/%d, c switches)", name, m.cur.index+1, len(m.ctxs))
+	}
+	parts := []string{st.headerKey.Render(" sandtop"), st.header.Render(name)}
+	if m.readOnly() {
 		parts = append(parts, st.readOnly.Render(" READ-ONLY "))
 	}
 	parts = append(parts, conn)
 	if m.info.Target != "" {
 		parts = append(parts, st.header.Render(m.info.Target))
+	} else if m.spec.Target != "" {
+		parts = append(parts, st.header.Render(m.spec.Target))
 	}
 	if m.info.Version != "" {
 		parts = append(parts, st.header.Render("daemon "+m.info.Version))
@@ -70,7 +79,7 @@ func (m *Model) viewFooter() string {
 		// The way out is always on screen while attached.
 		left = st.detach.Render(" "+m.keys.Detach.Help().Key+" detach ") + " " +
 			st.muted.Render(fmt.Sprintf("keys go to terminal %d, Ctrl-C included", m.detail.pid))
-		if m.opts.ReadOnly {
+		if m.readOnly() {
 			left += "  " + st.readOnly.Render(" READ-ONLY: input is not sent ")
 		}
 	}

@@ -64,7 +64,11 @@ func (m *Model) viewEvents() string {
 		case levelError:
 			text = st.danger.Render(text)
 		}
-		lines = append(lines, st.muted.Render(e.at.Format("15:04:05"))+" "+text)
+		stamp := e.at.Format("15:04:05")
+		if m.multi() {
+			stamp += " " + fit(e.tag, 12) // which sandbox it happened in
+		}
+		lines = append(lines, st.muted.Render(stamp)+" "+text)
 	}
 	return box(st, st.title.Render("Events"), lines, r.w, r.h, false)
 }

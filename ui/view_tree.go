@@ -79,6 +79,9 @@ func (m *Model) viewTree() string {
 		if m.conn != connUp {
 			msg = "waiting for the process table…"
 		}
+		if m.state == openFailed {
+			msg = "unreachable: " + errText(m.openErr) + " — c picks another sandbox"
+		}
 		lines = append(lines, m.st.muted.Render(msg))
 	}
 	title := fmt.Sprintf("Groups %d", m.liveGroupCount())

@@ -1,0 +1,143 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Context is one sandbox the TUI can show, like a k9s context. The TUI
+// holds several at once; the header always names the one on screen, and
+// every action goes to that one's Source only.
+type Context struct {
+	// Name is unique among the contexts; the header, the picker, the event
+	// log tag and ":ctx NAME" use it.
+	Name string
+	// Kind and Target describe where it is ("local", "unix:/run/x.sock");
+	// they are shown in the picker and must hold no secrets.
+	Kind, Target string
+	// Source is an already open sandbox. When nil, Open is called in the
+	// background at startup (and again when the operator picks the context
+	// after a failure).
+	Source Source
+	Open   func(ctx context.Context) (Source, error)
+	// Err is a failure known before the TUI started (an unreadable token
+	// file, an E2B listing that failed); with no Open it is final.
+	Err error
+	// ReadOnly refuses every mutation in this context (Options.ReadOnly
+	// refuses them in all).
+	ReadOnly bool
+	// Cwd is where :run starts programs here; empty means the daemon's.
+	Cwd string
+}
+
+// openState is how far a context's Source has come.
+type openState int
+
+const (
+	openPending openState = iota // Open not called yet
+	openRunning                  // Open in flight
+	openReady                    // Source usable
+	openFailed                   // Open failed; err says why
+)
+
+// sandbox is everything the TUI keeps per context: the Source, the last
+// process table, the selection, the marks and the teardowns. The Model
+// embeds the one in scope, so model code reads m.tree or m.marks without
+// knowing there are several; messages from a Source come back tagged with
+// their sandbox (scopedMsg) and are applied to it, never to the one shown.
+type sandbox struct {
+	spec    Context
+	index   int
+	state   openState
+	openErr error
+	src     Source
+	watched bool // the process table watch has been started
+
+	events eventSink
+
+	info      SandboxInfo
+	conn      connState
+	connErr   error
+	watchGen  int
+	snapTaken time.Time
+
+	tree       treeState
+	ghosts     map[int]ghost
+	firstSeen  map[int]time.Time // when each listed pgid first appeared
+	terms      []Terminal
+	termCursor int
+	marks      map[int]bool
+	teardowns  map[int]*teardown
+}
+
+func newSandbox(spec Context, index int, log *eventLog) *sandbox {
+	sb := &sandbox{
+		spec: spec, index: index, src: spec.Source,
+		events: eventSink{log: log, tag: spec.Name},
+		tree:   newTreeState(), ghosts: map[int]ghost{}, firstSeen: map[int]time.Time{},
+		marks: map[int]bool{}, teardowns: map[int]*teardown{},
+	}
+	sb.info.Name = spec.Name
+	switch {
+	case spec.Source != nil:
+		sb.state = openReady
+	case spec.Open == nil:
+		sb.state, sb.openErr = openFailed, spec.Err
+		if sb.openErr == nil {
+			sb.openErr = errors.New("no source")
+		}
+	case spec.Err != nil:
+		sb.state, sb.openErr = openFailed, spec.Err
+	}
+	return sb
+}
+
+// activeTeardowns counts this context's teardowns still escalating.
+func (sb *sandbox) activeTeardowns() int {
+	n := 0
+	for _, td := range sb.teardowns {
+		if td.finished.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// liveGroups counts the groups with members, for the picker.
+func (sb *sandbox) liveGroups() int {
+	n := 0
+	for i := range sb.tree.groups {
+		if stateOf(&sb.tree.groups[i]) != stateSettled {
+			n++
+		}
+	}
+	return n
+}
+
+// stateText is the one-line connection state the picker and header show.
+func (sb *sandbox) stateText() string {
+	switch sb.state {
+	case openPending, openRunning:
+		return "connecting"
+	case openFailed:
+		return "unreachable: " + errText(sb.openErr)
+	}
+	switch sb.conn {
+	case connUp:
+		return "connected"
+	case connLost:
+		return "disconnected"
+	}
+	if !sb.watched {
+		return "ready"
+	}
+	return "connecting"
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}

@@ -1,0 +1,26 @@
+package ui
+
+import (
+	"fmt"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+)
+
+// TestGoldenContextPicker pins the sandbox picker: the one on screen
+// starred, each sandbox's groups, marks and teardowns, and an unreachable
+// one with its reason. Rewrite with: go test ./ui -run TestGolden -update
+func TestGoldenContextPicker(t *testing.T) {
+	for _, size := range [][2]int{{100, 34}, {160, 50}} {
+		t.Run(fmt.Sprintf("picker_%d", size[0]), func(t *testing.T) {
+			m, _, b := newContextsModel(t)
+			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			press(t, m, "j", "space")
+			switchCtx(t, m, "beta", b)
+			m.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow, deadline: testNow}
+			press(t, m, "c")
+			golden.RequireEqual(t, []byte(m.View()))
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package ui
+
+import (
+	"fmt"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// contextPicker lists every sandbox with its state, k9s's ":ctx" view:
+// unreachable ones say why instead of failing the whole TUI.
+type contextPicker struct{ cursor int }
+
+func (m *Model) openContextPicker() {
+	m.openDialog(&contextPicker{cursor: m.cur.index})
+}
+
+func (d *contextPicker) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch s := msg.String(); s {
+	case "esc", "q", "c":
+		return true, nil
+	case "up", "k":
+		d.cursor = (d.cursor - 1 + len(m.ctxs)) % len(m.ctxs)
+	case "down", "j":
+		d.cursor = (d.cursor + 1) % len(m.ctxs)
+	case "enter":
+		return true, m.switchTo(d.cursor)
+	default:
+		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(m.ctxs) {
+			d.cursor = int(s[0] - '1')
+		}
+	}
+	return false, nil
+}
+
+func (d *contextPicker) view(m *Model, w, h int) string {
+	st := m.st
+	nameW, targetW := 10, 10
+	for _, sb := range m.ctxs {
+		nameW = max(nameW, len(sb.spec.Name))
+		targetW = max(targetW, len(sb.spec.Target))
+	}
+	nameW, targetW = min(nameW, 28), min(targetW, 36)
+	head := fmt.Sprintf("   %-*s %-6s %-*s %6s %5s %4s  %s", nameW, "NAME", "KIND", targetW, "TARGET", "GROUPS", "MARKS", "TD", "STATE")
+	lines := []string{st.muted.Render(head)}
+	for i, sb := range m.ctxs {
+		cur := " "
+		if sb == m.cur {
+			cur = "*"
+		}
+		groups, marks, tds := "-", "-", "-"
+		if sb.watched {
+			groups = fmt.Sprint(sb.liveGroups())
+			marks = fmt.Sprint(len(sb.marks))
+			tds = fmt.Sprint(sb.activeTeardowns())
+		}
+		state := sb.stateText()
+		if sb.spec.ReadOnly || m.opts.ReadOnly {
+			state += " · read-only"
+		}
+		l := fmt.Sprintf(" %s %-*s %-6s %-*s %6s %5s %4s  %s", cur,
+			nameW, fit(sb.spec.Name, nameW), fit(sb.spec.Kind, 6), targetW, fit(sb.spec.Target, targetW), groups, marks, tds, state)
+		if visibleWidth(l) > w-10 {
+			l = fit(l, max(40, w-10))
+		}
+		switch {
+		case i == d.cursor:
+			l = st.selected.Render("▸" + l[1:])
+		case sb.state == openFailed:
+			l = st.danger.Render(l)
+		}
+		lines = append(lines, l)
+	}
+	lines = append(lines, "", st.muted.Render("enter switch · ↑/↓ move · 1-9 pick · esc close · marks and actions stay in their sandbox"))
+	return dialogBox(st, st.dialogTitle.Render("Sandboxes"), lines, w, 60)
+}
