@@ -77,7 +77,7 @@ func NewBackendSource(c *envd.Client, rt *backend.Runtime, opts BackendOptions) 
 	base, cancel := context.WithCancel(context.Background())
 	return &backendSource{
 		c: c, rt: rt, opts: opts, compat: rt.Control().Kind() == "compat",
-		pub: newPublished(), base: base, cancel: cancel,
+		pub: newPublishedState(), base: base, cancel: cancel,
 	}, nil
 }
 

@@ -27,6 +27,16 @@ const (
 	scanTimeout    = 10 * time.Second
 )
 
+// rememberedArgv is a state dir's argv and when its group was last live.
+type rememberedArgv struct {
+	argv []string
+	seen time.Time
+}
+
+// argvMemory is how long the argv of a group that left the table is kept
+// for a state dir no scan has listed yet.
+const argvMemory = time.Minute
+
 // publishedGroup is one state dir as last read.
 type publishedGroup struct {
 	backend.GroupInfo
@@ -40,13 +50,13 @@ type publishedState struct {
 	mu        sync.Mutex
 	groups    map[string]*publishedGroup // by state dir
 	agent     map[string]*publishedGroup
-	argv      map[string][]string
+	argv      map[string]rememberedArgv
 	nextOwn   time.Time
 	nextAgent time.Time
 }
 
-func newPublished() *publishedState {
-	return &publishedState{groups: map[string]*publishedGroup{}, agent: map[string]*publishedGroup{}, argv: map[string][]string{}}
+func newPublishedState() *publishedState {
+	return &publishedState{groups: map[string]*publishedGroup{}, agent: map[string]*publishedGroup{}, argv: map[string]rememberedArgv{}}
 }
 
 // refresh rescans what is due. A failed scan keeps the previous result
@@ -135,6 +145,7 @@ func mergePublished(old map[string]*publishedGroup, infos []backend.GroupInfo, a
 func (p *publishedState) addPublished(groups []Group, stateDirs map[int]string) ([]Group, map[int]bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := time.Now()
 	all := make([]*publishedGroup, 0, len(p.groups)+len(p.agent))
 	for _, m := range []map[string]*publishedGroup{p.groups, p.agent} {
 		for _, pg := range m {
@@ -158,7 +169,7 @@ func (p *publishedState) addPublished(groups []Group, stateDirs map[int]string) 
 		g := &groups[i]
 		live[g.PGID] = true
 		if dir := stateDirs[g.PGID]; dir != "" && len(g.Argv) > 0 {
-			p.argv[dir] = g.Argv
+			p.argv[dir] = rememberedArgv{argv: g.Argv, seen: now}
 		}
 		pg := byPgid[g.PGID]
 		// A settled entry sharing a live pgid is an old group whose pgid
@@ -172,7 +183,7 @@ func (p *publishedState) addPublished(groups []Group, stateDirs map[int]string) 
 			// published state still says whose group it is.
 			stateDirs[g.PGID] = pg.StateDir
 			if len(g.Argv) == 0 {
-				g.Argv = p.argv[pg.StateDir]
+				g.Argv = p.argv[pg.StateDir].argv
 			}
 		}
 	}
@@ -201,14 +212,16 @@ func (p *publishedState) addPublished(groups []Group, stateDirs map[int]string) 
 		keep[pg.StateDir] = true
 	}
 	for _, pg := range done {
-		g := Group{PGID: pg.Pgid, SID: pg.Pgid, Settled: true, Exit: exitOf(pg.GroupInfo), Argv: p.argv[pg.StateDir], Origin: OriginSandtop}
+		g := Group{PGID: pg.Pgid, SID: pg.Pgid, Settled: true, Exit: exitOf(pg.GroupInfo), Argv: p.argv[pg.StateDir].argv, Origin: OriginSandtop}
 		if pg.agent {
 			g.Origin = OriginAgent
 		}
 		groups = append(groups, g)
 	}
-	for dir := range p.argv { // remember only dirs that still exist
-		if !keep[dir] {
+	// Remember only dirs that still exist; one seen live lately may just
+	// not be in a scan yet.
+	for dir, r := range p.argv {
+		if !keep[dir] && now.Sub(r.seen) > argvMemory {
 			delete(p.argv, dir)
 		}
 	}
