@@ -28,11 +28,12 @@ func TestSourceListsFinishedGroups(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pgid, err := src.Spawn(ctx, []string{"sh", "-c", "sleep 2; exit 3"}, "")
+			pgid, err := src.Spawn(ctx, []string{"sh", "-c", "sleep 5; exit 3"}, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Seen live first, so its argv is remembered for the finished row.
+			// Seen live first (polls under load can be seconds apart), so its
+			// argv is remembered for the finished row.
 			nextSnapshotWhere(t, watch, "the job running", func(s Snapshot) bool {
 				g := findGroup(s, pgid)
 				return g != nil && !g.Settled && len(g.Argv) > 0
@@ -42,7 +43,7 @@ func TestSourceListsFinishedGroups(t *testing.T) {
 				return g != nil && g.Settled && g.Exit != nil && g.Exit.Code == 3
 			})
 			g := findGroup(s, pgid)
-			if g.Origin != OriginSandtop || command(g) != `sh -c "sleep 2; exit 3"` || len(g.Members) != 0 {
+			if g.Origin != OriginSandtop || command(g) != `sh -c "sleep 5; exit 3"` || len(g.Members) != 0 {
 				t.Errorf("finished group = %+v (command %q); want ours, its argv, no members", *g, command(g))
 			}
 		})
