@@ -79,19 +79,19 @@ func TestTargetPrecedence(t *testing.T) {
 	if err != nil || sel.cfg.EnvdURL != "http://box:49983" || sel.cfg.TokenFile != "/t" || !sel.readOnly {
 		t.Fatalf("config target: %+v %v", sel, err)
 	}
-	sel, err = (&targetFlags{name: "sock"}).resolve(cfg)
+	sel, err = (&targetFlags{names: []string{"sock"}}).resolve(cfg)
 	if err != nil || sel.cfg.Local != "unix:/s.sock" || sel.readOnly {
 		t.Fatalf("--target: %+v %v", sel, err)
 	}
-	sel, err = (&targetFlags{name: "local"}).resolve(cfg)
+	sel, err = (&targetFlags{names: []string{"local"}}).resolve(cfg)
 	if err != nil || !sel.startLocal {
 		t.Fatalf("--target local: %+v %v", sel, err)
 	}
-	sel, err = (&targetFlags{envd: "http://other:1", tokenFile: "/tok"}).resolve(cfg)
+	sel, err = (&targetFlags{envds: []string{"http://other:1"}, tokenFile: "/tok"}).resolve(cfg)
 	if err != nil || sel.cfg.EnvdURL != "http://other:1" || sel.cfg.TokenFile != "/tok" {
 		t.Fatalf("--envd: %+v %v", sel, err)
 	}
-	if _, err := (&targetFlags{tokenFile: "/tok", name: "local"}).resolve(cfg); err == nil {
+	if _, err := (&targetFlags{tokenFile: "/tok", names: []string{"local"}}).resolve(cfg); err == nil {
 		t.Fatal("--token-file with the local sandbox must be refused")
 	}
 }

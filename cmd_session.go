@@ -29,7 +29,7 @@ func addSessionCommands(root *cobra.Command, g *globalFlags) {
 // sandbox, printing each, before "daemon stop" stops the daemon.
 func teardownLocalWork(cmd *cobra.Command, g *globalFlags, grace time.Duration) error {
 	local := *g
-	local.target = targetFlags{name: "local"}
+	local.target = targetFlags{names: []string{"local"}}
 	s, err := openSession(cmd.Context(), &local)
 	if err != nil {
 		return err

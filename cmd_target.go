@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -12,20 +13,23 @@ import (
 	"sandtop/config"
 )
 
-// targetFlags select the sandbox; every command takes them.
+// targetFlags select the sandboxes; every command takes them. --target,
+// --socket and --envd may be repeated and mixed (with --e2b too): the TUI
+// opens every sandbox they name as a context, while the other commands
+// work on exactly one.
 type targetFlags struct {
-	name      string
-	socket    string
-	envd      string
+	names     []string
+	sockets   []string
+	envds     []string
 	tokenFile string
 	user      string
 }
 
 func (t *targetFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&t.name, "target", "", "a target named in the config file ('local' is the embedded sandbox)")
-	fs.StringVar(&t.socket, "socket", "", "unix socket of a sandtop daemon (sandtop serve --listen unix:PATH)")
-	fs.StringVar(&t.envd, "envd", "", "URL of an envd-compatible daemon, e.g. http://10.0.0.5:49983")
-	fs.StringVar(&t.tokenFile, "token-file", "", "file holding the access token for --envd")
+	fs.StringArrayVar(&t.names, "target", nil, "a target named in the config file ('local' is the embedded sandbox); repeatable")
+	fs.StringArrayVar(&t.sockets, "socket", nil, "unix socket of a sandtop daemon (sandtop serve --listen unix:PATH); repeatable")
+	fs.StringArrayVar(&t.envds, "envd", nil, "URL of an envd-compatible daemon, e.g. http://10.0.0.5:49983; repeatable")
+	fs.StringVar(&t.tokenFile, "token-file", "", "file holding the access token for --envd (every --envd given)")
 	fs.StringVar(&t.user, "user", "", "sandbox user to run processes as, where the daemon allows it")
 	for _, x := range targetExtensions {
 		x.register(fs)
@@ -44,7 +48,8 @@ type targetExtension interface {
 
 var targetExtensions []targetExtension
 
-// selection is the sandbox the flags and the config chose.
+// selection is one sandbox (or, for an extension such as --e2b, one
+// listing of sandboxes) that the flags and the config chose.
 type selection struct {
 	name string
 	// startLocal means the embedded sandbox: find or start its daemon,
@@ -52,61 +57,100 @@ type selection struct {
 	startLocal bool
 	cfg        target.Config
 	readOnly   bool
+	// expands is set for selections that list several sandboxes (E2B);
+	// their targets are named by target.ListTargets.
+	expands bool
 }
 
-// resolve applies the precedence: --socket, --envd or an extension's flag
-// (only one of them), then --target NAME, then the config's target, then
-// the local sandbox.
+// resolve picks the one sandbox of a command that works on one: the
+// flags if given, else the config's default target.
 func (t *targetFlags) resolve(cfg config.Config) (selection, error) {
-	var sel selection
-	given := []string{}
-	if t.socket != "" {
-		given = append(given, "--socket")
-		sel = selection{name: "socket:" + t.socket, cfg: target.Config{Local: "unix:" + config.ExpandPath(t.socket, cwd())}}
+	sels, err := t.resolveAll(cfg)
+	if err != nil {
+		return selection{}, err
 	}
-	if t.envd != "" {
-		given = append(given, "--envd")
-		sel = selection{name: t.envd, cfg: target.Config{EnvdURL: t.envd}}
+	if len(sels) == 0 {
+		return namedTarget(cfg, cfg.Target)
+	}
+	if len(sels) > 1 {
+		names := make([]string, len(sels))
+		for i, s := range sels {
+			names[i] = s.name
+		}
+		return selection{}, usagef(fmt.Errorf("this command works on only one target; got %s (the TUI takes several)", strings.Join(names, ", ")))
+	}
+	return sels[0], nil
+}
+
+// resolveAll turns the target flags into selections, in the order
+// --target, --socket, --envd, extensions. No flags gives none: the caller
+// chooses the default (one target for the CLI, every known one for the TUI).
+func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
+	var sels []selection
+	for _, name := range t.names {
+		sel, err := namedTarget(cfg, name)
+		if err != nil {
+			return nil, err
+		}
+		sels = append(sels, sel)
+	}
+	for _, s := range t.sockets {
+		if s == "" {
+			return nil, usagef(errors.New("--socket needs a path"))
+		}
+		sels = append(sels, selection{name: "socket:" + s, cfg: target.Config{Local: "unix:" + config.ExpandPath(s, cwd())}, readOnly: cfg.ReadOnly})
+	}
+	for _, e := range t.envds {
+		sels = append(sels, selection{name: envdName(e), cfg: target.Config{EnvdURL: e}, readOnly: cfg.ReadOnly})
 	}
 	for _, x := range targetExtensions {
 		var c target.Config
 		ok, err := x.apply(&c)
 		if err != nil {
-			return selection{}, usagef(err)
+			return nil, usagef(err)
 		}
 		if ok {
-			given = append(given, "an extension flag")
-			sel = selection{name: "extension", cfg: c}
+			sels = append(sels, selection{name: "extension", cfg: c, readOnly: cfg.ReadOnly, expands: true})
 		}
-	}
-	if t.name != "" {
-		given = append(given, "--target")
-	}
-	if len(given) > 1 {
-		return selection{}, usagef(fmt.Errorf("give only one target; got %s", strings.Join(given, " and ")))
-	}
-	if len(given) == 0 || t.name != "" {
-		name := t.name
-		if name == "" {
-			name = cfg.Target
-		}
-		var err error
-		if sel, err = namedTarget(cfg, name); err != nil {
-			return selection{}, err
-		}
-	} else {
-		sel.readOnly = cfg.ReadOnly
 	}
 	if t.tokenFile != "" {
-		if sel.cfg.EnvdURL == "" {
-			return selection{}, usagef(errors.New("--token-file goes with --envd (the local sandbox and unix sockets need no token)"))
+		if len(t.envds) == 0 {
+			return nil, usagef(errors.New("--token-file goes with --envd (the local sandbox and unix sockets need no token)"))
 		}
-		sel.cfg.TokenFile = config.ExpandPath(t.tokenFile, cwd())
+		for i := range sels {
+			if sels[i].cfg.EnvdURL != "" && !sels[i].startLocal && slicesContains(t.envds, sels[i].cfg.EnvdURL) {
+				sels[i].cfg.TokenFile = config.ExpandPath(t.tokenFile, cwd())
+			}
+		}
 	}
-	if t.user != "" {
-		sel.cfg.User = t.user
+	seen := map[string]bool{}
+	for i := range sels {
+		if t.user != "" {
+			sels[i].cfg.User = t.user
+		}
+		if !sels[i].expands && seen[sels[i].name] {
+			return nil, usagef(fmt.Errorf("target %s is given twice", sels[i].name))
+		}
+		seen[sels[i].name] = true
 	}
-	return sel, nil
+	return sels, nil
+}
+
+// envdName names an --envd target the way target.ListTargets does.
+func envdName(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return "envd:" + u.Host
+	}
+	return "envd:" + raw
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }
 
 // namedTarget looks a target up in the config.
@@ -127,8 +171,26 @@ func namedTarget(cfg config.Config, name string) (selection, error) {
 	return sel, nil
 }
 
+// allConfigured is what the TUI shows with no target flags: the local
+// sandbox and every configured target, the config's default first shown.
+func allConfigured(cfg config.Config) (sels []selection, initial int, err error) {
+	names := append([]string{config.LocalTarget}, cfg.TargetNames()...)
+	for i, name := range names {
+		sel, err := namedTarget(cfg, name)
+		if err != nil {
+			return nil, 0, err
+		}
+		if name == cfg.Target {
+			initial = i
+		}
+		sels = append(sels, sel)
+	}
+	return sels, initial, nil
+}
+
 // targets turns the selection into dialable targets, starting the local
-// daemon first when the selection is the embedded sandbox.
+// daemon first when the selection is the embedded sandbox. A selection
+// that names one sandbox keeps its own name for it.
 func (s selection) targets(ctx context.Context) ([]target.Target, error) {
 	c := s.cfg
 	if s.startLocal {
@@ -138,5 +200,12 @@ func (s selection) targets(ctx context.Context) ([]target.Target, error) {
 		}
 		c.Local = "unix:" + st.Socket
 	}
-	return target.ListTargets(ctx, c)
+	ts, err := target.ListTargets(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if !s.expands && len(ts) == 1 {
+		ts[0].Name = s.name
+	}
+	return ts, nil
 }

@@ -9,31 +9,45 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"sandtop/config"
 	"sandtop/themes"
 	"sandtop/ui"
 )
 
-// runTUI opens the TUI on the selected sandbox. Flags override the config.
+// runTUI opens the TUI on the sandboxes the flags name (with none: the
+// local sandbox and every configured target, the config's default shown
+// first). Flags override the config.
 func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet) error {
-	s, err := openSession(ctx, g)
+	cfg, err := g.loadConfig()
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	opts, err := tuiOptions(s, tf, fs)
+	sels, err := g.target.resolveAll(cfg)
 	if err != nil {
 		return err
 	}
-	dir, err := s.spawnCwd("")
+	initial := 0
+	if len(sels) == 0 {
+		if sels, initial, err = allConfigured(cfg); err != nil {
+			return err
+		}
+	}
+	opener := &tuiOpener{cfg: cfg}
+	defer opener.closeAll()
+	contexts, initial := opener.contexts(ctx, sels, initial)
+	// One sandbox that cannot even be resolved is an error, as in the CLI;
+	// with several, the picker shows which one failed and why.
+	if len(contexts) == 1 && contexts[0].Err != nil {
+		return contexts[0].Err
+	}
+	if len(contexts) == 0 {
+		return errors.New("no sandbox to show: the E2B team has no running sandbox")
+	}
+	opts, err := tuiOptions(cfg, g, tf, fs)
 	if err != nil {
 		return err
 	}
-	src, err := ui.NewBackendSource(s.Client, s.Runtime, ui.BackendOptions{
-		Name: s.Target.Name, Target: s.Target.Endpoint, Cwd: dir, Grace: s.cfg.Grace})
-	if err != nil {
-		return err
-	}
-	opts.Source, opts.Cwd = src, dir
+	opts.Contexts, opts.Initial = contexts, initial
 	// The TUI needs a terminal; say so plainly instead of a garbled screen.
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return errors.New("the TUI needs a terminal on stdin and stdout; use the CLI (sandtop ls, sandtop --help) from scripts")
@@ -42,8 +56,8 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 }
 
 // tuiOptions merges defaults, the config file and the flags.
-func tuiOptions(s *session, tf *tuiFlags, fs *pflag.FlagSet) (ui.Options, error) {
-	name := s.cfg.Theme
+func tuiOptions(cfg config.Config, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet) (ui.Options, error) {
+	name := cfg.Theme
 	if flagSet(fs, "theme") {
 		name = tf.theme
 	}
@@ -52,16 +66,22 @@ func tuiOptions(s *session, tf *tuiFlags, fs *pflag.FlagSet) (ui.Options, error)
 		return ui.Options{}, usagef(fmt.Errorf("theme: %w", err))
 	}
 	keys := ui.DefaultKeyMap()
-	if err := keys.Apply(s.cfg.Keys); err != nil {
+	if err := keys.Apply(cfg.Keys); err != nil {
 		return ui.Options{}, fmt.Errorf("config [keys]: %w", err)
 	}
-	opts := ui.Options{
-		SandboxName: s.Target.Name,
-		Theme:       th,
-		ReadOnly:    s.readOnly,
-		Mouse:       tf.mouse,
-		Keys:        s.cfg.Keys,
-		Grace:       s.cfg.Grace,
-	}
-	return opts, nil
+	return ui.Options{
+		Theme:           th,
+		ReadOnly:        g.readOnly,
+		Mouse:           tf.mouse,
+		Keys:            cfg.Keys,
+		Grace:           cfg.Grace,
+		ScrollbackBytes: cfg.ScrollbackBytes,
+		NoConfirm:       noConfirm(cfg.Confirm),
+	}, nil
+}
+
+// noConfirm maps the config's [confirm] table (true: ask, the default) to
+// the confirmations the operator explicitly turned off.
+func noConfirm(c config.Confirm) ui.NoConfirm {
+	return ui.NoConfirm{Signal: !c.Signal, Teardown: !c.Teardown, BulkTeardown: !c.BulkTeardown}
 }

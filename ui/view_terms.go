@@ -66,7 +66,7 @@ func (m *Model) viewEvents() string {
 		}
 		stamp := e.at.Format("15:04:05")
 		if m.multi() {
-			stamp += " " + fit(e.tag, 12) // which sandbox it happened in
+			stamp += " " + fit(e.tag, m.tagWidth()) // which sandbox it happened in
 		}
 		lines = append(lines, st.muted.Render(stamp)+" "+text)
 	}
@@ -78,3 +78,13 @@ func stripStyle(s string) string { return ansi.Strip(s) }
 
 // ansiCutLeft drops the first n cells of styled text.
 func ansiCutLeft(s string, n int) string { return ansi.TruncateLeft(s, n, "") }
+
+// tagWidth is the event log's sandbox column: the longest name, within
+// reason.
+func (m *Model) tagWidth() int {
+	w := 5
+	for _, sb := range m.ctxs {
+		w = max(w, len(sb.spec.Name))
+	}
+	return min(w, 20)
+}
