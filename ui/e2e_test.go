@@ -12,51 +12,16 @@ import (
 	"time"
 )
 
-// TestEndToEndInTmux builds the binaries, starts a real daemon with
-// `sandtop serve`, runs the TUI in a detached tmux session of 160×50 and
-// drives it with send-keys, reading the screen with capture-pane.
-//
-// The TUI binary is ui/internal/e2emain, which wires NewBackendSource the
-// way main.go's TUI command is meant to; the daemon is the real CLI binary.
+// TestEndToEndInTmux builds the real sandtop binary, starts a daemon with
+// `sandtop serve`, runs `sandtop --socket PATH` (the TUI) in a detached
+// tmux session of 160×50 and drives it with send-keys, reading the screen
+// with capture-pane.
 func TestEndToEndInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatalf("tmux is required for the end-to-end test (CI installs it): %v", err)
-	}
-	dir, err := os.MkdirTemp("", "sandtop-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "sandtop")
-	tuiBin := filepath.Join(dir, "e2emain")
-	build(t, bin, "sandtop")
-	build(t, tuiBin, "sandtop/ui/internal/e2emain")
-
-	sock := filepath.Join(dir, "d.sock")
-	daemonCmd := exec.Command(bin, "serve", "--listen", "unix:"+sock, "--state-dir", filepath.Join(dir, "state"))
-	daemonCmd.Stdout, daemonCmd.Stderr = os.Stderr, os.Stderr
-	if err := daemonCmd.Start(); err != nil {
-		t.Fatalf("start daemon: %v", err)
-	}
-	t.Cleanup(func() {
-		killByCmdline(t, "sleep\x004242")
-		killByCmdline(t, "e2e-stubborn")
-		_ = daemonCmd.Process.Signal(syscall.SIGTERM)
-		_ = daemonCmd.Wait()
-	})
-	poll(t, "daemon socket", 15*time.Second, func() (bool, string) {
-		_, err := os.Stat(sock)
-		return err == nil, fmt.Sprint(err)
-	})
-
-	tm := &tmux{t: t, server: "sandtop-e2e-" + fmt.Sprint(os.Getpid()), target: "e2e"}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tm.server, "kill-server").Run() })
-	tm.run("new-session", "-d", "-x", "160", "-y", "50", "-s", "e2e", "-c", dir,
-		fmt.Sprintf("%s --socket %s --grace 2s", tuiBin, sock))
+	e := newE2E(t)
+	e.serve("d.sock")
+	tm := e.tui("e2e", "--socket", "d.sock")
 	tm.wait("the TUI connected", "● connected")
+	tm.wait("the sandbox named in the header", "socket:d.sock")
 
 	// Start a process and see it listed.
 	tm.keys(":")
@@ -82,13 +47,138 @@ func TestEndToEndInTmux(t *testing.T) {
 
 	// Tear down a group that ignores SIGTERM: confirm, watch it escalate
 	// and settle.
-	tm.keys(":")
-	tm.text(`run bash -c 'trap "" TERM; exec -a e2e-stubborn sleep 600'`)
-	tm.keys("Enter")
-	tm.keys("/")
-	tm.text("stubborn")
-	tm.keys("Enter")
-	tm.waitFunc("the stubborn group in the tree", func(s string) bool {
+	tm.runStubborn("e2e-stubborn")
+	tm.teardownSelected()
+
+	// Quit: remote work keeps running.
+	tm.quit()
+	if len(pidsByCmdline("sleep\x004242")) == 0 {
+		t.Fatalf("quitting the TUI stopped `sleep 4242`")
+	}
+	if len(pidsByCmdline("e2e-stubborn")) != 0 {
+		t.Fatalf("the torn-down group is still alive")
+	}
+}
+
+// e2e is one end-to-end run: a temp dir with the built binary, the
+// daemons it started and a tmux server; all of it goes at cleanup.
+type e2e struct {
+	t   *testing.T
+	dir string
+	bin string
+	env []string
+}
+
+func newE2E(t *testing.T) *e2e {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is required for the end-to-end test (CI installs it): %v", err)
+	}
+	dir, err := os.MkdirTemp("", "sandtop-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	e := &e2e{t: t, dir: dir, bin: filepath.Join(dir, "sandtop")}
+	build(t, e.bin, "sandtop")
+	// A private config (short grace) and private local-sandbox dirs: the
+	// run never touches the operator's own sandbox or settings.
+	cfg := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(cfg, []byte("grace = \"2s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.env = []string{
+		"SANDTOP_CONFIG=" + cfg,
+		"SANDTOP_RUNTIME_DIR=" + filepath.Join(dir, "run"),
+		"SANDTOP_STATE_DIR=" + filepath.Join(dir, "state"),
+		"XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg"),
+	}
+	t.Cleanup(func() {
+		killByCmdline(t, "sleep\x004242")
+		killByCmdline(t, "e2e-stubborn")
+	})
+	return e
+}
+
+// serve starts `sandtop serve` on dir/name and waits for its socket. It
+// is stopped with SIGTERM at cleanup (--kill-on-exit ends its groups).
+func (e *e2e) serve(name string) string {
+	t := e.t
+	t.Helper()
+	sock := filepath.Join(e.dir, name)
+	cmd := exec.Command(e.bin, "serve", "--listen", "unix:"+sock, "--state-dir", filepath.Join(e.dir, "state-"+name), "--kill-on-exit")
+	cmd.Env = append(os.Environ(), e.env...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start daemon: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	poll(t, "daemon socket "+name, 15*time.Second, func() (bool, string) {
+		_, err := os.Stat(sock)
+		return err == nil, fmt.Sprint(err)
+	})
+	return sock
+}
+
+// tui runs the built binary with args in a new tmux server, from e.dir.
+func (e *e2e) tui(session string, args ...string) *tmux {
+	t := e.t
+	t.Helper()
+	tm := &tmux{t: t, server: fmt.Sprintf("sandtop-%s-%d", session, os.Getpid()), target: session}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tm.server, "kill-server").Run() })
+	line := "env"
+	for _, kv := range e.env {
+		line += " " + shellQuote(kv)
+	}
+	line += " " + shellQuote(e.bin)
+	for _, a := range args {
+		line += " " + shellQuote(a)
+	}
+	tm.run("new-session", "-d", "-x", "160", "-y", "50", "-s", session, "-c", e.dir, line)
+	return tm
+}
+
+// sandtop runs the binary as a CLI command and returns its stdout.
+func (e *e2e) sandtop(args ...string) string {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, args...)
+	cmd.Dir = e.dir
+	cmd.Env = append(os.Environ(), e.env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		e.t.Fatalf("sandtop %v: %v\n%s", args, err, stderr.String())
+	}
+	return string(out)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// runStubborn starts a group that ignores SIGTERM under the name comm, and
+// filters the tree down to it with the cursor on its row.
+func (x *tmux) runStubborn(comm string) {
+	x.t.Helper()
+	x.keys(":")
+	x.text(`run bash -c 'trap "" TERM; exec -a ` + comm + ` sleep 600'`)
+	x.keys("Enter")
+	x.keys("/")
+	x.text(comm)
+	x.keys("Enter")
+	x.waitFunc("the stubborn group in the tree", func(s string) bool {
 		for _, l := range strings.Split(s, "\n") {
 			if strings.Contains(l, "running") && strings.Contains(l, "exec -a") {
 				return true
@@ -96,27 +186,30 @@ func TestEndToEndInTmux(t *testing.T) {
 		}
 		return false
 	})
-	tm.keys("G", "j") // onto the group row, wherever the cursor was (one read: "Gj")
-	tm.wait("the group selected", "Output · pgid")
-	tm.keys("x")
-	tm.wait("confirmation", "Tear down group?")
-	tm.keys("y")
-	tm.wait("SIGKILL after the grace", "SIGKILL to pgid")
-	tm.wait("group empty", "empty after")
+	x.keys("G", "j") // onto the group row, wherever the cursor was (one read: "Gj")
+	x.wait("the group selected", "Output · pgid")
+}
 
-	// Quit: remote work keeps running.
-	tm.keys("Escape")
-	tm.waitFunc("the filter cleared", func(s string) bool { return !strings.Contains(s, "filter stubborn") })
-	tm.keys("q")
-	poll(t, "the TUI to exit", 10*time.Second, func() (bool, string) {
-		return exec.Command("tmux", "-L", tm.server, "has-session", "-t", "e2e").Run() != nil, "still running"
+// teardownSelected tears the selected group down after confirming and
+// waits for it to settle (SIGKILL after the grace, then empty).
+func (x *tmux) teardownSelected() {
+	x.t.Helper()
+	x.keys("x")
+	x.wait("confirmation", "Tear down group?")
+	x.keys("y")
+	x.wait("SIGKILL after the grace", "SIGKILL to pgid")
+	x.wait("group empty", "empty after")
+	x.keys("Escape")
+	x.waitFunc("the filter cleared", func(s string) bool { return !strings.Contains(s, "· filter ") })
+}
+
+// quit leaves the TUI and waits for it to exit.
+func (x *tmux) quit() {
+	x.t.Helper()
+	x.keys("q")
+	poll(x.t, "the TUI to exit", 10*time.Second, func() (bool, string) {
+		return exec.Command("tmux", "-L", x.server, "has-session", "-t", x.target).Run() != nil, "still running"
 	})
-	if len(pidsByCmdline("sleep\x004242")) == 0 {
-		t.Fatalf("quitting the TUI stopped `sleep 4242`")
-	}
-	if len(pidsByCmdline("e2e-stubborn")) != 0 {
-		t.Fatalf("the torn-down group is still alive")
-	}
 }
 
 func build(t *testing.T, out, pkg string) {
