@@ -23,7 +23,7 @@ func parseTargets(t *testing.T, args ...string) *targetFlags {
 	t.Cleanup(func() { // the extensions are package-level; leave them unset
 		for _, x := range targetExtensions {
 			if e, ok := x.(*e2bExtension); ok {
-				e.value = ""
+				e.value, e.flag = "", nil
 			}
 		}
 	})
@@ -70,6 +70,12 @@ func TestE2BFlag(t *testing.T) {
 	sels, err = parseTargets(t, "--e2b=sbx1", "--socket", "/a").resolveAll(cfg)
 	if err != nil || len(sels) != 2 || sels[1].cfg.E2BSandboxID != "sbx1" {
 		t.Fatalf("--e2b=ID: %+v %v", sels, err)
+	}
+	if _, err := parseTargets(t, "--e2b=").resolveAll(cfg); err == nil {
+		t.Fatal("--e2b= with no id was accepted")
+	}
+	if sels, err := parseTargets(t).resolveAll(cfg); err != nil || len(sels) != 0 {
+		t.Fatalf("no flags: %+v %v", sels, err)
 	}
 }
 
