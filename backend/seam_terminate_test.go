@@ -59,11 +59,12 @@ func TestTerminateLeaderExitsWhileChildIgnoresTerm(t *testing.T) {
 
 func TestTeardownOfZombieOnlyGroupIsImmediate(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		// With job control on, the background sleep leads its own group; its
-		// parent then becomes a sleep that never reaps, leaving that group
-		// with one zombie.
+		// With job control on, the background subshell leads its own group.
+		// It exits only once its parent has become a sleep that never reaps
+		// ($$ is the parent's pid), leaving that group with one zombie
+		// however slow the exec is.
 		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputCollect(1024)}, 1000, nil,
-			"/bin/bash", "-c", `set -m; sleep 0.01 & echo $!; exec sleep 1000`)
+			"/bin/bash", "-c", `set -m; (until read -r c </proc/$$/comm && [ "$c" = sleep ]; do sleep 0.005; done) & echo $!; exec sleep 1000`)
 		line := make([]byte, 32)
 		n, err := h.Stdout.Read(line)
 		if err != nil {

@@ -48,6 +48,12 @@ if [ -n "$pending" ]; then
 fi
 
 umask "$user_umask"
+# POSIX mode keeps a dead $! in the job table until `jobs` or `wait` reports
+# it, and makes `wait` return early, with the job untouched, when a CHLD
+# trap is pending. Without it bash may silently discard the job (at its next
+# fork or job notice) before any trap lists it, and a SIGTERM death would be
+# published as exit 143. Set here, after the process substitutions.
+set -o posix
 trap 'jobs -l >&7' CHLD
 # Asynchronous commands get SIGINT/SIGQUIT ignored and stdin from /dev/null
 # unless told otherwise; undo both.
@@ -64,12 +70,18 @@ if [ -n "$pending" ]; then kill -s "$pending" "$child" 2>/dev/null; fi
 exec 5>&- 6>&- 0</dev/null
 unset child_env
 
-while :; do
+# Each CHLD trap (ours, or a tee's) cuts a wait short with 145 and leaves
+# the job alone; a wait that does collect the child returns its status, and
+# later ones 127. Keep the one that says something.
+waited=
+while kill -0 "$child" 2>/dev/null; do
 	wait "$child"
-	rc=$?
-	kill -0 "$child" 2>/dev/null || break # else a pending trap cut the wait short
+	r=$?
+	case $r in 127 | 145) ;; *) waited=$r ;; esac
 done
-trap - CHLD
+# Unless a trap already listed it, the job is still in the table: list it
+# now, so fd 7 holds bash's own record of how the child ended.
+jobs -l >&7
 
 how=
 while IFS= read -r line; do
@@ -81,8 +93,26 @@ while IFS= read -r line; do
 	done
 done </proc/$$/fd/7
 
-if [ "$rc" -gt 128 ]; then
-	case $how in Done | Exit | Running | Stopped | '') ;; *) printf '%s\n' "$((rc - 128))" >"$state/signal" ;; esac
+signal=
+case $how in
+Done) rc=0 ;;
+Done\(*\)) rc=${how#Done\(} rc=${rc%\)} ;;
+Exit | Running | Stopped* | '') rc=$waited ;;
+*) signal=yes rc=$waited ;;
+esac
+if [ -z "$rc" ] && [ -n "$signal" ]; then
+	# No wait here collected the child, and a wait now may keep answering
+	# 145 for a CHLD trap bash never clears. A command substitution starts
+	# with no pending traps and a copy of the job table: its wait answers.
+	rc=$(wait "$child" 2>/dev/null; printf %s "$?")
+	case $rc in 129 | 1[3-8][0-9] | 19[0-2]) [ "$rc" != 145 ] || rc= ;; *) rc= ;; esac
 fi
+if [ -z "$rc" ]; then
+	signal=
+	wait "$child"
+	rc=$?
+fi
+trap - CHLD
+if [ -n "$signal" ]; then printf '%s\n' "$((rc - 128))" >"$state/signal"; fi
 printf '%s\n' "$rc" >"$state/exit-code"
 exit "$rc"
