@@ -73,6 +73,8 @@ type Runtime struct {
 	abortAll  context.CancelFunc // aborts pending spawns when disposing
 	setupCtx  context.Context
 	jobs      jobSet // background finalisers (spill removal, release)
+
+	terms terminalSet // terminals spawned or attached, until proven empty
 }
 
 // NewRuntimeClients builds a Runtime over the two Connect clients. sup may
@@ -127,7 +129,8 @@ func NewRuntimeClients(ctx context.Context, proc processconnect.ProcessClient, s
 	return &Runtime{
 		cfg: cfg, proc: proc, control: control, runner: runner, log: log,
 		bg: bg, cancelBg: cancel, setupCtx: setupCtx, abortAll: abortAll,
-		live: map[*Handle]struct{}{},
+		live:  map[*Handle]struct{}{},
+		terms: terminalSet{live: map[*Terminal]struct{}{}},
 	}, nil
 }
 
@@ -224,10 +227,11 @@ func (r *Runtime) Live() int {
 	return len(r.live)
 }
 
-// Dispose refuses new work, aborts spawns in flight, terminates every owned
-// process group and joins it (tree gone and outcome settled). Every failure
-// is reported together; handles that failed stay owned, so Dispose can be
-// called again.
+// Dispose refuses new work, aborts spawns and terminal allocations in
+// flight, then terminates and joins every owned process group (tree gone,
+// outcome settled) and every owned terminal (session empty), all at once.
+// Every failure is reported together; whatever failed stays owned, so
+// Dispose can be called again.
 func (r *Runtime) Dispose(ctx context.Context) error {
 	r.mu.Lock()
 	r.disposing = true
@@ -235,6 +239,22 @@ func (r *Runtime) Dispose(ctx context.Context) error {
 	r.abortAll()
 	r.setups.Wait()
 
+	var procErr, termErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); procErr = r.disposeHandles(ctx) }()
+	go func() { defer wg.Done(); termErr = r.DisposeTerminals(ctx) }()
+	wg.Wait()
+	r.jobs.Wait()
+	err := errors.Join(procErr, termErr)
+	if err == nil {
+		r.cancelBg()
+	}
+	return err
+}
+
+// disposeHandles terminates and joins every owned process group.
+func (r *Runtime) disposeHandles(ctx context.Context) error {
 	r.mu.Lock()
 	handles := make([]*Handle, 0, len(r.live))
 	for h := range r.live {
@@ -263,12 +283,7 @@ func (r *Runtime) Dispose(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	r.jobs.Wait()
-	err := errors.Join(errs...)
-	if err == nil {
-		r.cancelBg()
-	}
-	return err
+	return errors.Join(errs...)
 }
 
 // NewRuntime builds a Runtime over an envd-compatible client. It calls

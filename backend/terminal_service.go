@@ -75,9 +75,11 @@ func (r *Runtime) AttachTerminal(ctx context.Context, pid int) (*Terminal, error
 
 // DisposeTerminals terminates every terminal this Runtime spawned or
 // attached, and waits for each session to be empty. Failures are reported
-// together, and the terminals that failed stay owned for a retry.
+// together, and the terminals that failed stay owned for a retry. Dispose
+// calls it; it is public for callers that end terminals but keep the
+// Runtime.
 func (r *Runtime) DisposeTerminals(ctx context.Context) error {
-	set := terminalsOf(r)
+	set := &r.terms
 	set.mu.Lock()
 	terms := make([]*Terminal, 0, len(set.live))
 	for t := range set.live {
@@ -99,21 +101,7 @@ func (r *Runtime) DisposeTerminals(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	// Once the Runtime is disposing no terminal can join the set again, so
-	// an empty set need not outlive it.
-	r.mu.Lock()
-	disposing := r.disposing
-	r.mu.Unlock()
-	set.mu.Lock()
-	empty := len(set.live) == 0
-	set.mu.Unlock()
-	if disposing && empty {
-		terminalOwners.CompareAndDelete(r, set)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // terminalRuntime gathers what terminals need from r.
@@ -140,18 +128,18 @@ func (r *Runtime) terminalRuntime(ctx context.Context) (*terminalRuntime, error)
 	return rt, nil
 }
 
-// terminalSet is the terminals one Runtime owns. It lives beside the
-// Runtime (keyed by it) so the terminal code needs no field in Runtime.
+// terminalSet is the terminals one Runtime owns.
 type terminalSet struct {
 	mu   sync.Mutex
 	live map[*Terminal]struct{}
 }
 
-var terminalOwners sync.Map // *Runtime → *terminalSet
-
-func terminalsOf(r *Runtime) *terminalSet {
-	v, _ := terminalOwners.LoadOrStore(r, &terminalSet{live: map[*Terminal]struct{}{}})
-	return v.(*terminalSet)
+// Terminals is the number of terminals the runtime still owns: those whose
+// session has not been proven empty.
+func (r *Runtime) Terminals() int {
+	r.terms.mu.Lock()
+	defer r.terms.mu.Unlock()
+	return len(r.terms.live)
 }
 
 func (s *terminalSet) drop(t *Terminal) {
@@ -165,7 +153,7 @@ func (s *terminalSet) drop(t *Terminal) {
 // the program left running in its session; if that fails, the terminal
 // stays owned so DisposeTerminals can retry.
 func (r *Runtime) ownTerminal(t *Terminal) {
-	set := terminalsOf(r)
+	set := &r.terms
 	set.mu.Lock()
 	set.live[t] = struct{}{}
 	set.mu.Unlock()

@@ -203,11 +203,8 @@ func TestTerminalNaturalExitIsReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-term.Done()
-	set := terminalsOf(env.rt)
 	eventually(t, 10*time.Second, func() error {
-		set.mu.Lock()
-		defer set.mu.Unlock()
-		if _, ok := set.live[term]; ok {
+		if env.rt.Terminals() != 0 {
 			return errors.New("still owned")
 		}
 		return nil
