@@ -37,12 +37,12 @@ func (m *Model) watchCmd(gen int) tea.Cmd {
 }
 
 func (m *Model) nextSnapshotCmd(gen int, ch <-chan Snapshot) tea.Cmd {
-	sb, ctx := m.sandbox, m.ctx
+	sb, ctx, src := m.sandbox, m.ctx, m.src
 	return func() tea.Msg {
 		select {
 		case s, ok := <-ch:
 			if !ok {
-				return scopedMsg{sb, watchEndedMsg{gen: gen}}
+				return scopedMsg{sb, watchEndedMsg{gen: gen, err: watchErr(src)}}
 			}
 			return scopedMsg{sb, snapshotMsg{gen: gen, snap: s, ch: ch}}
 		case <-ctx.Done():
@@ -196,3 +196,12 @@ func waitFrameCmd(ctx context.Context, wake <-chan struct{}, last time.Time) tea
 
 // frameInterval caps streamed output at about 30 redraws a second.
 const frameInterval = 33 * time.Millisecond
+
+// watchErr asks a source why its watch ended, when it can say; the backend
+// adapter keeps the cause (a dropped connection, a vanished sandbox).
+func watchErr(src Source) error {
+	if e, ok := src.(interface{ Err() error }); ok {
+		return e.Err()
+	}
+	return nil
+}

@@ -225,7 +225,7 @@ func (m *Model) updateScoped(msg tea.Msg) (tea.Cmd, bool) {
 		m.applySnapshot(msg.snap)
 		return tea.Batch(m.nextSnapshotCmd(msg.gen, msg.ch), m.syncDetail()), true
 	case watchEndedMsg:
-		return m.onWatchLost(msg.gen, nil), true
+		return m.onWatchLost(msg.gen, msg.err), true
 	case reconnectMsg:
 		if msg.gen == m.watchGen {
 			m.watchGen++

@@ -42,7 +42,10 @@ type snapshotMsg struct {
 	ch   <-chan Snapshot
 }
 
-type watchEndedMsg struct{ gen int }
+type watchEndedMsg struct {
+	gen int
+	err error // why the watch ended, when the source knows
+}
 
 // reconnectMsg asks to start watching again after a lost connection.
 type reconnectMsg struct{ gen int }
