@@ -39,6 +39,8 @@ type GroupInfo struct {
 	Signal   string
 	// SpillPaths are the spill files present (stdout.log, stderr.log).
 	SpillPaths []string
+	// Tag is the spawn's tag (SpawnSpec.Tag), kept in the state directory.
+	Tag string
 	// Owned is true when this runtime holds a live handle for it.
 	Owned bool
 	// Problem explains a state file that could not be parsed.
@@ -117,6 +119,7 @@ func (r *Runtime) describeGroup(ctx context.Context, id string, table []ProcessE
 		}
 		return strings.TrimSpace(string(b))
 	}
+	info.Tag = read(wrapper.TagFile)
 	if s := read(wrapper.PidFile); s != "" {
 		pgid, err := wrapper.ParsePgid(s)
 		if err != nil {

@@ -57,6 +57,7 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 		Stdin:       wrapper.StdinIgnore,
 		StdoutSpill: spillCap(spec.Stdio.Stdout),
 		StderrSpill: spillCap(spec.Stdio.Stderr),
+		Tag:         spec.Tag,
 	}
 	if !spec.Stdio.Stdin.Ignore {
 		inv.Stdin = wrapper.StdinForward
@@ -73,10 +74,14 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	h.stopStream = stopStream
 	wantStdin := true
 	cwd := spec.Cwd
-	stream, err := r.proc.Start(streamCtx, connect.NewRequest(&process.StartRequest{
+	req := &process.StartRequest{
 		Process: &process.ProcessConfig{Cmd: cmd, Args: args, Envs: controlEnv, Cwd: &cwd},
 		Stdin:   &wantStdin,
-	}))
+	}
+	if spec.Tag != "" {
+		req.Tag = &spec.Tag
+	}
+	stream, err := r.proc.Start(streamCtx, connect.NewRequest(req))
 	if err != nil {
 		stopStream()
 		return nil, fmt.Errorf("spawn failed: %w", err)

@@ -24,6 +24,11 @@ type SpawnSpec struct {
 	// Env entries are applied, in order, over the sandbox's scrubbed base
 	// environment.
 	Env []EnvEntry
+	// Tag is an optional label (one line, at most MaxTagBytes). It is the
+	// daemon's Start tag for the wrapper, so List shows it, and the wrapper
+	// keeps it in the state directory, so ListGroups reports it after the
+	// process exits and after a restart.
+	Tag string
 }
 
 // Stdio is the disposition of the three standard streams.
@@ -90,6 +95,20 @@ const MaxGraceMs = 2147483647
 // ErrDisposing rejects new work once Dispose has begun.
 var ErrDisposing = errors.New("service is disposing")
 
+// MaxTagBytes bounds a spawn or terminal tag.
+const MaxTagBytes = 256
+
+// ValidateTag accepts a one-line tag of at most MaxTagBytes; empty is none.
+func ValidateTag(tag string) error {
+	if len(tag) > MaxTagBytes {
+		return fmt.Errorf("tag is %d bytes, more than %d", len(tag), MaxTagBytes)
+	}
+	if strings.ContainsAny(tag, "\x00\r\n") {
+		return errors.New("tag must be one line without NUL bytes")
+	}
+	return nil
+}
+
 func validateGraceMs(g float64) error {
 	if math.IsNaN(g) || math.IsInf(g, 0) || g <= 0 || g > MaxGraceMs {
 		return fmt.Errorf("subprocess graceMs must be a positive finite number no greater than %d (got %v)", MaxGraceMs, g)
@@ -109,6 +128,9 @@ func (s *SpawnSpec) validate() error {
 		if strings.IndexByte(a, 0) >= 0 {
 			return fmt.Errorf("subprocess argv[%d] contains a NUL byte", i)
 		}
+	}
+	if err := ValidateTag(s.Tag); err != nil {
+		return err
 	}
 	if err := validateGraceMs(s.GraceMs); err != nil {
 		return err

@@ -25,6 +25,10 @@ type TerminalSpec struct {
 	Rows, Cols int
 	// GraceMs is the TERM→KILL grace Terminate gives the whole session.
 	GraceMs int
+	// Tag is an optional label (one line, at most MaxTagBytes). It rides in
+	// the terminal's daemon tag after sandtop's own fields, so ListTerminals
+	// reports it, after a restart too.
+	Tag string
 }
 
 // Foreground is the terminal's foreground process group.

@@ -18,6 +18,8 @@ type TerminalInfo struct {
 	Pid     int
 	ID      string // state directory name under <runtimeRoot>/terminals
 	GraceMs int
+	// Tag is TerminalSpec.Tag, empty when none was given.
+	Tag string
 	// Argv is the running program's command line when known.
 	Argv []string
 	// Rows and Cols are the PTY size; 0 when unknown (compat).
@@ -36,11 +38,11 @@ func (rt *terminalRuntime) listTerminals(ctx context.Context) ([]TerminalInfo, e
 			return nil, fmt.Errorf("list terminals: %w", err)
 		}
 		for _, term := range res.Msg.Terminals {
-			id, grace, ok := parseTerminalTag(term.GetTag())
+			id, grace, user, ok := parseTerminalTag(term.GetTag())
 			if !ok {
 				continue
 			}
-			info := TerminalInfo{Pid: int(term.Pid), ID: id, GraceMs: grace,
+			info := TerminalInfo{Pid: int(term.Pid), ID: id, GraceMs: grace, Tag: user,
 				Rows: int(term.Rows), Cols: int(term.Cols)}
 			// The daemon reports the runner's command; the program it
 			// became is in /proc.
@@ -58,11 +60,11 @@ func (rt *terminalRuntime) listTerminals(ctx context.Context) ([]TerminalInfo, e
 			return nil, fmt.Errorf("list terminals: %w", err)
 		}
 		for _, p := range res.Msg.Processes {
-			id, grace, ok := parseTerminalTag(p.GetTag())
+			id, grace, user, ok := parseTerminalTag(p.GetTag())
 			if !ok {
 				continue
 			}
-			info := TerminalInfo{Pid: int(p.Pid), ID: id, GraceMs: grace}
+			info := TerminalInfo{Pid: int(p.Pid), ID: id, GraceMs: grace, Tag: user}
 			// List shows the runner's own command; the program it became
 			// is in /proc.
 			if argv, err := rt.cmdline(ctx, int(p.Pid)); err == nil {

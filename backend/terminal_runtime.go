@@ -40,28 +40,35 @@ type terminalRuntime struct {
 
 // terminalTagPrefix marks the PTY processes that are sandtop terminals. The
 // tag is visible to List and ListTerminals, so a new client can find them
-// after a restart: "sandtop-terminal:<id>:<graceMs>".
+// after a restart: "sandtop-terminal:<id>:<graceMs>", then ":<user tag>"
+// when TerminalSpec.Tag is set (it may itself hold colons).
 const terminalTagPrefix = "sandtop-terminal:"
 
-func terminalTag(id string, graceMs int) string {
-	return terminalTagPrefix + id + ":" + strconv.Itoa(graceMs)
+func terminalTag(id string, graceMs int, user string) string {
+	tag := terminalTagPrefix + id + ":" + strconv.Itoa(graceMs)
+	if user != "" {
+		tag += ":" + user
+	}
+	return tag
 }
 
-// parseTerminalTag reads back what terminalTag wrote.
-func parseTerminalTag(tag string) (id string, graceMs int, ok bool) {
+// parseTerminalTag reads back what terminalTag wrote; tags written before
+// user tags existed have none.
+func parseTerminalTag(tag string) (id string, graceMs int, user string, ok bool) {
 	rest, ok := strings.CutPrefix(tag, terminalTagPrefix)
 	if !ok {
-		return "", 0, false
+		return "", 0, "", false
 	}
 	id, g, ok := strings.Cut(rest, ":")
 	if !ok || !validTerminalID(id) {
-		return "", 0, false
+		return "", 0, "", false
 	}
+	g, user, _ = strings.Cut(g, ":")
 	graceMs, err := strconv.Atoi(g)
 	if err != nil || graceMs <= 0 {
-		return "", 0, false
+		return "", 0, "", false
 	}
-	return id, graceMs, true
+	return id, graceMs, user, true
 }
 
 func newTerminalID() (string, error) {

@@ -36,6 +36,9 @@ func validateTerminalSpec(spec TerminalSpec) error {
 	if err := checkTerminalSize(spec.Rows, spec.Cols); err != nil {
 		return err
 	}
+	if err := ValidateTag(spec.Tag); err != nil {
+		return fmt.Errorf("terminal %w", err)
+	}
 	if spec.GraceMs <= 0 || spec.GraceMs > math.MaxInt32 {
 		return fmt.Errorf("terminal graceMs must be a positive number no greater than %d (got %d)", math.MaxInt32, spec.GraceMs)
 	}
@@ -89,7 +92,7 @@ func (rt *terminalRuntime) spawnTerminal(ctx context.Context, spec TerminalSpec)
 	// stream whose pid we would not know.
 	streamCtx, stop := context.WithCancel(context.Background())
 	stdin := false
-	tag := terminalTag(id, spec.GraceMs)
+	tag := terminalTag(id, spec.GraceMs, spec.Tag)
 	cwd := spec.Cwd
 	stream, err := rt.proc.Start(streamCtx, connect.NewRequest(&process.StartRequest{
 		Process: &process.ProcessConfig{

@@ -60,6 +60,8 @@ type Invocation struct {
 	// StdoutSpill and StderrSpill cap the spill files in bytes; NoSpill
 	// (-1) means that stream is not spilled.
 	StdoutSpill, StderrSpill int64
+	// Tag, when set, is written to the state directory's tag file.
+	Tag string
 }
 
 // Command returns the cmd and args for process.Process/Start. bash is the
@@ -73,8 +75,8 @@ func (inv Invocation) Command(bash string) (string, []string, error) {
 		stdin = "forward"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "state=%s stdin_mode=%s out_cap=%d err_cap=%d\n",
-		Quote(inv.StateDir), stdin, inv.StdoutSpill, inv.StderrSpill)
+	fmt.Fprintf(&b, "state=%s stdin_mode=%s out_cap=%d err_cap=%d tag=%s\n",
+		Quote(inv.StateDir), stdin, inv.StdoutSpill, inv.StderrSpill, Quote(inv.Tag))
 	fmt.Fprintf(&b, "inner=%s\n", Quote(innerScript))
 	fmt.Fprintf(&b, "set -- %s\n", QuoteAll(inv.Argv))
 	b.WriteString(outerScript)
@@ -95,6 +97,9 @@ func (inv Invocation) validate() error {
 		if strings.IndexByte(a, 0) >= 0 {
 			return fmt.Errorf("argv[%d] contains a NUL byte", i)
 		}
+	}
+	if strings.ContainsAny(inv.Tag, "\x00\r\n") {
+		return errors.New("wrapper tag must be one line without NUL bytes")
 	}
 	for _, c := range []int64{inv.StdoutSpill, inv.StderrSpill} {
 		if c < NoSpill {

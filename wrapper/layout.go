@@ -12,6 +12,7 @@ import "path"
 //	    environment  NUL-framed child env; deleted as soon as it is read
 //	    stdout.log   spill of stdout (collect with spill only)
 //	    stderr.log   spill of stderr (collect with spill only)
+//	    tag          sandtop only: the spawn's tag, when it has one
 const (
 	ProcessesDir    = "processes"
 	PidFile         = "pid"
@@ -20,6 +21,7 @@ const (
 	EnvironmentFile = "environment"
 	StdoutSpillFile = "stdout.log"
 	StderrSpillFile = "stderr.log"
+	TagFile         = "tag"
 )
 
 // ProcessesRoot is the directory holding one state directory per process.

@@ -1,7 +1,7 @@
 # sandtop wrapper, outer half. It runs as the command process.Process/Start
 # launched (bash --noprofile --norc -c), in whatever environment the daemon
 # gives commands. The Go side prepends assignments for: state, stdin_mode,
-# out_cap, err_cap, inner, and sets "$@" to the requested argv.
+# out_cap, err_cap, tag, inner, and sets "$@" to the requested argv.
 #
 # Stdin starts with "<count>\n" and that many NUL-terminated NAME=VALUE
 # entries of child environment; everything after belongs to the program.
@@ -39,6 +39,7 @@ umask 077
 : >"$state/pid" && : >"$state/exit-code" || fail "cannot write into $state"
 if [ "$out_cap" -ge 0 ]; then : >"$state/stdout.log"; fi
 if [ "$err_cap" -ge 0 ]; then : >"$state/stderr.log"; fi
+if [ -n "$tag" ]; then printf '%s\n' "$tag" >"$state/tag"; fi
 
 IFS= read -r env_count || fail 'missing environment header on stdin'
 case $env_count in '' | *[!0-9]*) fail 'malformed environment header' ;; esac
