@@ -72,11 +72,7 @@ type demoStarted struct {
 
 // startDemo removes the previous run's items and starts the workload.
 func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, error) {
-	tags, err := openTagStore()
-	if err != nil {
-		return nil, err
-	}
-	if n, err := removeOldDemo(ctx, s, tags); err != nil {
+	if n, err := removeOldDemo(ctx, s); err != nil {
 		return nil, fmt.Errorf("remove the previous demo: %w", err)
 	} else if n > 0 {
 		fmt.Fprintf(w, "removed %d item(s) of a previous demo run\n", n)
@@ -86,18 +82,16 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 		return nil, err
 	}
 	var out []demoStarted
-	newTags := map[string]string{}
 	var failedJob *backend.Handle
 	for _, it := range demo.Workload() {
 		switch it.Kind {
 		case demo.Process:
-			h, err := s.Runtime.Spawn(ctx, backend.SpawnSpec{Argv: it.Argv, Cwd: dir, GraceMs: s.graceMs(),
+			h, err := s.Runtime.Spawn(ctx, backend.SpawnSpec{Argv: it.Argv, Cwd: dir, GraceMs: s.graceMs(), Tag: it.Tag(),
 				Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
 					Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}})
 			if err != nil {
 				return out, fmt.Errorf("demo %s: %w", it.Name, err)
 			}
-			newTags[h.ID()] = it.Tag()
 			out = append(out, demoStarted{it, h.Pgid()})
 			if it.Finishes {
 				failedJob = h
@@ -105,7 +99,7 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 			fmt.Fprintf(w, "started %-10s pgid %-7d %s\n", it.Name, h.Pgid(), it.What)
 		case demo.Terminal:
 			t, err := s.Runtime.SpawnTerminal(ctx, backend.TerminalSpec{Argv: it.Argv, Cwd: dir,
-				Env: map[string]string{"TERM": "xterm-256color"}, Rows: 30, Cols: 100, GraceMs: int(s.graceMs())})
+				Env: map[string]string{"TERM": "xterm-256color"}, Rows: 30, Cols: 100, GraceMs: int(s.graceMs()), Tag: it.Tag()})
 			if err != nil {
 				if it.Optional {
 					fmt.Fprintf(w, "skipped %-10s (%v)\n", it.Name, oneLine(err.Error()))
@@ -113,13 +107,9 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 				}
 				return out, fmt.Errorf("demo %s: %w", it.Name, err)
 			}
-			newTags[t.ID()] = it.Tag()
 			out = append(out, demoStarted{it, t.Pid()})
 			fmt.Fprintf(w, "started %-10s pid  %-7d %s\n", it.Name, t.Pid(), it.What)
 		}
-	}
-	if err := tags.update(s.Target.Endpoint, newTags, nil); err != nil {
-		return out, err
 	}
 	if failedJob != nil {
 		select {
@@ -133,17 +123,16 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 }
 
 // removeOldDemo tears down the live groups and terminals a previous demo
-// run tagged, and forgets their tags. It returns how many it removed.
-func removeOldDemo(ctx context.Context, s *session, tags tagStore) (int, error) {
-	known := tags.load(s.Target.Endpoint)
-	isDemo := func(id string) bool { return strings.HasPrefix(known[id], demo.TagPrefix) }
+// run tagged (the tags live in the sandbox). It returns how many it removed.
+func removeOldDemo(ctx context.Context, s *session) (int, error) {
+	isDemo := func(tag string) bool { return strings.HasPrefix(tag, demo.TagPrefix) }
 	n := 0
 	terms, err := s.Runtime.ListTerminals(ctx)
 	if err != nil {
 		return n, err
 	}
 	for _, t := range terms {
-		if isDemo(t.ID) {
+		if isDemo(t.Tag) {
 			if err := terminateTerminal(ctx, s, t.Pid); err != nil {
 				return n, err
 			}
@@ -154,10 +143,8 @@ func removeOldDemo(ctx context.Context, s *session, tags tagStore) (int, error) 
 	if err != nil {
 		return n, err
 	}
-	keep := map[string]bool{}
 	for _, g := range groups {
-		if !isDemo(g.ID) {
-			keep[g.ID] = true
+		if !isDemo(g.Tag) {
 			continue
 		}
 		if g.State == backend.GroupRunning || g.State == backend.GroupLeaderExited {
@@ -170,12 +157,7 @@ func removeOldDemo(ctx context.Context, s *session, tags tagStore) (int, error) 
 		_ = s.Runtime.Control().Remove(ctx, g.StateDir)
 		n++
 	}
-	for id := range known {
-		if !isDemo(id) {
-			keep[id] = true
-		}
-	}
-	return n, tags.update(s.Target.Endpoint, nil, keep)
+	return n, nil
 }
 
 // verifyDemo checks, through the same listing as "sandtop ls", that every

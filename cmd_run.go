@@ -43,8 +43,8 @@ leaves the program running.`,
 			if err != nil {
 				return err
 			}
-			if strings.ContainsAny(tag, "\x00\n") {
-				return usagef(errors.New("--tag must be one line"))
+			if err := backend.ValidateTag(tag); err != nil {
+				return usagef(fmt.Errorf("--tag: %w", err))
 			}
 			s, err := openSession(cmd.Context(), g)
 			if err != nil {
@@ -63,7 +63,7 @@ leaves the program running.`,
 			if err := checkProgram(cmd.Context(), s.Runtime, argv[0], entries); err != nil {
 				return fmt.Errorf("run: %w", err)
 			}
-			spec := backend.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries,
+			spec := backend.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: tag,
 				Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
 					Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}}
 			if wait {
@@ -72,11 +72,6 @@ leaves the program running.`,
 			h, err := s.Runtime.Spawn(cmd.Context(), spec)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", argv[0], err)
-			}
-			if tag != "" {
-				if st, err := openTagStore(); err == nil {
-					_ = st.update(s.Target.Endpoint, map[string]string{h.ID(): tag}, nil)
-				}
 			}
 			if !wait {
 				fmt.Fprintf(cmd.OutOrStdout(), "pid %d pgid %d\n", h.Pid(), h.Pgid())
@@ -87,7 +82,7 @@ leaves the program running.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&tag, "tag", "", "label shown by 'ls' (recorded on this machine)")
+	f.StringVar(&tag, "tag", "", "label shown by 'ls' (kept in the sandbox)")
 	f.StringVar(&cwdFlag, "cwd", "", "working directory (default: here on the local sandbox, the sandbox's default elsewhere)")
 	f.StringArrayVarP(&envs, "env", "e", nil, "NAME=VALUE added to the sandbox's scrubbed environment (repeatable)")
 	f.BoolVarP(&wait, "wait", "w", false, "stream the output and exit with the program's exit code")

@@ -59,14 +59,9 @@ exits; 'sandtop attach PID' takes it over, and the TUI shows it live.`,
 				rows, cols = r, c
 			}
 			t, err := s.Runtime.SpawnTerminal(cmd.Context(), backend.TerminalSpec{Argv: argv, Cwd: dir, Env: envMap,
-				Rows: rows, Cols: cols, GraceMs: int(s.graceMs())})
+				Rows: rows, Cols: cols, GraceMs: int(s.graceMs()), Tag: tag})
 			if err != nil {
 				return fmt.Errorf("term %s: %w", strings.Join(argv, " "), err)
-			}
-			if tag != "" {
-				if st, err := openTagStore(); err == nil {
-					_ = st.update(s.Target.Endpoint, map[string]string{t.ID(): tag}, nil)
-				}
 			}
 			if !attach {
 				fmt.Fprintf(cmd.OutOrStdout(), "terminal pid %d\n", t.Pid())
@@ -79,6 +74,6 @@ exits; 'sandtop attach PID' takes it over, and the TUI shows it live.`,
 	f.StringVar(&cwdFlag, "cwd", "", "working directory (default: here on the local sandbox)")
 	f.StringArrayVarP(&envs, "env", "e", nil, "NAME=VALUE for the program's environment (repeatable)")
 	f.BoolVarP(&attach, "attach", "a", false, "attach to it right away")
-	f.StringVar(&tag, "tag", "", "label shown by 'ls' (recorded on this machine)")
+	f.StringVar(&tag, "tag", "", "label shown by 'ls' (kept in the sandbox)")
 	return c
 }

@@ -25,7 +25,7 @@ type listDoc struct {
 type listGroup struct {
 	PGID int    `json:"pgid"`
 	ID   string `json:"id"`            // state directory under <runtime root>/processes
-	Tag  string `json:"tag,omitempty"` // from "run --tag" on this machine
+	Tag  string `json:"tag,omitempty"` // from "run --tag", kept in the sandbox
 	// State is running, leader-exited (descendants live on), settled (no
 	// live member) or unpublished (still starting, or failed to start).
 	State string `json:"state"`
@@ -82,9 +82,8 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 	if err != nil {
 		return doc, err
 	}
-	tags := tagsFor(s)
 	for _, g := range groups {
-		lg := listGroup{PGID: g.Pgid, ID: g.ID, Tag: tags[g.ID], State: string(g.State), ExitCode: g.ExitCode,
+		lg := listGroup{PGID: g.Pgid, ID: g.ID, Tag: g.Tag, State: string(g.State), ExitCode: g.ExitCode,
 			Signal: g.Signal, Members: []listProcess{}}
 		if g.State != backend.GroupSettled && g.Pgid > 0 {
 			lg.Members = append(lg.Members, members[g.Pgid]...)
@@ -93,7 +92,7 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 		doc.Groups = append(doc.Groups, lg)
 	}
 	for _, t := range terms {
-		lt := listTerminal{PID: t.Pid, ID: t.ID, Tag: tags[t.ID], Argv: t.Argv, Rows: t.Rows, Cols: t.Cols}
+		lt := listTerminal{PID: t.Pid, ID: t.ID, Tag: t.Tag, Argv: t.Argv, Rows: t.Rows, Cols: t.Cols}
 		if t.Foreground != nil {
 			lt.ForegroundPGID, lt.InputWaiting = t.Foreground.Pgid, t.Foreground.InputWaiting
 		}
@@ -153,12 +152,3 @@ func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, error
 }
 
 func live(state string) bool { return state != "" && state != "Z" && state != "X" && state != "x" }
-
-// tagsFor loads this machine's tags for the session's sandbox.
-func tagsFor(s *session) map[string]string {
-	st, err := openTagStore()
-	if err != nil {
-		return map[string]string{}
-	}
-	return st.load(s.Target.Endpoint)
-}
