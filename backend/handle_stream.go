@@ -191,16 +191,38 @@ func (h *Handle) boundDrain() (bool, *publishedStatus) {
 		if st == nil || st.code == nil {
 			continue
 		}
-		timer := time.NewTimer(h.grace)
-		defer timer.Stop()
+		if h.drainWithin(h.grace) {
+			return false, st
+		}
+		h.stopStream()
+		<-h.streamDone
+		return true, st
+	}
+}
+
+// maxQuietDrain bounds how long a stream may keep draining after graceMs
+// when no member of the group is left to hold it open.
+const maxQuietDrain = 30 * time.Second
+
+// drainWithin waits for the stream to end. The grace is for descendants
+// that hold the output open; once it is spent, the wait goes on only while
+// the group is proven empty: then only the wrapper, about to exit, holds
+// the pipes (a loaded sandbox can take longer than graceMs for that), and
+// cutting it off would lose output nobody is withholding.
+func (h *Handle) drainWithin(grace time.Duration) bool {
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	deadline := time.Now().Add(maxQuietDrain)
+	for {
 		select {
 		case <-h.streamDone:
-			return false, st
+			return true
 		case <-timer.C:
-			h.stopStream()
-			<-h.streamDone
-			return true, st
 		}
+		if alive, err := h.rt.control.GroupAlive(h.rt.bg, h.pgid); err != nil || alive || time.Now().After(deadline) {
+			return false
+		}
+		timer.Reset(h.rt.cfg.PollInterval)
 	}
 }
 
