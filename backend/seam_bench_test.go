@@ -27,11 +27,22 @@ func reportLatencies(b *testing.B, ds []time.Duration, prefix string) {
 // BenchmarkSpawnToPublished measures Spawn: from the call to a handle with
 // a published process group (target p50 < 10 ms on sandtop's daemon).
 func BenchmarkSpawnToPublished(b *testing.B) {
-	for _, p := range bothPlanes {
+	spilled := Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(1024, 1<<20), Stderr: OutputCollect(1024, 1<<20)}
+	cases := []struct {
+		name   string
+		compat bool
+		stdio  Stdio
+	}{
+		{"extension", false, collectBoth(1024)},
+		{"compat", true, collectBoth(1024)},
+		// What "sandtop run" asks for: both streams spilled (tee, head).
+		{"extension-spill", false, spilled},
+	}
+	for _, p := range cases {
 		b.Run(p.name, func(b *testing.B) {
 			s := newSeam(b, p.compat, func(_ *daemon.Config, rc *RuntimeConfig) { rc.PollInterval = 2 * time.Millisecond })
 			ctx := context.Background()
-			spec := SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(1024), GraceMs: 1000}
+			spec := SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: p.stdio, GraceMs: 1000}
 			if _, err := s.rt.BaseEnvironment(ctx); err != nil { // the one-time probe
 				b.Fatal(err)
 			}

@@ -18,6 +18,10 @@ trap 'pending=1' HUP
 trap 'pending=3' QUIT
 
 printf '%s\n' "$$" >"$state/pid"
+# Publish at once: Spawn waits for this line, and everything below (the
+# environment, rm, the tee and head of spilled streams) costs forks that
+# need not delay it. Nothing else has written to fd 3 yet.
+printf 'sandtop-published %s\n' "$$" >&3
 mapfile -d '' child_env <"$state/environment"
 # Job notices go to an unlinked file; they are how we learn whether the child
 # died from a signal, which $? alone cannot tell (143 vs SIGTERM).
@@ -38,8 +42,6 @@ fi
 # env treats a leading NAME=VALUE word as an assignment, so such a program
 # name is run through bash's exec instead.
 case $1 in *=*) set -- "$BASH" -c 'exec -- "$@"' sandtop-exec "$@" ;; esac
-
-printf 'sandtop-published %s\n' "$$" >&3
 
 if [ -n "$pending" ]; then
 	printf '%s\n' "$pending" >"$state/signal"
