@@ -46,7 +46,8 @@ func TestTerminateTermIgnoringTree(t *testing.T) {
 
 func TestTerminateLeaderExitsWhileChildIgnoresTerm(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1024), 300, nil, "/bin/sh", "-c", `(trap "" TERM; exec sleep 1000) & echo ready; exec sleep 1000`)
+		h := s.spawn(collectBoth(1024), 300, nil, "/bin/sh", "-c", `(trap "" TERM; echo ready; exec sleep 1000) & exec sleep 1000`)
+		// "ready" comes from the child once it ignores TERM.
 		pollUntil(t, "ready", 10*time.Second, func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
 		terminateAndProve(t, s, h)
 		// The direct command died of the TERM; its survivor needed KILL.

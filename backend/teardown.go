@@ -108,7 +108,9 @@ func (r *Runtime) teardown(ctx context.Context, pgid int, grace time.Duration, h
 	if hooks.leaderKill != nil {
 		hooks.leaderKill(ctx)
 	}
-	deadline := time.Now().Add(grace)
+	// SIGKILL cannot be refused, but dying and being reaped takes time on
+	// a loaded sandbox: a tiny grace must not turn that into a failure.
+	deadline := time.Now().Add(max(grace, killSettle))
 	emit(TeardownEvent{Phase: PhaseKillSent, Deadline: deadline, Err: kerr})
 	gone, werr := r.waitGroupEmpty(ctx, pgid, deadline)
 	if gone {

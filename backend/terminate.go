@@ -87,7 +87,7 @@ func (h *Handle) WaitForExit(ctx context.Context) (bool, error) {
 
 		alive, err := h.rt.control.GroupAlive(ctx, h.pgid)
 		switch {
-		case err != nil && ctx.Err() != nil:
+		case err != nil && callerEnded(ctx, err):
 			return false, nil
 		case err != nil && h.rt.sandboxGone(err):
 			h.markQuiescent()
