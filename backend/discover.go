@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -41,6 +40,8 @@ type GroupInfo struct {
 	SpillPaths []string
 	// Tag is the spawn's tag (SpawnSpec.Tag), kept in the state directory.
 	Tag string
+	// Origin says whose state root it was found under.
+	Origin GroupOrigin
 	// Owned is true when this runtime holds a live handle for it.
 	Owned bool
 	// Problem explains a state file that could not be parsed.
@@ -50,33 +51,28 @@ type GroupInfo struct {
 // ListGroups lists every process state directory under the runtime root,
 // judged against one snapshot of the process table.
 func (r *Runtime) ListGroups(ctx context.Context) ([]GroupInfo, error) {
-	root := wrapper.ProcessesRoot(r.cfg.RuntimeRoot)
-	entries, err := r.control.ListDir(ctx, root)
-	if errors.Is(err, ErrFileNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	table, err := r.control.Processes(ctx)
+	out, err := r.DiscoverGroups(ctx, r.cfg.RuntimeRoot, OriginSandtop)
 	if err != nil {
 		return nil, err
 	}
 	owned := r.ownedPgids()
-	var out []GroupInfo
-	for _, e := range entries {
-		if !e.Dir {
-			continue
-		}
-		info, err := r.describeGroup(ctx, e.Name, table)
-		if err != nil {
-			return nil, err
-		}
-		info.Owned = info.Pgid > 0 && owned[info.Pgid]
-		out = append(out, info)
+	for i := range out {
+		out[i].Owned = out[i].Pgid > 0 && owned[out[i].Pgid]
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// DiscoverGroups lists the process groups under any state root in the
+// wrapper's layout (<root>/processes/<id>/), marked with origin: this
+// runtime's root is read through the control plane, any other root (an
+// agent's DshRoot) with one scanning command, which the extension's file
+// reads cannot do outside the runtime root.
+func (r *Runtime) DiscoverGroups(ctx context.Context, root string, origin GroupOrigin) ([]GroupInfo, error) {
+	var rd stateReader = dshScanner{r.runner}
+	if root == r.cfg.RuntimeRoot {
+		rd = controlStates{r.control}
+	}
+	return discoverGroups(ctx, rd, root, origin)
 }
 
 func (r *Runtime) ownedPgids() map[int]bool {
@@ -89,70 +85,91 @@ func (r *Runtime) ownedPgids() map[int]bool {
 	return m
 }
 
-// describeGroup reads one state directory.
-func (r *Runtime) describeGroup(ctx context.Context, id string, table []ProcessEntry) (GroupInfo, error) {
-	dir := wrapper.StateDir(r.cfg.RuntimeRoot, id)
-	info := GroupInfo{ID: id, StateDir: dir, State: GroupUnpublished}
-	files, err := r.control.ListDir(ctx, dir)
+// controlStates reads state directories through the control plane: the
+// extension's ListDir and ReadFile, or ls and cat on stock envd. It suits
+// the runtime root, which the extension is allowed to read.
+type controlStates struct{ cp ControlPlane }
+
+func (c controlStates) readStates(ctx context.Context, root string) ([]stateDirFiles, []ProcessEntry, error) {
+	entries, err := c.cp.ListDir(ctx, wrapper.ProcessesRoot(root))
+	if errors.Is(err, ErrFileNotFound) {
+		return nil, nil, nil
+	}
 	if err != nil {
-		if errors.Is(err, ErrFileNotFound) {
-			return info, nil // removed while we looked
+		return nil, nil, err
+	}
+	table, err := c.cp.Processes(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []stateDirFiles
+	for _, e := range entries {
+		if !e.Dir {
+			continue
 		}
-		return info, err
+		f, err := c.readOne(ctx, root, e.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, f)
+	}
+	return out, table, nil
+}
+
+// readOne reads one state directory; one removed meanwhile reads as empty.
+func (c controlStates) readOne(ctx context.Context, root, id string) (stateDirFiles, error) {
+	dir := wrapper.StateDir(root, id)
+	f := stateDirFiles{id: id, stdoutSize: -1, stderrSize: -1}
+	files, err := c.cp.ListDir(ctx, dir)
+	if errors.Is(err, ErrFileNotFound) {
+		return f, nil
+	}
+	if err != nil {
+		return f, err
 	}
 	has := map[string]bool{}
-	for _, f := range files {
-		has[f.Name] = true
-	}
-	for _, name := range []string{wrapper.StdoutSpillFile, wrapper.StderrSpillFile} {
-		if has[name] {
-			info.SpillPaths = append(info.SpillPaths, dir+"/"+name)
+	for _, e := range files {
+		has[e.Name] = true
+		switch e.Name {
+		case wrapper.StdoutSpillFile:
+			f.stdoutSize = e.Size
+		case wrapper.StderrSpillFile:
+			f.stderrSize = e.Size
 		}
 	}
-	read := func(name string) string {
+	read := func(name string) *string {
 		if !has[name] {
-			return ""
+			return nil
 		}
-		b, err := r.control.ReadFile(ctx, dir+"/"+name)
+		b, err := c.cp.ReadFile(ctx, dir+"/"+name)
 		if err != nil {
-			return ""
+			return nil
 		}
-		return strings.TrimSpace(string(b))
+		s := string(b)
+		return &s
 	}
-	info.Tag = read(wrapper.TagFile)
-	if s := read(wrapper.PidFile); s != "" {
-		pgid, err := wrapper.ParsePgid(s)
-		if err != nil {
-			info.Problem = err.Error()
-			return info, nil
-		}
-		info.Pgid = pgid
-	} else {
-		return info, nil
+	f.tag = read(wrapper.TagFile)
+	if f.pid = read(wrapper.PidFile); f.pid == nil {
+		return f, nil
 	}
-	if s := read(wrapper.ExitCodeFile); s != "" {
-		code, err := wrapper.ParseExitCode(s)
-		if err != nil {
-			info.Problem = err.Error()
-		} else {
-			info.ExitCode = &code
-			if code > 128 {
-				if sig, err := wrapper.ParseSignal(read(wrapper.SignalFile)); err == nil {
-					info.Signal = signalText(sigNum(sig))
-				}
-			}
+	if f.exitCode = read(wrapper.ExitCodeFile); f.exitCode != nil {
+		if code, err := wrapper.ParseExitCode(*f.exitCode); err == nil && code > 128 {
+			f.signal = read(wrapper.SignalFile)
 		}
 	}
-	switch {
-	case !groupLiveIn(table, info.Pgid):
-		info.State = GroupSettled
-	case info.ExitCode != nil:
-		info.State = GroupLeaderExited
-	default:
-		info.State = GroupRunning
-	}
-	return info, nil
+	return f, nil
 }
+
+// describeGroup reads and judges one state directory of the runtime root.
+func (r *Runtime) describeGroup(ctx context.Context, id string, table []ProcessEntry) (GroupInfo, error) {
+	f, err := controlStates{r.control}.readOne(ctx, r.cfg.RuntimeRoot, id)
+	if err != nil {
+		return GroupInfo{ID: id, StateDir: wrapper.StateDir(r.cfg.RuntimeRoot, id), State: GroupUnpublished, Origin: OriginSandtop}, err
+	}
+	return judgeGroup(r.cfg.RuntimeRoot, f, table, OriginSandtop), nil
+}
+
+func trimmed(s string) string { return strings.TrimSpace(s) }
 
 // Adopt returns a handle for a published group found under the runtime
 // root (after a restart, or one another client started). It has no

@@ -96,43 +96,15 @@ func (s dshSnapshot) discovery(root string) DshDiscovery {
 	return d
 }
 
-// group judges one process state dir, the way the seam's ListGroups
-// judges its own (a bad state file leaves it unpublished, with a Problem).
+// group judges one process state dir exactly as ListGroups judges its own
+// (judgeGroup), and adds the spill sizes the scan saw.
 func (s dshSnapshot) group(root string, e dshEntry) DshGroup {
-	dir := wrapper.StateDir(root, e.id)
-	g := DshGroup{GroupInfo: GroupInfo{ID: e.id, StateDir: dir, State: GroupUnpublished}, Agent: true}
+	g := DshGroup{GroupInfo: judgeGroup(root, e.files(), s.procs, OriginAgent), Agent: true}
 	if e.stdoutSize >= 0 {
-		g.Stdout = &DshSpill{Path: path.Join(dir, wrapper.StdoutSpillFile), Size: e.stdoutSize}
-		g.SpillPaths = append(g.SpillPaths, g.Stdout.Path)
+		g.Stdout = &DshSpill{Path: path.Join(g.StateDir, wrapper.StdoutSpillFile), Size: e.stdoutSize}
 	}
 	if e.stderrSize >= 0 {
-		g.Stderr = &DshSpill{Path: path.Join(dir, wrapper.StderrSpillFile), Size: e.stderrSize}
-		g.SpillPaths = append(g.SpillPaths, g.Stderr.Path)
-	}
-	if e.pid == nil || *e.pid == "" {
-		return g
-	}
-	pgid, err := wrapper.ParsePgid(*e.pid)
-	if err != nil {
-		g.Problem = err.Error()
-		return g
-	}
-	g.Pgid = pgid
-	if e.exitCode != nil && *e.exitCode != "" {
-		code, err := wrapper.ParseExitCode(*e.exitCode)
-		if err != nil {
-			g.Problem = err.Error()
-		} else {
-			g.ExitCode = &code
-		}
-	}
-	switch {
-	case !s.groupLive(pgid):
-		g.State = GroupSettled
-	case g.ExitCode != nil:
-		g.State = GroupLeaderExited
-	default:
-		g.State = GroupRunning
+		g.Stderr = &DshSpill{Path: path.Join(g.StateDir, wrapper.StderrSpillFile), Size: e.stderrSize}
 	}
 	return g
 }

@@ -108,6 +108,22 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	if via, err := rt.DiscoverAgent(ctx, ""); err != nil || len(via.Groups) != 3 || via.Root != root {
 		t.Fatalf("DiscoverAgent: %+v %v", via, err)
 	}
+	// So does the one discovery path the runtime's own ListGroups uses,
+	// given the agent's root: same judgement, marked as the agent's.
+	gs, err := rt.DiscoverGroups(ctx, root, backend.OriginAgent)
+	if err != nil || len(gs) != 3 {
+		t.Fatalf("DiscoverGroups: %+v %v", gs, err)
+	}
+	for i, g := range gs {
+		want := d.Groups[i].GroupInfo
+		if g.ID != want.ID || g.Pgid != want.Pgid || g.Origin != backend.OriginAgent || want.Origin != backend.OriginAgent ||
+			(g.ExitCode == nil) != (want.ExitCode == nil) || len(g.SpillPaths) != len(want.SpillPaths) {
+			t.Fatalf("DiscoverGroups %+v, DiscoverDsh %+v", g, want)
+		}
+	}
+	if own, err := rt.ListGroups(ctx); err != nil || len(own) != 0 {
+		t.Fatalf("the runtime root holds no agent group: %+v %v", own, err)
+	}
 	for _, g := range []backend.DshGroup{running, lingering, settled} {
 		var phases []backend.TeardownPhase
 		err := rt.TeardownAgentGroup(ctx, g, 2*time.Second, func(ev backend.TeardownEvent) { phases = append(phases, ev.Phase) })

@@ -116,6 +116,29 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 	return snap, nil
 }
 
+// files is the entry in discoverGroups' terms.
+func (e dshEntry) files() stateDirFiles {
+	return stateDirFiles{id: e.id, pid: e.pid, exitCode: e.exitCode, stdoutSize: e.stdoutSize, stderrSize: e.stderrSize}
+}
+
+// dshScanner reads a state root with the scan: one control command that
+// works on either plane and outside the extension's runtime root.
+type dshScanner struct{ run commandRunner }
+
+func (d dshScanner) readStates(ctx context.Context, root string) ([]stateDirFiles, []ProcessEntry, error) {
+	snap, err := scanDsh(ctx, d.run, root)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []stateDirFiles
+	for _, e := range snap.entries {
+		if e.kind == "processes" {
+			out = append(out, e.files())
+		}
+	}
+	return out, snap.procs, nil
+}
+
 // presentFile decodes the scan's 'Y'+content / 'N' encoding.
 func presentFile(field string) (*string, error) {
 	switch {

@@ -66,8 +66,8 @@ func TestSpawnTagReachesTheDaemonAndSurvivesARestart(t *testing.T) {
 		want := map[string]string{live.ID(): tag, done.ID(): tag, untagged.ID(): ""}
 		for _, g := range groups {
 			if w, ok := want[g.ID]; ok {
-				if g.Tag != w {
-					t.Fatalf("group %s (%s): tag %q, want %q", g.ID, g.State, g.Tag, w)
+				if g.Tag != w || g.Origin != OriginSandtop {
+					t.Fatalf("group %s (%s, %s): tag %q, want %q", g.ID, g.State, g.Origin, g.Tag, w)
 				}
 				delete(want, g.ID)
 			}
