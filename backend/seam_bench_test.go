@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"os/exec"
 	"runtime"
 	"sort"
 	"sync/atomic"
@@ -152,5 +153,33 @@ func BenchmarkCollect1GiB(b *testing.B) {
 		}
 		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
 		b.ReportMetric(float64(1<<30)/(1<<20)/took.Seconds(), "MiB/s")
+	}
+}
+
+// BenchmarkLocalExecBaseline puts BenchmarkSpawnToPublished in context: on
+// some VMs one fork+exec alone costs several milliseconds, and a spawn
+// through the wrapper needs at least three before the group is published.
+// "true" is one exec; "chain" is the wrapper's shape without sandtop
+// (bash, mkdir, setsid, bash), run locally.
+func BenchmarkLocalExecBaseline(b *testing.B) {
+	cases := []struct {
+		name string
+		argv []string
+	}{
+		{"true", []string{"/bin/true"}},
+		{"chain", []string{"/bin/bash", "-c", `d=$(mktemp -u); mkdir -m 700 "$d" && setsid --wait /bin/bash -c 'echo $$ >/dev/null'; rmdir "$d"`}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			var ds []time.Duration
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if err := exec.Command(c.argv[0], c.argv[1:]...).Run(); err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(start))
+			}
+			reportLatencies(b, ds, "")
+		})
 	}
 }
