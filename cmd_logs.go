@@ -24,7 +24,9 @@ func newLogsCmd(g *globalFlags) *cobra.Command {
 		Short: "Print the output a process group kept in the sandbox",
 		Long: `Prints the stdout and then the stderr that 'sandtop run' kept for the group
 whose leader is PID (its pgid), from the spill files in the sandbox. With
--f it keeps printing new output until the group has no live member left.
+-f it streams the group's recent and live output (stdout and stderr merged,
+from the daemon's replay buffer) while its leader runs, and otherwise keeps
+printing the spill files until the group has no live member left.
 For a terminal, use 'sandtop attach'.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,6 +56,16 @@ For a terminal, use 'sandtop attach'.`,
 				}
 				if found < 0 && found2 < 0 {
 					return fmt.Errorf("group %d kept no output (started with 'run --wait', by another client, or its output outgrew the spill cap)", pid)
+				}
+				return nil
+			}
+			// While the leader lives, the daemon's replay and live stream is
+			// the freshest view; the spill files are the record after it.
+			if live, err := s.Runtime.Output(cmd.Context(), grp.Pgid); err == nil {
+				defer live.Close()
+				_, err := io.Copy(cmd.OutOrStdout(), live)
+				if err != nil && cmd.Context().Err() == nil {
+					return fmt.Errorf("following group %d: %w", pid, err)
 				}
 				return nil
 			}
