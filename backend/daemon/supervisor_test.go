@@ -77,10 +77,15 @@ func TestPipelineIsOneGroupAndStopCont(t *testing.T) {
 	pid, _ := startBg(t, c, req)
 
 	var g *sandtopv1.Group
-	eventually(t, 5*time.Second, "a group with the shell and 3 sleeps", func() bool {
+	// A member caught mid-exec has no argv yet, and a fresh one may show an
+	// RSS of 0 until the kernel folds its cached per-task counters in.
+	eventually(t, 5*time.Second, "a group with the shell and 3 sleeps, each with its RSS and argv", func() bool {
 		g = groupOf(t, c, pid)
 		n := 0
 		for _, m := range g.GetMembers() {
+			if m.GetRssBytes() == 0 || len(m.GetArgv()) == 0 {
+				return false
+			}
 			if m.GetComm() == "sleep" {
 				n++
 			}
