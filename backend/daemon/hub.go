@@ -188,6 +188,9 @@ func (s *subscriber) unsubscribe() {
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
 		h.wakeWriters()
+		// Nothing may publish again (the process may have exited), so
+		// whatever only this reader still needed goes now.
+		h.trim()
 	}
 }
 
@@ -241,6 +244,9 @@ func (s *subscriber) next(maxBytes int) (out []chunk, final *process.ProcessEven
 		}
 		s.lastRead = time.Now()
 		h.wakeWriters()
+		// The returned chunks are copies of the headers; trimming only
+		// drops the log's references to data this reader may still send.
+		h.trim()
 		return out, nil, nil, nil
 	}
 	if h.closed {

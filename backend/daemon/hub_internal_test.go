@@ -1,0 +1,58 @@
+package daemon
+
+import (
+	"testing"
+	"time"
+)
+
+// A subscriber that reads everything and leaves must not pin the lag
+// window: once the process has exited nothing publishes again, so only the
+// replay may stay (for ExitRetention, per process).
+func TestHubKeepsOnlyTheReplayOnceReadersCatchUpOrLeave(t *testing.T) {
+	const replay = 64 << 10
+	h := newHub(replay, time.Minute)
+	s := h.subscribe(false)
+	chunk := make([]byte, 64<<10)
+	for i := 0; i < 48; i++ { // 3 MiB, inside the lag window: nothing waits
+		h.publish(kindStdout, append([]byte(nil), chunk...))
+	}
+	if got := h.retained(); got != 3<<20 {
+		t.Fatalf("an unread subscriber should hold its 3 MiB, the log holds %d", got)
+	}
+	read := 0
+	for {
+		out, _, err, wait := s.next(1 << 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wait != nil {
+			break
+		}
+		for _, c := range out {
+			read += len(c.data)
+		}
+	}
+	if read != 3<<20 {
+		t.Fatalf("read %d bytes", read)
+	}
+	if got := h.retained(); got > replay {
+		t.Fatalf("after the subscriber caught up the log holds %d bytes, want at most the %d-byte replay", got, replay)
+	}
+
+	s.unsubscribe()
+
+	// The same when a reader leaves without reading, as a cancelled stream
+	// does.
+	s2 := h.subscribe(false)
+	for i := 0; i < 48; i++ {
+		h.publish(kindStdout, append([]byte(nil), chunk...))
+	}
+	h.close(nil)
+	s2.unsubscribe()
+	if got := h.retained(); got > replay {
+		t.Fatalf("after the last subscriber left the log holds %d bytes, want at most the %d-byte replay", got, replay)
+	}
+	if s3 := h.subscribe(true); s3.cursor != h.end-replay {
+		t.Fatalf("replay starts at %d, want %d", s3.cursor, h.end-replay)
+	}
+}
