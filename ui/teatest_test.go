@@ -65,10 +65,21 @@ func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
 	waitScreen(t, tm, "Bulk teardown")
 	tm.Type("2")
 	send(tm, "enter")
-	waitScreen(t, tm, "pgid 4123 empty")
-	finish(t, tm)
+	// One wait for both: the output is consumed as it is read.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("pgid 4100 empty")) && bytes.Contains(b, []byte("pgid 4123 empty"))
+	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	// Not "q": until each teardown's done message has been handled (it
+	// follows its "empty" progress), q rightly asks before quitting.
+	tm.Send(tea.QuitMsg{})
+	m := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
 	if _, _, tds := src.calls(); len(tds) != 2 {
 		t.Fatalf("teardowns = %v", tds)
+	}
+	for _, pgid := range []int{4100, 4123} {
+		if td := m.teardowns[pgid]; td == nil || td.phase != TeardownEmpty {
+			t.Fatalf("teardown of %d: %+v", pgid, td)
+		}
 	}
 }
 
