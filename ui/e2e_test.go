@@ -47,7 +47,7 @@ func TestEndToEndInTmux(t *testing.T) {
 
 	// Tear down a group that ignores SIGTERM: confirm, watch it escalate
 	// and settle.
-	tm.runStubborn("e2e-stubborn")
+	tm.runStubborn(stubborn("main"))
 	tm.teardownSelected()
 
 	// Quit: remote work keeps running.
@@ -55,7 +55,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	if len(pidsByCmdline("sleep\x004242")) == 0 {
 		t.Fatalf("quitting the TUI stopped `sleep 4242`")
 	}
-	if len(pidsByCmdline("e2e-stubborn")) != 0 {
+	if len(pidsByCmdline(stubborn("main")+"\x00")) != 0 {
 		t.Fatalf("the torn-down group is still alive")
 	}
 }
@@ -98,7 +98,7 @@ func newE2E(t *testing.T) *e2e {
 	}
 	t.Cleanup(func() {
 		killByCmdline(t, "sleep\x004242")
-		killByCmdline(t, "e2e-stubborn")
+		killByCmdline(t, stubborn(""))
 	})
 	return e
 }
@@ -267,6 +267,13 @@ func poll(t *testing.T, what string, d time.Duration, cond func() (bool, string)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// stubborn names a TERM-ignoring process of this test binary (its argv[0]).
+// The pid keeps another test run on the machine from matching, or having
+// its cleanup kill, ours.
+func stubborn(name string) string {
+	return fmt.Sprintf("e2e-stubborn-%d-%s", os.Getpid(), name)
 }
 
 // pidsByCmdline finds processes whose NUL-separated cmdline contains s.
