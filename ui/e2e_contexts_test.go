@@ -33,7 +33,7 @@ func TestEndToEndTwoSandboxes(t *testing.T) {
 	tm.wait("the teardown logged under B", "socket:b.sock SIGKILL to pgid")
 
 	tm.quit()
-	if n := len(pidsByCmdline(stubborn("b")+"\x00")); n != 0 {
+	if n := len(pidsByCmdline(stubborn("b") + "\x00")); n != 0 {
 		t.Fatalf("B's torn-down group still has %d processes", n)
 	}
 	if !stubbornRunning(t, e.sandtop("ls", "--socket", "a.sock", "-o", "json"), stubborn("a")) {
