@@ -114,8 +114,15 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 // KillAll sends SIGKILL to every managed group and waits for every end event.
 func (d *Daemon) KillAll(ctx context.Context) error {
 	procs := d.reg.liveProcs()
+	// A started process may have moved work into new sessions (the seam's
+	// wrapper runs setsid): find those groups while the tree still links
+	// them, so that killing the started groups does not orphan them.
+	escaped := d.descendantGroups(procs)
 	for _, p := range procs {
 		_ = d.signalProc(p, syscall.SIGKILL)
+	}
+	for _, pgid := range escaped {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	for _, p := range procs {
 		select {

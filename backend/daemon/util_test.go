@@ -38,3 +38,19 @@ func statState(b []byte) string {
 	}
 	return ""
 }
+
+func pidOf(t *testing.T) int { return os.Getpid() }
+
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+func readFileString(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
+}
