@@ -26,14 +26,11 @@ otherwise) leaves the program running. With --read-only, input is refused.`,
 			if err != nil {
 				return err
 			}
-			s, err := openSession(cmd.Context(), g)
+			s, err := openMutableSession(cmd.Context(), g, "attach (attaching sends input)")
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.mutable("attach (attaching sends input)"); err != nil {
-				return err
-			}
 			t, err := s.Runtime.AttachTerminal(cmd.Context(), pid)
 			if err != nil {
 				return fmt.Errorf("attach %d: %w", pid, err)

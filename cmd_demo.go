@@ -37,14 +37,11 @@ is duplicated. With --no-tui it prints what it started, checks it through
 the same listing as 'sandtop ls', and exits 0 (CI's smoke test).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openSession(cmd.Context(), g)
+			s, err := openMutableSession(cmd.Context(), g, "start the demo")
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.mutable("start the demo"); err != nil {
-				return err
-			}
 			w := cmd.OutOrStdout()
 			started, err := startDemo(cmd.Context(), s, w)
 			if err != nil {

@@ -46,14 +46,11 @@ leaves the program running.`,
 			if err := backend.ValidateTag(tag); err != nil {
 				return usagef(fmt.Errorf("--tag: %w", err))
 			}
-			s, err := openSession(cmd.Context(), g)
+			s, err := openMutableSession(cmd.Context(), g, "start a process")
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.mutable("start a process"); err != nil {
-				return err
-			}
 			dir, err := s.spawnCwd(cwdFlag)
 			if err != nil {
 				return err

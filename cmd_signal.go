@@ -27,14 +27,11 @@ func newSignalCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := openSession(cmd.Context(), g)
+			s, err := openMutableSession(cmd.Context(), g, "send a signal")
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.mutable("send a signal"); err != nil {
-				return err
-			}
 			delivered, err := s.Runtime.Control().SignalGroup(cmd.Context(), pgid, sig)
 			if err != nil {
 				return err
@@ -63,14 +60,11 @@ up to --grace again. It succeeds only once the group is proven empty
 			if err != nil {
 				return err
 			}
-			s, err := openSession(cmd.Context(), g)
+			s, err := openMutableSession(cmd.Context(), g, "tear down a group")
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.mutable("tear down a group"); err != nil {
-				return err
-			}
 			if !flagSet(cmd.Flags(), "grace") {
 				grace = s.cfg.Grace
 			}

@@ -39,14 +39,11 @@ exits; 'sandtop attach PID' takes it over, and the TUI shows it live.`,
 			for _, e := range entries {
 				envMap[e.Name] = e.Value
 			}
-			s, err := openSession(cmd.Context(), g)
+			s, err := openMutableSession(cmd.Context(), g, "start a terminal")
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.mutable("start a terminal"); err != nil {
-				return err
-			}
 			dir, err := s.spawnCwd(cwdFlag)
 			if err != nil {
 				return err
