@@ -134,6 +134,9 @@ func TestWedgedListenerIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(wedged.Process.Pid, syscall.SIGCONT)
+	// kill(2) returns before every thread has stopped; a probe in that window
+	// still gets an answer and the daemon looks healthy.
+	eventually(t, 10*time.Second, "every thread of the daemon to stop", func() bool { return allThreadsStopped(wedged.Process.Pid) })
 	st, err := EnsureRunning(context.Background(), testOptions(p))
 	if err != nil {
 		t.Fatal(err)
