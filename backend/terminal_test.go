@@ -179,8 +179,12 @@ func TestTerminalInteractiveShell(t *testing.T) {
 			write(t, term, "stty size\r")
 			at = out.waitFor(t, at, `\r\n30 100\r\n`+regexp.QuoteMeta(prompt), 10*time.Second)
 
-			// read x: the shell's own group waits on the terminal.
-			write(t, term, "read x\r")
+			// read x: the shell's own group waits on the terminal. Readline
+			// also waits on it, so first see read's own prompt (expanded,
+			// so the echoed command line can't match): a byte typed before
+			// bash leaves readline's raw mode would be lost to read.
+			write(t, term, "read -p \"st-$((6*7))> \" x\r")
+			at = out.waitFor(t, at, `st-42> `, 10*time.Second)
 			eventually(t, 10*time.Second, func() error {
 				fg, err := term.InspectForeground(ctx)
 				if err != nil {
