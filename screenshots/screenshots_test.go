@@ -57,8 +57,8 @@ func TestScreenshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // let the wrapper publish before stopping it
-	_ = src.Signal(ctx, stopped, 19)   // SIGSTOP
+	waitForMember(t, src, stopped, "sleep") // stop sleep itself, not the wrapper before its exec
+	_ = src.Signal(ctx, stopped, 19)        // SIGSTOP
 	if _, err := src.SpawnTerminal(ctx, []string{"bash", "--norc"}, rows-11, cols*42/100-2); err != nil {
 		t.Fatal(err)
 	}
@@ -136,4 +136,26 @@ func TestScreenshots(t *testing.T) {
 	dl.keys(runes("j"), runes("l"))
 	dl.settle(1200 * time.Millisecond)
 	shot("light", dl, light)
+}
+
+// waitForMember watches the sandbox until group pgid has a member whose
+// command is comm.
+func waitForMember(t *testing.T, src ui.Source, pgid int, comm string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	snaps, err := src.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for snap := range snaps {
+		for _, g := range snap.Groups {
+			for _, p := range g.Members {
+				if g.PGID == pgid && p.Comm == comm {
+					return
+				}
+			}
+		}
+	}
+	t.Fatalf("group %d never ran %s", pgid, comm)
 }
