@@ -412,3 +412,16 @@ func TestRunesReadTogetherAreSeparateKeys(t *testing.T) {
 		t.Fatalf("\"jjx\" in one read should move twice and ask to tear down")
 	}
 }
+
+func TestHeaderFlagsCompatModeOnly(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	if first := strings.SplitN(m.View(), "\n", 2)[0]; strings.Contains(first, "compat") {
+		t.Fatalf("extension daemon shown as compat: %q", first)
+	}
+	info := src.info
+	info.Capabilities = []string{"compat"}
+	m.Update(infoMsg{info: info})
+	if first := strings.SplitN(m.View(), "\n", 2)[0]; !strings.Contains(first, "compat") {
+		t.Fatalf("compat mode not in the header: %q", first)
+	}
+}

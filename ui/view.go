@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -62,8 +63,10 @@ func (m *Model) viewHeader() string {
 	if m.info.Version != "" {
 		parts = append(parts, st.header.Render("daemon "+m.info.Version))
 	}
-	if len(m.info.Capabilities) > 0 {
-		parts = append(parts, st.header.Render("["+strings.Join(m.info.Capabilities, " ")+"]"))
+	// The extension's capability list is detail; what changes what the
+	// operator can trust is running without it.
+	if slices.Contains(m.info.Capabilities, "compat") {
+		parts = append(parts, st.warning.Render("compat"))
 	}
 	line := strings.Join(parts, sep)
 	return st.header.Render(fit(line, m.width))
