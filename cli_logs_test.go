@@ -34,3 +34,15 @@ func TestLogsFollowReplaysThenStreamsUntilTheGroupEnds(t *testing.T) {
 		return strings.Contains(r.stdout, "line-10") && strings.Contains(r.stderr, "err-done")
 	})
 }
+
+// A long-running program's first lines are in plain logs at once, not when
+// it exits.
+func TestLogsShowsARunningProgramsOutput(t *testing.T) {
+	t.Parallel()
+	pgid := runDetached(t, "bash", "-c", "echo first-line; echo first-err >&2; exec sleep 300")
+	defer mustSandtop(t, "kill", "--grace", "1s", itoa(pgid))
+	eventually(t, 10*time.Second, "the running program's output in plain logs", func() bool {
+		r := sandtop(t, "logs", itoa(pgid))
+		return r.stdout == "first-line\n" && r.stderr == "first-err\n"
+	})
+}

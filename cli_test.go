@@ -140,3 +140,23 @@ func TestReadOnlyRefusesMutations(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestLsShowsAStoppedGroupAsStopped(t *testing.T) {
+	t.Parallel()
+	pgid := runDetached(t, "sleep", "300")
+	defer mustSandtop(t, "kill", "--grace", "1s", itoa(pgid))
+	eventually(t, 15*time.Second, "sleep in its group", func() bool {
+		g, ok := findGroup(listJSON(t), pgid)
+		return ok && len(sleepsIn(g)) == 1
+	})
+	mustSandtop(t, "signal", "STOP", itoa(pgid))
+	eventually(t, 10*time.Second, "the group to show as stopped", func() bool {
+		g, ok := findGroup(listJSON(t), pgid)
+		return ok && g.State == "stopped"
+	})
+	mustSandtop(t, "signal", "CONT", itoa(pgid))
+	eventually(t, 10*time.Second, "the group to run again", func() bool {
+		g, ok := findGroup(listJSON(t), pgid)
+		return ok && g.State == "running"
+	})
+}

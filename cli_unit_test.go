@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,8 +49,21 @@ func TestParseSignal(t *testing.T) {
 }
 
 func TestWrapperArgvFindsTheRequestedCommand(t *testing.T) {
-	leader := []string{"/bin/bash", "--noprofile", "--norc", "-c", "SCRIPT", "sandtop-wrapper", "/state", "ignore", "1", "1", "0022",
-		"/usr/bin/env", "/usr/bin/tee", "/usr/bin/head", "/usr/bin/rm", "--", "bash", "-c", "sleep 1 | sleep 2"}
+	params := []string{"/bin/bash", "--noprofile", "--norc", "-c", "SCRIPT", "sandtop-wrapper", "/state", "ignore", "1", "1", "0022",
+		"/usr/bin/env", "/usr/bin/tee", "/usr/bin/head", "/usr/bin/rm"}
+	requested := []string{"--", "bash", "-c", "sleep 1 | sleep 2"}
+	for name, leader := range map[string][]string{
+		"current": slices.Concat(params, []string{"/usr/bin/stdbuf"}, requested),
+		"older":   slices.Concat(params, requested),
+	} {
+		t.Run(name, func(t *testing.T) { checkWrapperMembers(t, leader) })
+	}
+	if _, _, ok := wrapperArgv(params); ok {
+		t.Fatal("a wrapper argv without \"--\" was accepted")
+	}
+}
+
+func checkWrapperMembers(t *testing.T, leader []string) {
 	members := []listProcess{
 		{PID: 10, PPID: 1, Argv: leader},
 		{PID: 11, PPID: 10, Argv: []string{"/usr/bin/tee", "--output-error=warn-nopipe", "/dev/fd/63"}},

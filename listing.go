@@ -26,8 +26,9 @@ type listGroup struct {
 	PGID int    `json:"pgid"`
 	ID   string `json:"id"`            // state directory under <runtime root>/processes
 	Tag  string `json:"tag,omitempty"` // from "run --tag", kept in the sandbox
-	// State is running, leader-exited (descendants live on), settled (no
-	// live member) or unpublished (still starting, or failed to start).
+	// State is running, stopped (every live member is), leader-exited
+	// (descendants live on), settled (no live member) or unpublished (still
+	// starting, or failed to start).
 	State string `json:"state"`
 	// Command is the argv that was asked for (what the wrapper runs); empty
 	// when not known (no live wrapper, or a stock envd without argv).
@@ -88,6 +89,9 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 		if g.State != backend.GroupSettled && g.Pgid > 0 {
 			lg.Members = append(lg.Members, members[g.Pgid]...)
 			lg.Command = markWrapperMembers(g.Pgid, lg.Members)
+			if allStopped(lg.Members) {
+				lg.State = groupStopped
+			}
 		}
 		doc.Groups = append(doc.Groups, lg)
 	}
@@ -107,9 +111,23 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 	return doc, nil
 }
 
+// groupStopped is shown instead of running or leader-exited when every live
+// member is stopped (SIGSTOP, or a job-control stop): the group will not
+// make progress until someone sends SIGCONT.
+const groupStopped = "stopped"
+
+func allStopped(members []listProcess) bool {
+	for _, m := range members {
+		if m.State != "T" && m.State != "t" {
+			return false
+		}
+	}
+	return len(members) > 0
+}
+
 func rank(state string) int {
 	switch state {
-	case string(backend.GroupRunning):
+	case string(backend.GroupRunning), groupStopped:
 		return 0
 	case string(backend.GroupLeaderExited):
 		return 1

@@ -8,7 +8,8 @@ import "slices"
 // command and counts only the operator's processes.
 //
 // The inner half's argv is: bash --noprofile --norc -c SCRIPT
-// sandtop-wrapper STATE STDIN OUT_CAP ERR_CAP UMASK ENV TEE HEAD RM -- ARGV...
+// sandtop-wrapper STATE STDIN OUT_CAP ERR_CAP UMASK ENV TEE HEAD RM STDBUF --
+// ARGV... (wrappers started before STDBUF was added end at RM).
 
 const wrapperMarker = "sandtop-wrapper"
 
@@ -16,10 +17,16 @@ const wrapperMarker = "sandtop-wrapper"
 // runs and the helper binaries it uses.
 func wrapperArgv(argv []string) (requested, helpers []string, ok bool) {
 	i := slices.Index(argv, wrapperMarker)
-	if i < 1 || len(argv) < i+12 || argv[i+10] != "--" {
+	if i < 1 {
 		return nil, nil, false
 	}
-	return argv[i+11:], argv[i+7 : i+9], true
+	// The parameters are a path, numbers and absolute paths: the first "--"
+	// after them starts the requested argv.
+	end := slices.Index(argv[i:], "--")
+	if end < 10 || i+end+1 >= len(argv) {
+		return nil, nil, false
+	}
+	return argv[i+end+1:], argv[i+7 : i+9], true
 }
 
 // markWrapperMembers sets Wrapper on the wrapper's own processes and

@@ -2,8 +2,8 @@
 # (setsid --wait), started under env -i. It publishes the group, runs the
 # requested argv in the child environment, and publishes its exit status.
 state=$1 stdin_mode=$2 out_cap=$3 err_cap=$4 user_umask=$5
-env_bin=$6 tee_bin=$7 head_bin=$8 rm_bin=$9
-shift 10 # the nine parameters and "--"
+env_bin=$6 tee_bin=$7 head_bin=$8 rm_bin=$9 stdbuf_bin=${10}
+shift 11 # the ten parameters and "--"
 
 # fd 3/4: the daemon's stdout/stderr pipes. Our own diagnostics (such as
 # bash's job notices) must never reach the program's streams.
@@ -28,13 +28,16 @@ mapfile -d '' child_env <"$state/environment"
 exec 7<>"$state/.jobs"
 "$rm_bin" -f -- "$state/environment" "$state/.jobs"
 
+# head writes a regular file through stdio and would hold up to a block back
+# until it exits, leaving a long-running program's spill empty; stdbuf -o0
+# makes it write each chunk as it reads it.
 if [ "$out_cap" -ge 0 ]; then
-	exec 5> >("$tee_bin" --output-error=warn-nopipe >("$head_bin" -c "$out_cap" >"$state/stdout.log"))
+	exec 5> >("$tee_bin" --output-error=warn-nopipe >("$stdbuf_bin" -o0 "$head_bin" -c "$out_cap" >"$state/stdout.log"))
 else
 	exec 5>&3
 fi
 if [ "$err_cap" -ge 0 ]; then
-	exec 6> >("$tee_bin" --output-error=warn-nopipe >("$head_bin" -c "$err_cap" >"$state/stderr.log") >&4)
+	exec 6> >("$tee_bin" --output-error=warn-nopipe >("$stdbuf_bin" -o0 "$head_bin" -c "$err_cap" >"$state/stderr.log") >&4)
 else
 	exec 6>&4
 fi

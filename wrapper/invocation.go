@@ -9,13 +9,13 @@
 // session and process group: it publishes its pgid (to the `pid` file and as
 // a first stdout line), deletes the environment file once read, starts the
 // requested argv with `env -i <child env>`, tees spilled streams through
-// `head -c`, and publishes the direct command's exit status and, when the
+// `stdbuf -o0 head -c`, and publishes the direct command's exit status and, when the
 // command died from a signal, that signal. The outer half then re-raises the
 // signal on itself, so the daemon's wait status (and envd's end event)
 // carries it.
 //
 // Required in the sandbox: bash, env (coreutils >= 8.31 for
-// --default-signal), setsid (util-linux, --wait), tee, head, rm, mkdir.
+// --default-signal), setsid (util-linux, --wait), tee, head, stdbuf, rm, mkdir.
 package wrapper
 
 import (

@@ -153,7 +153,7 @@ func TestWrapperReportsSignalsAndExitCodesApart(t *testing.T) {
 	}
 }
 
-func TestWrapperSpillsThroughHead(t *testing.T) {
+func TestWrapperCapsSpills(t *testing.T) {
 	inv := Invocation{Argv: []string{"/bin/sh", "-c", "printf 0123456789; printf abcdef >&2"}, StdoutSpill: 4, StderrSpill: 100}
 	r := runLocally(t, inv, []string{"PATH=" + os.Getenv("PATH")}, "")
 	if got := r.body(t); got != "0123456789" {
@@ -229,5 +229,47 @@ func TestWrapperReportsItsOwnDeathBeforePublishing(t *testing.T) {
 	ws := r.state.Sys().(syscall.WaitStatus)
 	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("wrapper wait status %v, want SIGKILL", r.state)
+	}
+}
+
+// A program that writes a little and keeps running must find it in its
+// spill file at once, not when it exits: "sandtop logs" reads that file.
+func TestWrapperSpillIsWrittenWhileTheProgramRuns(t *testing.T) {
+	inv := Invocation{Argv: []string{"/bin/sh", "-c", "echo live-out; echo live-err >&2; exec sleep 60"},
+		StdoutSpill: 1 << 20, StderrSpill: 1 << 20, StateDir: StateDir(t.TempDir(), "p1")}
+	cmd, args, err := inv.Command("/bin/bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := EnvironmentPayload([]string{"PATH=" + os.Getenv("PATH")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(cmd, args...)
+	c.Env = []string{"PATH=" + os.Getenv("PATH")}
+	c.Stdin = bytes.NewReader(payload)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(filepath.Join(inv.StateDir, PidFile)); err == nil {
+			if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pgid > 1 {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+		}
+		_ = c.Wait()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _ := os.ReadFile(filepath.Join(inv.StateDir, StdoutSpillFile))
+		errOut, _ := os.ReadFile(filepath.Join(inv.StateDir, StderrSpillFile))
+		if string(out) == "live-out\n" && string(errOut) == "live-err\n" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spills of a running program: stdout %q, stderr %q", out, errOut)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -25,6 +25,7 @@ find_tool env env_bin
 find_tool setsid setsid_bin
 find_tool tee tee_bin
 find_tool head head_bin
+find_tool stdbuf stdbuf_bin
 find_tool rm rm_bin
 find_tool mkdir mkdir_bin
 
@@ -57,7 +58,7 @@ unset entries entry
 # subshell, saving a process.
 (exec -c "$setsid_bin" --wait "$BASH" --noprofile --norc -c "$inner" sandtop-wrapper \
 	"$state" "$stdin_mode" "$out_cap" "$err_cap" "$user_umask" \
-	"$env_bin" "$tee_bin" "$head_bin" "$rm_bin" -- "$@")
+	"$env_bin" "$tee_bin" "$head_bin" "$rm_bin" "$stdbuf_bin" -- "$@")
 rc=$?
 
 # Make our own wait status carry the direct command's fatal signal, so the
