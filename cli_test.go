@@ -83,6 +83,42 @@ func TestKillWithGraceEmptiesATermIgnoringTree(t *testing.T) {
 	if !ok || g.State != "settled" || len(g.Members) != 0 {
 		t.Fatalf("after kill the group should be settled and empty: %+v", g)
 	}
+	// The wrapper died with the group before publishing; ls still says
+	// how the command ended and what it was.
+	if g.Signal != "SIGKILL" || len(g.Command) != 3 || g.Command[0] != "bash" {
+		t.Fatalf("a SIGKILLed group lists signal %q command %q", g.Signal, g.Command)
+	}
+}
+
+func TestLsKeepsFinishedGroupsInOrderWithTheirCommand(t *testing.T) {
+	t.Parallel()
+	first := runDetached(t, "bash", "-c", "exit 7")
+	eventually(t, 15*time.Second, "the first group to settle", func() bool {
+		g, ok := findGroup(listJSON(t), first)
+		return ok && g.State == "settled"
+	})
+	second := runDetached(t, "true")
+	var doc listDoc
+	eventually(t, 15*time.Second, "the second group to settle", func() bool {
+		doc = listJSON(t)
+		g, ok := findGroup(doc, second)
+		return ok && g.State == "settled"
+	})
+	at := map[int]int{}
+	for i, g := range doc.Groups {
+		at[g.PGID] = i
+	}
+	if at[first] > at[second] {
+		t.Fatalf("finished groups are not oldest first: %d listed after %d", first, second)
+	}
+	g1, _ := findGroup(doc, first)
+	g2, _ := findGroup(doc, second)
+	if strings.Join(g1.Command, " ") != "bash -c exit 7" || g1.ExitCode == nil || *g1.ExitCode != 7 {
+		t.Fatalf("first group: command %q exit %v", g1.Command, g1.ExitCode)
+	}
+	if strings.Join(g2.Command, " ") != "true" {
+		t.Fatalf("second group: command %q", g2.Command)
+	}
 }
 
 func TestBadInputGivesOneLineErrorAndNonZeroExit(t *testing.T) {

@@ -30,8 +30,8 @@ type listGroup struct {
 	// (descendants live on), settled (no live member) or unpublished (still
 	// starting, or failed to start).
 	State string `json:"state"`
-	// Command is the argv that was asked for (what the wrapper runs); empty
-	// when not known (no live wrapper, or a stock envd without argv).
+	// Command is the argv that was asked for (what the wrapper runs, or
+	// what it recorded in the state directory); empty when not known.
 	Command  []string `json:"command,omitempty"`
 	ExitCode *int     `json:"exit_code,omitempty"`
 	Signal   string   `json:"signal,omitempty"`
@@ -92,6 +92,9 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 			if allStopped(lg.Members) {
 				lg.State = groupStopped
 			}
+		}
+		if lg.Command == nil {
+			lg.Command = g.Argv // a finished group still says what it ran
 		}
 		doc.Groups = append(doc.Groups, lg)
 	}

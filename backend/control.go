@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // ControlPlane is what the seam needs from a sandbox besides starting
@@ -63,6 +64,8 @@ type DirEntry struct {
 	Name string
 	Dir  bool
 	Size int64
+	// ModTime is zero where the control plane cannot tell (stock envd).
+	ModTime time.Time
 }
 
 func processStateLive(state string) bool {

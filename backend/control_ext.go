@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"syscall"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -119,7 +120,7 @@ func (c extensionControl) ListDir(ctx context.Context, path string) ([]DirEntry,
 	}
 	var out []DirEntry
 	for _, e := range resp.Msg.GetEntries() {
-		out = append(out, DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize())})
+		out = append(out, DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize()), ModTime: time.UnixMilli(e.GetMtimeUnixMs())})
 	}
 	return out, nil
 }

@@ -40,6 +40,13 @@ type GroupInfo struct {
 	SpillPaths []string
 	// Tag is the spawn's tag (SpawnSpec.Tag), kept in the state directory.
 	Tag string
+	// Changed is when the state directory last changed (its entries are
+	// written at the start, and a signal death adds one); zero when the
+	// control plane cannot tell.
+	Changed time.Time
+	// Argv is the requested argv, which sandtop's wrapper keeps so that a
+	// finished group can still say what it ran; nil when not kept.
+	Argv []string
 	// Origin says whose state root it was found under.
 	Origin GroupOrigin
 	// Owned is true when this runtime holds a live handle for it.
@@ -111,6 +118,7 @@ func (c controlStates) readStates(ctx context.Context, root string) ([]stateDirF
 		if err != nil {
 			return nil, nil, err
 		}
+		f.modTime = e.ModTime
 		out = append(out, f)
 	}
 	return out, table, nil
@@ -149,6 +157,7 @@ func (c controlStates) readOne(ctx context.Context, root, id string) (stateDirFi
 		return &s
 	}
 	f.tag = read(wrapper.TagFile)
+	f.argv = read(wrapper.ArgvFile)
 	if f.pid = read(wrapper.PidFile); f.pid == nil {
 		return f, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"sort"
+	"time"
 
 	"sandtop/wrapper"
 )
@@ -11,7 +12,7 @@ import (
 // One discovery path serves both kinds of state root: sandtop's runtime
 // root (ListGroups, Adopt) and a DeepSeek Harness agent's <cwd>/.dsh-e2b
 // (DiscoverAgent, DiscoverDsh). Both use the wrapper's layout,
-// <root>/processes/<id>/{pid,exit-code,signal,tag,stdout.log,stderr.log};
+// <root>/processes/<id>/{pid,exit-code,signal,tag,argv,stdout.log,stderr.log};
 // only how the files are read differs (a stateReader), and what they mean
 // is decided once, in judgeGroup.
 
@@ -30,8 +31,9 @@ const (
 // A nil file was absent; a size of -1 means no such spill.
 type stateDirFiles struct {
 	id                     string
+	modTime                time.Time // of the directory; zero when unknown
 	pid, exitCode          *string
-	signal, tag            *string
+	signal, tag, argv      *string
 	stdoutSize, stderrSize int64
 }
 
@@ -51,7 +53,13 @@ func discoverGroups(ctx context.Context, rd stateReader, root string, origin Gro
 	for _, f := range states {
 		out = append(out, judgeGroup(root, f, table, origin))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	// Oldest first where the times are known: ids are random.
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Changed.Equal(out[j].Changed) {
+			return out[i].Changed.Before(out[j].Changed)
+		}
+		return out[i].ID < out[j].ID
+	})
 	return out, nil
 }
 
@@ -60,9 +68,12 @@ func discoverGroups(ctx context.Context, rd stateReader, root string, origin Gro
 // otherwise the process table says whether a live member is left.
 func judgeGroup(root string, f stateDirFiles, table []ProcessEntry, origin GroupOrigin) GroupInfo {
 	dir := wrapper.StateDir(root, f.id)
-	g := GroupInfo{ID: f.id, StateDir: dir, State: GroupUnpublished, Origin: origin}
+	g := GroupInfo{ID: f.id, StateDir: dir, State: GroupUnpublished, Origin: origin, Changed: f.modTime}
 	if f.tag != nil {
 		g.Tag = trimmed(*f.tag)
+	}
+	if f.argv != nil {
+		g.Argv = wrapper.ParseArgv(*f.argv)
 	}
 	if f.stdoutSize >= 0 {
 		g.SpillPaths = append(g.SpillPaths, path.Join(dir, wrapper.StdoutSpillFile))

@@ -13,6 +13,7 @@ import "path"
 //	    stdout.log   spill of stdout (collect with spill only)
 //	    stderr.log   spill of stderr (collect with spill only)
 //	    tag          sandtop only: the spawn's tag, when it has one
+//	    argv         sandtop only: the requested argv, NUL-terminated
 const (
 	ProcessesDir    = "processes"
 	PidFile         = "pid"
@@ -22,6 +23,7 @@ const (
 	StdoutSpillFile = "stdout.log"
 	StderrSpillFile = "stderr.log"
 	TagFile         = "tag"
+	ArgvFile        = "argv"
 )
 
 // ProcessesRoot is the directory holding one state directory per process.

@@ -41,6 +41,8 @@ umask 077
 if [ "$out_cap" -ge 0 ]; then : >"$state/stdout.log"; fi
 if [ "$err_cap" -ge 0 ]; then : >"$state/stderr.log"; fi
 if [ -n "$tag" ]; then printf '%s\n' "$tag" >"$state/tag"; fi
+# The requested argv, so a finished group can still say what it ran.
+printf '%s\0' "$@" >"$state/argv"
 
 IFS= read -r env_count || fail 'missing environment header on stdin'
 case $env_count in '' | *[!0-9]*) fail 'malformed environment header' ;; esac
@@ -69,7 +71,12 @@ sig=
 if [ -z "$sig" ]; then
 	code=
 	{ read -r code <"$state/exit-code"; } 2>/dev/null
-	if [ -z "$code" ] && [ "$rc" -gt 128 ] && [ "$rc" -lt 193 ]; then sig=$((rc - 128)); fi
+	if [ -z "$code" ] && [ "$rc" -gt 128 ] && [ "$rc" -lt 193 ]; then
+		# Killed with its group (SIGKILL) before it could publish: the
+		# command went the same way, and discovery should say so too.
+		sig=$((rc - 128))
+		{ printf '%s\n' "$sig" >"$state/signal" && printf '%s\n' "$rc" >"$state/exit-code"; } 2>/dev/null
+	fi
 fi
 if [ -n "$sig" ]; then
 	ulimit -c 0

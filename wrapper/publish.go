@@ -74,3 +74,14 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// ParseArgv splits the argv file (each argument NUL-terminated). A file
+// cut short keeps its complete arguments; an empty one gives nil.
+func ParseArgv(text string) []string {
+	parts := strings.Split(text, "\x00")
+	parts = parts[:len(parts)-1] // after the last NUL: empty, or a cut argument
+	if len(parts) == 0 {
+		return nil
+	}
+	return parts
+}

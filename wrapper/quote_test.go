@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -81,4 +82,17 @@ func FuzzQuote(f *testing.F) {
 			t.Fatalf("%q came back as %q", s, got)
 		}
 	})
+}
+
+func TestParseArgvKeepsCompleteArguments(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":                   nil,
+		"bash\x00":           {"bash"},
+		"a b\x00\x00c\n\x00": {"a b", "", "c\n"},
+		"sleep\x00300":       {"sleep"},
+	} {
+		if got := ParseArgv(in); !slices.Equal(got, want) {
+			t.Errorf("ParseArgv(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
