@@ -76,13 +76,20 @@ type result struct {
 	code           int
 }
 
-// sandtop runs the binary with args and waits for it (at most a minute).
+// sandtop runs the binary with args on the shared test sandbox and waits
+// for it (at most a minute).
 func sandtop(t *testing.T, args ...string) result {
+	t.Helper()
+	return sandtopEnv(t, testEnv, args...)
+}
+
+// sandtopEnv runs the binary with args in env.
+func sandtopEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sandtopBin, args...)
-	cmd.Env = testEnv
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -119,8 +126,13 @@ func runDetached(t *testing.T, argv ...string) int {
 // listJSON runs "sandtop ls -o json" and decodes it.
 func listJSON(t *testing.T) listDoc {
 	t.Helper()
+	return decodeList(t, mustSandtop(t, "ls", "-o", "json"))
+}
+
+// decodeList decodes what "ls -o json" printed.
+func decodeList(t *testing.T, out string) listDoc {
+	t.Helper()
 	var doc listDoc
-	out := mustSandtop(t, "ls", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("ls -o json is not JSON: %v\n%s", err, out)
 	}

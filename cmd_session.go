@@ -21,6 +21,7 @@ func addSessionCommands(root *cobra.Command, g *globalFlags) {
 		newLogsCmd(g),
 		newSignalCmd(g),
 		newKillCmd(g),
+		newPruneCmd(g),
 		newDemoCmd(g),
 	)
 }
