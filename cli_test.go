@@ -196,3 +196,25 @@ func TestLsShowsAStoppedGroupAsStopped(t *testing.T) {
 		return ok && g.State == "running"
 	})
 }
+
+// A stopped group obeys SIGTERM within the grace: kill continues it.
+func TestKillEndsAStoppedGroupWithoutSIGKILL(t *testing.T) {
+	t.Parallel()
+	pgid := runDetached(t, "sleep", "300")
+	eventually(t, 15*time.Second, "sleep in its group", func() bool {
+		g, ok := findGroup(listJSON(t), pgid)
+		return ok && len(sleepsIn(g)) == 1
+	})
+	mustSandtop(t, "signal", "STOP", itoa(pgid))
+	eventually(t, 10*time.Second, "the group to stop", func() bool {
+		g, ok := findGroup(listJSON(t), pgid)
+		return ok && g.State == "stopped"
+	})
+	out := mustSandtop(t, "kill", "--grace", "20s", itoa(pgid))
+	if strings.Contains(out, "SIGKILL") || !strings.Contains(out, "is empty") {
+		t.Fatalf("a stopped group needed SIGKILL (or did not end):\n%s", out)
+	}
+	if g, ok := findGroup(listJSON(t), pgid); !ok || g.Signal != "SIGTERM" {
+		t.Fatalf("the stopped group should have ended by SIGTERM: %+v", g)
+	}
+}
