@@ -3,6 +3,7 @@ package backend
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,7 +18,8 @@ import (
 // dshScanScript prints, NUL-separated, for every state dir:
 //
 //	kind, id, pid ('Y'+content or 'N'), exit-code (same), stdout.log size,
-//	stderr.log size (-1 when absent)
+//	stderr.log size (-1 when absent), argv ('Y'+base64 of its first 6 KiB,
+//	which holds NULs, or 'N')
 //
 // (a terminal dir has no pid: its pid field is 'Y'+the number of files),
 // then the record "--ps--" and the process table in the seam's ps format
@@ -33,7 +35,7 @@ for kind in processes terminals; do
     if [ "$kind" = terminals ]; then
       # No pid here; report whether the setup files are still present.
       files=("$d"/*)
-      printf 'Y%d\0N\0-1\0-1\0' "${#files[@]}"
+      printf 'Y%d\0N\0-1\0-1\0N\0' "${#files[@]}"
       continue
     fi
     for f in pid exit-code; do
@@ -44,6 +46,8 @@ for kind in processes terminals; do
       if [ -f "$d/$f" ]; then stat -c %s -- "$d/$f" | tr -d '\n'; else printf %s -1; fi
       printf '\0'
     done
+    if [ -f "$d/argv" ]; then printf Y; head -c 6144 -- "$d/argv" | base64 -w0; else printf N; fi
+    printf '\0'
   done
 done
 printf -- '--ps--\0'
@@ -56,6 +60,7 @@ type dshEntry struct {
 	pid, exitCode *string // nil when the file is absent
 	stdoutSize    int64   // -1 when absent
 	stderrSize    int64
+	argv          *string // the argv file's (first) bytes; nil when absent
 }
 
 // dshSnapshot is what one scan returned.
@@ -88,10 +93,11 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 	if n := len(fields); n > 0 && fields[n-1] == "" {
 		fields = fields[:n-1]
 	}
-	if len(fields)%6 != 0 {
-		return snap, fmt.Errorf("dsh: scan output has %d fields, not records of 6", len(fields))
+	const perRecord = 7
+	if len(fields)%perRecord != 0 {
+		return snap, fmt.Errorf("dsh: scan output has %d fields, not records of %d", len(fields), perRecord)
 	}
-	for i := 0; i < len(fields); i += 6 {
+	for i := 0; i < len(fields); i += perRecord {
 		e := dshEntry{kind: fields[i], id: fields[i+1]}
 		var err error
 		if e.pid, err = presentFile(fields[i+2]); err == nil {
@@ -102,6 +108,9 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 		}
 		if err == nil {
 			e.stderrSize, err = strconv.ParseInt(fields[i+5], 10, 64)
+		}
+		if err == nil {
+			e.argv, err = presentBase64(fields[i+6])
 		}
 		if err != nil {
 			return snap, fmt.Errorf("dsh: scan record for %s/%s: %w", e.kind, e.id, err)
@@ -118,7 +127,7 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 
 // files is the entry in discoverGroups' terms.
 func (e dshEntry) files() stateDirFiles {
-	return stateDirFiles{id: e.id, pid: e.pid, exitCode: e.exitCode, stdoutSize: e.stdoutSize, stderrSize: e.stderrSize}
+	return stateDirFiles{id: e.id, pid: e.pid, exitCode: e.exitCode, stdoutSize: e.stdoutSize, stderrSize: e.stderrSize, argv: e.argv}
 }
 
 // dshScanner reads a state root with the scan: one control command that
@@ -149,6 +158,22 @@ func presentFile(field string) (*string, error) {
 		return &s, nil
 	}
 	return nil, fmt.Errorf("bad file marker %q", field)
+}
+
+// presentBase64 is presentFile for a field the scan base64-encoded. The
+// encoding may be cut at any byte; what decodes is kept.
+func presentBase64(field string) (*string, error) {
+	s, err := presentFile(field)
+	if s == nil || err != nil {
+		return s, err
+	}
+	enc := (*s)[:len(*s)/4*4]
+	b, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return nil, fmt.Errorf("bad base64 field: %w", err)
+	}
+	text := string(b)
+	return &text, nil
 }
 
 // groupLive: a member that is neither a zombie nor dead, as the seam judges.

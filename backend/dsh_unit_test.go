@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -56,7 +57,7 @@ func TestDshScanScriptJudgesStates(t *testing.T) {
 	p := filepath.Join(root, "processes")
 	writeState(t, filepath.Join(p, "a-running"), map[string]string{"pid": strconv.Itoa(live) + "\n", "exit-code": "", "stdout.log": "hello\n"})
 	writeState(t, filepath.Join(p, "b-lingering"), map[string]string{"pid": strconv.Itoa(lingering), "exit-code": "3\n", "stderr.log": ""})
-	writeState(t, filepath.Join(p, "c-settled"), map[string]string{"pid": strconv.Itoa(dead), "exit-code": "0"})
+	writeState(t, filepath.Join(p, "c-settled"), map[string]string{"pid": strconv.Itoa(dead), "exit-code": "0", "argv": "make\x00-j4\x00a b\n\x00"})
 	writeState(t, filepath.Join(p, "d-starting"), map[string]string{"pid": "", "exit-code": "", "environment": "A=1\x00"})
 	writeState(t, filepath.Join(p, "e-unsafe"), map[string]string{"pid": "1", "exit-code": ""})
 	writeState(t, filepath.Join(p, "f-nul"), map[string]string{"pid": "12\x0034", "exit-code": ""})
@@ -112,6 +113,9 @@ func TestDshScanScriptJudgesStates(t *testing.T) {
 	if g := d.Groups[0]; g.Stdout == nil || g.Stdout.Size != 6 || g.Stdout.Path != filepath.Join(p, "a-running", "stdout.log") ||
 		g.Stderr != nil || len(g.SpillPaths) != 1 || g.SpillPaths[0] != g.Stdout.Path {
 		t.Errorf("spills of a-running: %+v %+v %v", g.Stdout, g.Stderr, g.SpillPaths)
+	}
+	if g := d.Groups[2]; !slices.Equal(g.Argv, []string{"make", "-j4", "a b\n"}) || d.Groups[0].Argv != nil {
+		t.Errorf("argv of c-settled %q, of a-running %q", g.Argv, d.Groups[0].Argv)
 	}
 	if g := d.Groups[1]; g.Stderr == nil || g.Stderr.Size != 0 {
 		t.Errorf("empty stderr spill of b-lingering: %+v", g.Stderr)

@@ -212,7 +212,10 @@ func (p *publishedState) addPublished(groups []Group, stateDirs map[int]string) 
 		keep[pg.StateDir] = true
 	}
 	for _, pg := range done {
-		g := Group{PGID: pg.Pgid, SID: pg.Pgid, Settled: true, Exit: exitOf(pg.GroupInfo), Argv: p.argv[pg.StateDir].argv, Origin: OriginSandtop}
+		g := Group{PGID: pg.Pgid, SID: pg.Pgid, Settled: true, Exit: exitOf(pg.GroupInfo), Argv: pg.Argv, Origin: OriginSandtop}
+		if len(g.Argv) == 0 { // kept by an older wrapper, or an agent's
+			g.Argv = p.argv[pg.StateDir].argv
+		}
 		if pg.agent {
 			g.Origin = OriginAgent
 		}

@@ -115,3 +115,45 @@ func TestPublishedFinishedAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// A job that ended before the TUI ever saw it live still shows its command:
+// the wrapper keeps it in the state directory.
+func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
+	for _, compat := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) {
+			t.Parallel()
+			src, _ := newTestSource(t, daemon.Config{Compat: compat}, BackendOptions{})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			pgid, err := src.Spawn(ctx, []string{"sh", "-c", "exit 4"}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for settled := false; !settled; {
+				infos, err := src.rt.ListGroups(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, g := range infos {
+					settled = settled || (g.Pgid == pgid && g.State == backend.GroupSettled)
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the job never settled")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			watch, err := src.Watch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := nextSnapshotWhere(t, watch, "the finished job", func(s Snapshot) bool {
+				g := findGroup(s, pgid)
+				return g != nil && g.Settled && g.Exit != nil && g.Exit.Code == 4
+			})
+			if g := findGroup(s, pgid); command(g) != `sh -c "exit 4"` {
+				t.Fatalf("finished job unseen live lists command %q", command(g))
+			}
+		})
+	}
+}
