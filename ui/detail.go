@@ -89,6 +89,11 @@ func (m *Model) target() (kind detailKind, sid, pgid, pid int) {
 	if r.kind == rowSession {
 		return detailSession, r.sid, 0, 0
 	}
+	// A group on a terminal writes to the PTY, not to a stream of its own:
+	// what it shows is the terminal's screen.
+	if t := m.terminalOfSession(r.sid); t != nil && !r.group.Settled {
+		return detailTerminal, t.SID, r.group.PGID, t.PID
+	}
 	return detailGroup, r.sid, r.group.PGID, r.group.LeaderPID
 }
 

@@ -282,20 +282,10 @@ func (m *Model) toggleMark() {
 // open attaches to a terminal or focuses a group's output.
 func (m *Model) open() tea.Cmd {
 	if m.pane == paneTerms {
-		t := m.selectedTerminal()
-		if t == nil {
-			return nil
+		if t := m.selectedTerminal(); t != nil {
+			return m.attachTo(t.PID)
 		}
-		if m.detail.kind == detailTerminal && m.detail.pid == t.PID && m.detail.conn != nil {
-			return m.enterAttached()
-		}
-		m.attachReq = t.PID
-		cmd := m.syncDetail()
-		if m.detail.kind == detailTerminal && m.detail.pid == t.PID && m.detail.cancel == nil {
-			// Already selected, connection still opening or failed: retry now.
-			return tea.Batch(cmd, m.openDetail())
-		}
-		return cmd
+		return nil
 	}
 	r, ok := m.tree.selected()
 	if !ok {
@@ -306,8 +296,26 @@ func (m *Model) open() tea.Cmd {
 		m.tree.rebuild()
 		return nil
 	}
+	if kind, _, _, pid := m.target(); kind == detailTerminal {
+		return m.attachTo(pid) // a group on a terminal: attach to it
+	}
 	m.focus = focusOutput
 	return m.syncDetail()
+}
+
+// attachTo attaches to terminal pid, opening its connection first if the
+// detail pane does not hold one yet.
+func (m *Model) attachTo(pid int) tea.Cmd {
+	if m.detail.kind == detailTerminal && m.detail.pid == pid && m.detail.conn != nil {
+		return m.enterAttached()
+	}
+	m.attachReq = pid
+	cmd := m.syncDetail()
+	if m.detail.kind == detailTerminal && m.detail.pid == pid && m.detail.cancel == nil {
+		// Already selected, connection still opening or failed: retry now.
+		return tea.Batch(cmd, m.openDetail())
+	}
+	return cmd
 }
 
 // signalTarget says where a signal would go from the current selection.

@@ -376,6 +376,17 @@ func (m *Model) terminalByPID(pid int) *Terminal {
 	return nil
 }
 
+// terminalOfSession is the terminal whose session sid is, if any: every
+// group in it writes to that PTY.
+func (m *Model) terminalOfSession(sid int) *Terminal {
+	for i := range m.terms {
+		if sid > 0 && m.terms[i].SID == sid {
+			return &m.terms[i]
+		}
+	}
+	return nil
+}
+
 // liveGroup returns the group with this pgid if it still has members.
 func (m *Model) liveGroup(pgid int) *Group {
 	for i := range m.tree.groups {

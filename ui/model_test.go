@@ -425,3 +425,25 @@ func TestHeaderFlagsCompatModeOnly(t *testing.T) {
 		t.Fatalf("compat mode not in the header: %q", first)
 	}
 }
+
+// A group on a terminal shows the terminal's screen, and Enter on it
+// attaches, as it does in the terminals pane.
+func TestEnterOnATerminalsGroupAttaches(t *testing.T) {
+	m, src := newTestModel(t, 160, 50)
+	for i := 0; i < 40; i++ {
+		if r, ok := m.tree.selected(); ok && r.kind != rowSession && r.group.PGID == 4600 {
+			break
+		}
+		press(t, m, "j")
+	}
+	if r, ok := m.tree.selected(); !ok || r.kind == rowSession || r.group.PGID != 4600 {
+		t.Fatal("could not select the terminal's group")
+	}
+	press(t, m, "enter")
+	if m.focus != focusAttached || m.detail.pid != 4600 {
+		t.Fatalf("focus %v on pid %d, want attached to terminal 4600", m.focus, m.detail.pid)
+	}
+	press(t, m, "x")
+	conn := src.conn(4600)
+	waitFor(t, func() bool { return conn.typed() == "x" }, func() string { return conn.typed() })
+}
