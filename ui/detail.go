@@ -240,7 +240,7 @@ func (m *Model) enterAttached() tea.Cmd {
 	if d.kind != detailTerminal || d.conn == nil {
 		return nil
 	}
-	m.focus = focusAttached
+	m.focus, m.attachedFrom = focusAttached, m.pane
 	if !m.readOnly() {
 		d.term.replies.set(d.input) // the program's terminal queries get answers
 	}

@@ -59,7 +59,7 @@ func (m *Model) attachedKey(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) detachTerminal() tea.Cmd {
 	m.focus = focusList
-	m.pane = paneTerms
+	m.pane = m.attachedFrom // back where the operator attached from
 	m.detail.term.replies.set(nil)
 	m.events.add(m.now(), levelInfo, "detached from terminal %d (it keeps running)", m.detail.pid)
 	return nil

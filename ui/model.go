@@ -68,11 +68,12 @@ type Model struct {
 	lay           layout
 	zoomed        bool
 
-	focus     focus
-	pane      pane
-	dialog    dialog
-	returnTo  focus // where a closed dialog hands the keys back
-	attachReq int   // pid to attach to as soon as its connection opens
+	focus        focus
+	pane         pane
+	attachedFrom pane // the pane to return to on detach
+	dialog       dialog
+	returnTo     focus // where a closed dialog hands the keys back
+	attachReq    int   // pid to attach to as soon as its connection opens
 
 	status      string
 	statusLevel eventLevel

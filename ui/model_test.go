@@ -446,4 +446,13 @@ func TestEnterOnATerminalsGroupAttaches(t *testing.T) {
 	press(t, m, "x")
 	conn := src.conn(4600)
 	waitFor(t, func() bool { return conn.typed() == "x" }, func() string { return conn.typed() })
+	// Detaching returns to the groups, where the cursor moves again.
+	press(t, m, "ctrl+]")
+	if m.focus != focusList || m.pane != paneTree {
+		t.Fatalf("after detach: focus %v pane %v, want the groups list", m.focus, m.pane)
+	}
+	press(t, m, "k")
+	if r, ok := m.tree.selected(); ok && r.kind != rowSession && r.group.PGID == 4600 {
+		t.Fatal("the cursor did not move after detaching")
+	}
 }
