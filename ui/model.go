@@ -147,7 +147,9 @@ func (m *Model) Init() tea.Cmd {
 	if m.cur.state == openReady {
 		cmds = append(cmds, m.startWatching())
 	} else {
-		m.events.add(m.now(), levelInfo, "connecting to %s", m.targetName())
+		// Opening may start a daemon or look a sandbox up; "connecting"
+		// follows once it is open.
+		m.events.add(m.now(), levelInfo, "opening %s", m.targetName())
 	}
 	return tea.Batch(cmds...)
 }
