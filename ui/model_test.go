@@ -413,15 +413,21 @@ func TestRunesReadTogetherAreSeparateKeys(t *testing.T) {
 	}
 }
 
-func TestHeaderFlagsCompatModeOnly(t *testing.T) {
+func TestHeaderShowsCapabilitiesAndFlagsCompat(t *testing.T) {
 	m, src := newTestModel(t, 160, 50)
-	if first := strings.SplitN(m.View(), "\n", 2)[0]; strings.Contains(first, "compat") {
-		t.Fatalf("extension daemon shown as compat: %q", first)
+	header := func() string { return strings.SplitN(m.View(), "\n", 2)[0] }
+	if first := header(); strings.Contains(first, "compat") || !strings.Contains(first, "[groups signal-group replay]") {
+		t.Fatalf("extension daemon's header: %q", first)
 	}
 	info := src.info
+	info.Capabilities = strings.Fields("groups watch-groups signal-group foreground terminals read-file list-dir exit-status replay stall-cutoff")
+	m.Update(infoMsg{info: info})
+	if first := header(); !strings.Contains(first, "[10 capabilities]") {
+		t.Fatalf("a list too long for the header is not counted: %q", first)
+	}
 	info.Capabilities = []string{"compat"}
 	m.Update(infoMsg{info: info})
-	if first := strings.SplitN(m.View(), "\n", 2)[0]; !strings.Contains(first, "compat") {
+	if first := header(); !strings.Contains(first, "[compat]") {
 		t.Fatalf("compat mode not in the header: %q", first)
 	}
 }

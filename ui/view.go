@@ -63,13 +63,32 @@ func (m *Model) viewHeader() string {
 	if m.info.Version != "" {
 		parts = append(parts, st.header.Render("daemon "+m.info.Version))
 	}
-	// The extension's capability list is detail; what changes what the
-	// operator can trust is running without it.
-	if slices.Contains(m.info.Capabilities, "compat") {
-		parts = append(parts, st.warning.Render("compat"))
-	}
 	line := strings.Join(parts, sep)
+	if caps := m.capabilitiesBadge(m.width - ansi.StringWidth(line) - 2); caps != "" {
+		line += sep + caps
+	}
 	return st.header.Render(fit(line, m.width))
+}
+
+// capabilitiesBadge lists the daemon's capabilities in room cells, or
+// counts them when the list does not fit (and gives way on a narrow screen). Running without the extension
+// (stock envd) is what changes what the operator can trust, so it stands
+// out.
+func (m *Model) capabilitiesBadge(room int) string {
+	caps := m.info.Capabilities
+	switch {
+	case len(caps) == 0:
+		return ""
+	case slices.Contains(caps, "compat"):
+		return m.st.warning.Render("[compat]")
+	}
+	if list := "[" + strings.Join(caps, " ") + "]"; ansi.StringWidth(list) <= room {
+		return m.st.header.Render(list)
+	}
+	if count := fmt.Sprintf("[%d capabilities]", len(caps)); ansi.StringWidth(count) <= room {
+		return m.st.header.Render(count)
+	}
+	return ""
 }
 
 func (m *Model) viewFooter() string {
