@@ -3,7 +3,10 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // groupState names where a group is in its life, for the state column.
@@ -133,6 +136,10 @@ func exitString(e *ExitStatus) string {
 		return "-"
 	}
 	if e.Signal != 0 {
+		// KILL, TERM, SEGV: the names operators know, where the column fits them.
+		if name := strings.TrimPrefix(unix.SignalName(syscall.Signal(e.Signal)), "SIG"); name != "" && len(name) <= 4 {
+			return name
+		}
 		return fmt.Sprintf("sig%d", e.Signal)
 	}
 	return fmt.Sprint(e.Code)

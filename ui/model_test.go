@@ -462,3 +462,17 @@ func TestEnterOnATerminalsGroupAttaches(t *testing.T) {
 		t.Fatal("the cursor did not move after detaching")
 	}
 }
+
+func TestExitColumnNamesSignals(t *testing.T) {
+	for _, c := range []struct {
+		e    *ExitStatus
+		want string
+	}{
+		{nil, "-"}, {&ExitStatus{Code: 3}, "3"}, {&ExitStatus{Code: 137, Signal: 9}, "KILL"},
+		{&ExitStatus{Signal: 15}, "TERM"}, {&ExitStatus{Signal: 28}, "sig28"}, // WINCH is too wide
+	} {
+		if got := exitString(c.e); got != c.want {
+			t.Errorf("exitString(%+v) = %q, want %q", c.e, got, c.want)
+		}
+	}
+}
