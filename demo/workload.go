@@ -4,6 +4,8 @@
 // top), passed inline, so it runs on any sandbox, not only the local one.
 package demo
 
+import "strings"
+
 // TagPrefix marks demo processes; a re-run finds and replaces them by it.
 const TagPrefix = "demo:"
 
@@ -30,6 +32,10 @@ type Item struct {
 	Finishes bool
 }
 
+// script drops the leading newline of a raw-string script, so listings
+// show its first command rather than "\n".
+func script(s string) string { return strings.TrimLeft(s, "\n") }
+
 // Tag is the item's tag.
 func (it Item) Tag() string { return TagPrefix + it.Name }
 
@@ -37,13 +43,13 @@ func (it Item) Tag() string { return TagPrefix + it.Name }
 func Workload() []Item {
 	return []Item{
 		{Name: "build", Kind: Process, What: "a noisy build log (coloured, with warnings, never ends)",
-			Argv: []string{"bash", "-c", buildScript}},
+			Argv: []string{"bash", "-c", script(buildScript)}},
 		{Name: "dev-server", Kind: Process, What: "a dev server whose workers ignore SIGTERM (tear it down to see SIGKILL)",
-			Argv: []string{"bash", "-c", devServerScript}},
+			Argv: []string{"bash", "-c", script(devServerScript)}},
 		{Name: "migrate", Kind: Process, What: "a finished job that failed with exit code 3", Finishes: true,
-			Argv: []string{"bash", "-c", failedJobScript}},
+			Argv: []string{"bash", "-c", script(failedJobScript)}},
 		{Name: "confirm", Kind: Terminal, What: "a shell waiting for input (attach and answer it)",
-			Argv: []string{"bash", "-c", promptScript}},
+			Argv: []string{"bash", "-c", script(promptScript)}},
 		{Name: "top", Kind: Terminal, What: "a full-screen top", Optional: true,
 			Argv: []string{"top", "-d", "2"}},
 	}
