@@ -120,7 +120,11 @@ func (c extensionControl) ListDir(ctx context.Context, path string) ([]DirEntry,
 	}
 	var out []DirEntry
 	for _, e := range resp.Msg.GetEntries() {
-		out = append(out, DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize()), ModTime: time.UnixMilli(e.GetMtimeUnixMs())})
+		de := DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize())}
+		if ms := e.GetMtimeUnixMs(); ms != 0 {
+			de.ModTime = time.UnixMilli(ms)
+		}
+		out = append(out, de)
 	}
 	return out, nil
 }
