@@ -49,7 +49,8 @@ type tearHooks struct {
 // stopped group can obey), up to grace for the group to empty, then SIGKILL
 // and up to grace again. It succeeds only on proof that the group is empty
 // (a zombie-only group is empty), or when the sandbox is gone. progress, if
-// set, sees every phase as it happens. Used by the TUI and `sandtop kill --grace`; handles use the same steps.
+// set, sees every phase as it happens. Used by the TUI and `sandtop kill
+// --grace`; handles use the same steps (without the SIGCONT).
 func (r *Runtime) TeardownGroup(ctx context.Context, pgid int, grace time.Duration, progress func(TeardownEvent)) error {
 	if grace <= 0 {
 		return fmt.Errorf("teardown grace must be positive (got %v)", grace)
