@@ -71,9 +71,9 @@ func (m *Model) viewHeader() string {
 }
 
 // capabilitiesBadge lists the daemon's capabilities in room cells, or
-// counts them when the list does not fit (and gives way on a narrow screen). Running without the extension
-// (stock envd) is what changes what the operator can trust, so it stands
-// out.
+// counts them when the list does not fit (and gives way on a narrow
+// screen). Running without the extension (stock envd) is what changes what
+// the operator can trust, so it stands out.
 func (m *Model) capabilitiesBadge(room int) string {
 	caps := m.info.Capabilities
 	switch {

@@ -30,14 +30,16 @@ exec 7<>"$state/.jobs"
 
 # head writes a regular file through stdio and would hold up to a block back
 # until it exits, leaving a long-running program's spill empty; stdbuf -o0
-# makes it write each chunk as it reads it.
+# (when the sandbox has it) makes it write each chunk as it reads it.
+capped=("$head_bin")
+if [ -n "$stdbuf_bin" ]; then capped=("$stdbuf_bin" -o0 "$head_bin"); fi
 if [ "$out_cap" -ge 0 ]; then
-	exec 5> >("$tee_bin" --output-error=warn-nopipe >("$stdbuf_bin" -o0 "$head_bin" -c "$out_cap" >"$state/stdout.log"))
+	exec 5> >("$tee_bin" --output-error=warn-nopipe >("${capped[@]}" -c "$out_cap" >"$state/stdout.log"))
 else
 	exec 5>&3
 fi
 if [ "$err_cap" -ge 0 ]; then
-	exec 6> >("$tee_bin" --output-error=warn-nopipe >("$stdbuf_bin" -o0 "$head_bin" -c "$err_cap" >"$state/stderr.log") >&4)
+	exec 6> >("$tee_bin" --output-error=warn-nopipe >("${capped[@]}" -c "$err_cap" >"$state/stderr.log") >&4)
 else
 	exec 6>&4
 fi

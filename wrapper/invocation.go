@@ -5,17 +5,18 @@
 // `bash --noprofile --norc -c <script>`, identically on sandtop's daemon and
 // on stock E2B envd. It creates the private state directory, reads the child
 // environment from the head of stdin into a file, and runs
-// `setsid --wait bash -c <inner>` with an empty environment. The inner half leads the new
-// session and process group: it publishes its pgid (to the `pid` file and as
-// a first stdout line), deletes the environment file once read, starts the
-// requested argv with `env -i <child env>`, tees spilled streams through
-// `stdbuf -o0 head -c`, and publishes the direct command's exit status and, when the
-// command died from a signal, that signal. The outer half then re-raises the
-// signal on itself, so the daemon's wait status (and envd's end event)
-// carries it.
+// `setsid --wait bash -c <inner>` with an empty environment. The inner half
+// leads the new session and process group: it publishes its pgid (to the
+// `pid` file and as a first stdout line), deletes the environment file once
+// read, starts the requested argv with `env -i <child env>`, tees spilled
+// streams through `stdbuf -o0 head -c`, and publishes the direct command's
+// exit status and, when the command died from a signal, that signal. The
+// outer half then re-raises the signal on itself, so the daemon's wait
+// status (and envd's end event) carries it.
 //
 // Required in the sandbox: bash, env (coreutils >= 8.31 for
-// --default-signal), setsid (util-linux, --wait), tee, head, stdbuf, rm, mkdir.
+// --default-signal), setsid (util-linux, --wait), tee, head, rm, mkdir;
+// stdbuf if present.
 package wrapper
 
 import (

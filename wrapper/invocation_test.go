@@ -273,3 +273,23 @@ func TestWrapperSpillIsWrittenWhileTheProgramRuns(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// stdbuf is optional: without it spills are still written, only later.
+func TestWrapperSpillsWithoutStdbuf(t *testing.T) {
+	tools := t.TempDir()
+	for _, name := range []string{"env", "setsid", "tee", "head", "rm", "mkdir"} {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(path, filepath.Join(tools, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", tools)
+	inv := Invocation{Argv: []string{"/bin/sh", "-c", "printf out; printf err >&2"}, StdoutSpill: 100, StderrSpill: 100}
+	r := runLocally(t, inv, nil, "")
+	if got := r.file(t, StdoutSpillFile) + "|" + r.file(t, StderrSpillFile); got != "out|err" {
+		t.Fatalf("spills without stdbuf: %q (stderr %q)", got, r.stderr)
+	}
+}

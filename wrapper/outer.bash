@@ -9,7 +9,7 @@
 fail() { printf 'sandtop-wrapper: %s\n' "$1" >&2; exit 125; }
 
 # PATH lookups without command substitution: every fork costs a spawn.
-find_tool() {
+look_up() {
 	local dir
 	local -a dirs
 	IFS=: read -r -a dirs <<<"$PATH"
@@ -19,13 +19,16 @@ find_tool() {
 			return 0
 		fi
 	done
-	fail "$1 not found on PATH"
+	return 1
 }
+find_tool() { look_up "$1" "$2" || fail "$1 not found on PATH"; }
 find_tool env env_bin
 find_tool setsid setsid_bin
 find_tool tee tee_bin
 find_tool head head_bin
-find_tool stdbuf stdbuf_bin
+# Optional: without it, spills lag behind a running program (see inner).
+stdbuf_bin=
+look_up stdbuf stdbuf_bin
 find_tool rm rm_bin
 find_tool mkdir mkdir_bin
 
