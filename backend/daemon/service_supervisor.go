@@ -14,7 +14,7 @@ import (
 )
 
 // Capabilities lists what Hello advertises.
-var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay"}
+var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay", CapSessionDir}
 
 // supervisorService implements sandtop.v1.Supervisor.
 type supervisorService struct{ d *Daemon }

@@ -18,6 +18,9 @@ import (
 type spawnRequest struct {
 	req  *process.StartRequest
 	user userInfo
+	// sessionDir is SessionDirHeader's value: a state directory to create
+	// and publish in, with the child leading a new session.
+	sessionDir string
 }
 
 // spawn starts the process described by sr, registers it, and returns it with
@@ -53,6 +56,17 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		done:         make(chan struct{}),
 	}
 	sub := p.out.subscribe(false)
+	var stateDir string
+	if sr.sessionDir != "" {
+		if req.Pty != nil {
+			sub.unsubscribe()
+			return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s is for pipe processes, not a PTY", SessionDirHeader))
+		}
+		if stateDir, err = d.sessionDir(sr.sessionDir, sr.user); err != nil {
+			sub.unsubscribe()
+			return nil, nil, err
+		}
+	}
 
 	var toClose []*os.File // child's ends, closed once it has them
 	closeAll := func() {
@@ -101,6 +115,9 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 			toClose = append(toClose, inR)
 		} // else os/exec gives the child /dev/null
 		attr.Setpgid = true // its own group, so signals reach all it starts
+		if stateDir != "" {
+			attr.Setpgid, attr.Setsid = false, true // a session of its own, like setsid
+		}
 	}
 	cmd.SysProcAttr = &attr
 
@@ -113,6 +130,13 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		d.reg.add(p)
 		return nil
 	})
+	if err == nil && stateDir != "" {
+		if perr := publishSessionPid(stateDir, p.pid, sr.user); perr != nil {
+			d.log.Warn("publish session pid", "dir", stateDir, "err", perr)
+		}
+	} else if stateDir != "" {
+		_ = os.Remove(stateDir)
+	}
 	closeAll()
 	if err != nil {
 		p.stopReading()

@@ -1,0 +1,86 @@
+package daemon_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
+
+	"sandtop/backend/daemon"
+	"sandtop/backend/daemontest"
+)
+
+// With the session-dir header the child leads its own session and its pid
+// is in the new state directory when the start event arrives.
+func TestStartWithSessionDirPublishesTheGroup(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	dir := filepath.Join(env.RuntimeRoot, "processes", "p1")
+	req := connect.NewRequest(startReq("sleep", "30"))
+	req.Header().Set(daemon.SessionDirHeader, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := env.Client.Process.Start(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.Receive() {
+		t.Fatal(s.Err())
+	}
+	pid := int(s.Msg().GetEvent().GetStart().GetPid())
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
+		t.Fatalf("pid file %q (%v), want %d at the start event", b, err, pid)
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("state dir: %v %v", st, err)
+	}
+	if sid, err := unix.Getsid(pid); err != nil || sid != pid {
+		t.Fatalf("sid of %d = %d (%v), want its own session", pid, sid, err)
+	}
+	_ = unix.Kill(-pid, unix.SIGKILL)
+	eventually(t, 10*time.Second, "the session to end", func() bool { return unix.Kill(pid, 0) != nil })
+}
+
+func TestStartRefusesASessionDirOutsideTheRoot(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	for _, dir := range []string{
+		filepath.Join(t.TempDir(), "x"),                             // elsewhere
+		filepath.Join(env.RuntimeRoot, "processes", "a", "b"),       // too deep
+		filepath.Join(env.RuntimeRoot, "processes", "..", "escape"), // not clean
+		"relative/dir",
+	} {
+		req := connect.NewRequest(startReq("true"))
+		req.Header().Set(daemon.SessionDirHeader, dir)
+		s, err := env.Client.Process.Start(context.Background(), req)
+		if err == nil {
+			for s.Receive() {
+			}
+			err = s.Err()
+			s.Close()
+		}
+		if code := connect.CodeOf(err); code != connect.CodeInvalidArgument && code != connect.CodePermissionDenied {
+			t.Errorf("session dir %q: %v, want it refused", dir, err)
+		}
+	}
+	existing := filepath.Join(env.RuntimeRoot, "processes", "taken")
+	if err := os.MkdirAll(existing, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	req := connect.NewRequest(startReq("true"))
+	req.Header().Set(daemon.SessionDirHeader, existing)
+	s, err := env.Client.Process.Start(context.Background(), req)
+	if err == nil {
+		for s.Receive() {
+		}
+		err = s.Err()
+		s.Close()
+	}
+	wantCode(t, err, connect.CodeAlreadyExists, "already exists")
+}
