@@ -8,56 +8,16 @@
 
 fail() { printf 'sandtop-wrapper: %s\n' "$1" >&2; exit 125; }
 
-# PATH lookups without command substitution: every fork costs a spawn.
-look_up() {
-	local dir
-	local -a dirs
-	IFS=: read -r -a dirs <<<"$PATH"
-	for dir in "${dirs[@]}"; do
-		if [ -f "$dir/$1" ] && [ -x "$dir/$1" ]; then
-			printf -v "$2" '%s' "$dir/$1"
-			return 0
-		fi
-	done
-	return 1
-}
-find_tool() { look_up "$1" "$2" || fail "$1 not found on PATH"; }
-find_tool env env_bin
+prepare
 find_tool setsid setsid_bin
-find_tool tee tee_bin
-find_tool head head_bin
-# Optional: without it, spills lag behind a running program (see inner).
-stdbuf_bin=
-look_up stdbuf stdbuf_bin
-find_tool rm rm_bin
 find_tool mkdir mkdir_bin
 
-# The requested program keeps the user's umask; only our state is private.
-user_umask=0022
-while read -r key value; do
-	if [ "$key" = Umask: ]; then user_umask=$value; fi
-done </proc/$$/status
-umask 077
-
 "$mkdir_bin" -p -m 700 -- "$state" || fail "cannot create $state"
-: >"$state/pid" && : >"$state/exit-code" || fail "cannot write into $state"
-if [ "$out_cap" -ge 0 ]; then : >"$state/stdout.log"; fi
-if [ "$err_cap" -ge 0 ]; then : >"$state/stderr.log"; fi
-if [ -n "$tag" ]; then printf '%s\n' "$tag" >"$state/tag"; fi
-# The requested argv, so a finished group can still say what it ran.
-printf '%s\0' "$@" >"$state/argv"
-
-IFS= read -r env_count || fail 'missing environment header on stdin'
-case $env_count in '' | *[!0-9]*) fail 'malformed environment header' ;; esac
-# read stops at each NUL and never reads past the payload, so the rest of
-# stdin stays for the program.
-entries=()
-for ((i = 0; i < env_count; i++)); do
-	IFS= read -r -d '' entry || fail 'truncated environment on stdin'
-	entries+=("$entry")
-done
-if [ "$env_count" -gt 0 ]; then printf '%s\0' "${entries[@]}" >"$state/environment"; else : >"$state/environment"; fi
-unset entries entry
+: >"$state/pid" || fail "cannot write into $state"
+create_state_files "$@"
+read_environment
+if [ "${#entries[@]}" -gt 0 ]; then printf '%s\0' "${entries[@]}" >"$state/environment"; else : >"$state/environment"; fi
+unset entries
 
 # exec -c starts setsid with an empty environment (like env -i) in a
 # subshell, saving a process.
