@@ -34,6 +34,10 @@ type proc struct {
 	stdin     *os.File   // write end of the stdin pipe; nil when off or closed
 	inputFile *os.File   // the PTY master or the stdin write end, fixed at start
 
+	// session is set for a session-dir start: where to publish a death
+	// the wrapper could not publish itself.
+	session *sessionState
+
 	readers  []*os.File // read ends (or the PTY master), closed to stop reading
 	stopOnce sync.Once
 	// stopArmed means: once the leader has exited, stop waiting for the
@@ -92,6 +96,9 @@ func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
 	waitErr := p.cmd.Wait()
 	p.exitedAt = time.Now()
 	p.state = p.cmd.ProcessState
+	if p.session != nil {
+		p.session.publishDeath(p.state)
+	}
 	close(p.leaderExited)
 	if p.stopArmed.Load() {
 		p.stopReading()

@@ -1,12 +1,14 @@
 package daemon
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"connectrpc.com/connect"
 )
@@ -59,15 +61,44 @@ func (d *Daemon) sessionDir(path string, u userInfo) (string, error) {
 	return dir, nil
 }
 
-// publishSessionPid writes the new session leader's pid into its state
-// directory, as the wrapper's inner half would.
-func publishSessionPid(dir string, pid uint32, u userInfo) error {
-	f := filepath.Join(dir, "pid")
-	if err := os.WriteFile(f, []byte(strconv.FormatUint(uint64(pid), 10)+"\n"), 0o600); err != nil {
+// sessionState is the state directory of a session-dir start.
+type sessionState struct {
+	dir  string
+	user userInfo
+}
+
+// publishPid writes the new session leader's pid, as the wrapper's inner
+// half would.
+func (s *sessionState) publishPid(pid uint32) error {
+	return s.write("pid", strconv.FormatUint(uint64(pid), 10))
+}
+
+// publishDeath records a signal death the wrapper could not publish (it was
+// killed with its group, SIGKILL included), as the wrapper's outer half does
+// in its classic form: signal, and 128+signal as the exit code.
+func (s *sessionState) publishDeath(st *os.ProcessState) {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return
+	}
+	if b, err := os.ReadFile(filepath.Join(s.dir, "exit-code")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		return // the wrapper published first
+	}
+	if _, err := os.Stat(s.dir); err != nil {
+		return // removed (a rolled-back spawn)
+	}
+	sig := int(ws.Signal())
+	_ = s.write("signal", strconv.Itoa(sig))
+	_ = s.write("exit-code", strconv.Itoa(128+sig))
+}
+
+func (s *sessionState) write(name, value string) error {
+	f := filepath.Join(s.dir, name)
+	if err := os.WriteFile(f, []byte(value+"\n"), 0o600); err != nil {
 		return err
 	}
-	if u.cred != nil {
-		return os.Chown(f, int(u.cred.Uid), int(u.cred.Gid))
+	if s.user.cred != nil {
+		return os.Chown(f, int(s.user.cred.Uid), int(s.user.cred.Gid))
 	}
 	return nil
 }

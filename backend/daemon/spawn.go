@@ -131,7 +131,8 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		return nil
 	})
 	if err == nil && stateDir != "" {
-		if perr := publishSessionPid(stateDir, p.pid, sr.user); perr != nil {
+		p.session = &sessionState{dir: stateDir, user: sr.user}
+		if perr := p.session.publishPid(p.pid); perr != nil {
 			d.log.Warn("publish session pid", "dir", stateDir, "err", perr)
 		}
 	} else if stateDir != "" {
