@@ -1,6 +1,9 @@
 package main
 
-import "slices"
+import (
+	"path"
+	"slices"
+)
 
 // The seam runs every program under its bash wrapper, so a group's leader
 // and a few helpers (process-substitution subshells, tee and head for
@@ -9,7 +12,8 @@ import "slices"
 //
 // The inner half's argv is: bash --noprofile --norc -c SCRIPT
 // sandtop-wrapper STATE STDIN OUT_CAP ERR_CAP UMASK ENV TEE HEAD RM STDBUF --
-// ARGV... (wrappers started before STDBUF was added end at RM).
+// ARGV... (wrappers started before STDBUF was added end at RM). The direct
+// form keeps the layout with TAG for UMASK and "-" for the tools.
 
 const wrapperMarker = "sandtop-wrapper"
 
@@ -54,7 +58,7 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 		switch {
 		case m.PID == pgid, slices.Equal(m.Argv, leader.Argv):
 			isWrapper[m.PID] = true
-		case m.PPID == pgid && len(m.Argv) > 1 && m.Argv[0] == helpers[0] && m.Argv[1] == "--output-error=warn-nopipe":
+		case m.PPID == pgid && len(m.Argv) > 1 && isTee(m.Argv[0], helpers[0]) && m.Argv[1] == "--output-error=warn-nopipe":
 			isWrapper[m.PID] = true
 		}
 	}
@@ -72,4 +76,13 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 		members[i].Wrapper = isWrapper[members[i].PID]
 	}
 	return requested
+}
+
+// isTee recognises a spill helper's tee: the wrapper's own path for it, or
+// any tee where the direct form leaves the path out of its argv ("-").
+func isTee(argv0, teePath string) bool {
+	if teePath != "-" {
+		return argv0 == teePath
+	}
+	return path.Base(argv0) == "tee"
 }

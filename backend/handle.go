@@ -29,7 +29,10 @@ type Handle struct {
 	stateDir string
 	grace    time.Duration
 	startPid atomic.Int64 // the wrapper's pid as the daemon knows it
-	pgid     int
+	// direct: the wrapper runs in its direct form, and the start event
+	// publishes the group (its pid is the pgid).
+	direct bool
+	pgid   int
 
 	modes      Stdio
 	outPipe    *outputPipe

@@ -25,7 +25,7 @@ var errTerminated = errors.New("process is being terminated")
 func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartResponse], payload []byte, closeStdin bool, published chan<- publication) {
 	defer stream.Close()
 	var header, preStderr []byte
-	isPublished := false
+	isPublished, stripped := false, false
 	publish := func(p publication) {
 		if !isPublished {
 			isPublished = true
@@ -39,10 +39,18 @@ func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartRespons
 			if err := h.sendPayload(payload, closeStdin); err != nil {
 				publish(publication{err: fmt.Errorf("spawn failed: deliver the environment: %w", err)})
 			}
+			if h.direct && e.Start.GetPid() > 1 {
+				// The daemon made it a session leader and wrote its pid.
+				publish(publication{pgid: int(e.Start.GetPid())})
+			}
 		case *process.ProcessEvent_Data:
 			out, errb := e.Data.GetStdout(), e.Data.GetStderr()
-			if !isPublished {
-				if len(errb) > 0 && len(preStderr) < 4096 {
+			if !stripped {
+				// Until the published line has gone by, stderr is the
+				// wrapper's own unless the group is already published.
+				if isPublished && len(errb) > 0 {
+					h.route(false, errb)
+				} else if len(errb) > 0 && len(preStderr) < 4096 {
 					preStderr = append(preStderr, errb...)
 				}
 				header = append(header, out...)
@@ -50,16 +58,18 @@ func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartRespons
 				if !ok {
 					if len(header) > maxPublishedLine {
 						publish(publication{err: fmt.Errorf("spawn failed: %w", badHeader(header))})
+						header, stripped = nil, true
 					}
 					continue
 				}
 				pgid, err := wrapper.ParsePublishedLine(string(line))
 				if err != nil {
 					publish(publication{err: fmt.Errorf("spawn failed: %w", err)})
+					header, stripped = nil, true
 					continue
 				}
 				publish(publication{pgid: pgid})
-				header = nil
+				header, stripped = nil, true
 				if len(rest) > 0 {
 					h.route(true, rest)
 				}
@@ -113,7 +123,11 @@ func (h *Handle) sendPayload(payload []byte, closeStdin bool) error {
 		payload = payload[n:]
 	}
 	if closeStdin {
-		return h.closeStdin(ctx)
+		// The payload is delivered; a command quick enough to have exited
+		// already needs no EOF.
+		if err := h.closeStdin(ctx); err != nil && connect.CodeOf(err) != connect.CodeNotFound {
+			return err
+		}
 	}
 	return nil
 }

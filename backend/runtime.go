@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +59,10 @@ type Runtime struct {
 	control ControlPlane
 	runner  commandRunner
 	log     *slog.Logger
+	// direct: the daemon creates state directories and starts spawns as
+	// session leaders (the session-dir capability), so the wrapper runs in
+	// its direct form, one bash instead of four execs.
+	direct bool
 
 	// bg outlives every spawn context; Dispose cancels it last.
 	bg       context.Context
@@ -107,6 +112,7 @@ func NewRuntimeClients(ctx context.Context, proc processconnect.ProcessClient, s
 	}
 	runner := commandRunner{proc: proc, bash: cfg.Bash, env: map[string]string{"BASH_ENV": "", "ENV": ""}}
 	var control ControlPlane = compatControl{cmd: runner}
+	var direct bool
 	if sup != nil && !cfg.DisableExtension {
 		hello, err := sup.Hello(ctx, connect.NewRequest(&sandtopv1.HelloRequest{}))
 		switch {
@@ -115,6 +121,8 @@ func NewRuntimeClients(ctx context.Context, proc processconnect.ProcessClient, s
 			if cfg.RuntimeRoot == "" {
 				cfg.RuntimeRoot = hello.Msg.GetRuntimeRoot()
 			}
+			// The daemon only creates directories under its own root.
+			direct = slices.Contains(hello.Msg.GetCapabilities(), capSessionDir) && cfg.RuntimeRoot == hello.Msg.GetRuntimeRoot()
 		case connect.CodeOf(err) == connect.CodeUnimplemented || connect.CodeOf(err) == connect.CodeNotFound:
 			// Stock envd: control commands it is.
 		default:
@@ -127,7 +135,7 @@ func NewRuntimeClients(ctx context.Context, proc processconnect.ProcessClient, s
 	bg, cancel := context.WithCancel(context.Background())
 	setupCtx, abortAll := context.WithCancel(bg)
 	return &Runtime{
-		cfg: cfg, proc: proc, control: control, runner: runner, log: log,
+		cfg: cfg, proc: proc, control: control, runner: runner, log: log, direct: direct,
 		bg: bg, cancelBg: cancel, setupCtx: setupCtx, abortAll: abortAll,
 		live:  map[*Handle]struct{}{},
 		terms: terminalSet{live: map[*Terminal]struct{}{}},

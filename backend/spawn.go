@@ -58,6 +58,7 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 		StdoutSpill: spillCap(spec.Stdio.Stdout),
 		StderrSpill: spillCap(spec.Stdio.Stderr),
 		Tag:         spec.Tag,
+		Direct:      r.direct,
 	}
 	if !spec.Stdio.Stdin.Ignore {
 		inv.Stdin = wrapper.StdinForward
@@ -81,7 +82,12 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	if spec.Tag != "" {
 		req.Tag = &spec.Tag
 	}
-	stream, err := r.proc.Start(streamCtx, connect.NewRequest(req))
+	startReq := connect.NewRequest(req)
+	if r.direct {
+		startReq.Header().Set(sessionDirHeader, h.stateDir)
+		h.direct = true
+	}
+	stream, err := r.proc.Start(streamCtx, startReq)
 	if err != nil {
 		stopStream()
 		return nil, fmt.Errorf("spawn failed: %w", err)
@@ -183,6 +189,14 @@ func spillMax(c *Collect) int64 {
 	}
 	return c.Spill.MaxBytes
 }
+
+// The session-dir extension of Start (see the daemon's SessionDirHeader):
+// the daemon creates the state directory, makes the command a session
+// leader and writes its pid, so the start event publishes the group.
+const (
+	capSessionDir    = "session-dir"
+	sessionDirHeader = "Sandtop-Session-Dir"
+)
 
 // newProcessID is a random state-directory name, like the seed's UUIDs.
 func newProcessID() (string, error) {
