@@ -45,6 +45,11 @@ func (d *Daemon) sessionDir(path string, u userInfo) (string, error) {
 	if err := os.MkdirAll(processes, 0o700); err != nil {
 		return "", connect.NewError(connect.CodeInternal, err)
 	}
+	// A symlink planted in place of processes/ must not lead the daemon's
+	// mkdir and writes elsewhere.
+	if st, err := os.Lstat(processes); err != nil || !st.IsDir() {
+		return "", connect.NewError(connect.CodePermissionDenied, fmt.Errorf(SessionDirHeader+": %s is not a directory", processes))
+	}
 	dir := filepath.Join(processes, name)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		if errors.Is(err, fs.ErrExist) {

@@ -91,3 +91,26 @@ func TestStartRefusesASessionDirOutsideTheRoot(t *testing.T) {
 	}
 	wantCode(t, err, connect.CodeAlreadyExists, "already exists")
 }
+
+func TestStartRefusesASessionDirThroughASymlink(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	elsewhere := t.TempDir()
+	processes := filepath.Join(env.RuntimeRoot, "processes")
+	_ = os.RemoveAll(processes)
+	if err := os.Symlink(elsewhere, processes); err != nil {
+		t.Fatal(err)
+	}
+	req := connect.NewRequest(startReq("true"))
+	req.Header().Set(daemon.SessionDirHeader, filepath.Join(processes, "p1"))
+	s, err := env.Client.Process.Start(context.Background(), req)
+	if err == nil {
+		for s.Receive() {
+		}
+		err = s.Err()
+		s.Close()
+	}
+	wantCode(t, err, connect.CodePermissionDenied, "not a directory")
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Fatalf("the daemon wrote through the symlink: %v", entries)
+	}
+}
