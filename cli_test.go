@@ -177,10 +177,11 @@ func TestReadOnlyRefusesMutations(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-func TestLsShowsAStoppedGroupAsStopped(t *testing.T) {
-	t.Parallel()
+// runStoppedSleep starts sleep 300, SIGSTOPs its group once sleep runs, and
+// waits until ls shows the group as stopped.
+func runStoppedSleep(t *testing.T) int {
+	t.Helper()
 	pgid := runDetached(t, "sleep", "300")
-	defer mustSandtop(t, "kill", "--grace", "1s", itoa(pgid))
 	eventually(t, 15*time.Second, "sleep in its group", func() bool {
 		g, ok := findGroup(listJSON(t), pgid)
 		return ok && len(sleepsIn(g)) == 1
@@ -190,6 +191,13 @@ func TestLsShowsAStoppedGroupAsStopped(t *testing.T) {
 		g, ok := findGroup(listJSON(t), pgid)
 		return ok && g.State == "stopped"
 	})
+	return pgid
+}
+
+func TestLsShowsAStoppedGroupAsStopped(t *testing.T) {
+	t.Parallel()
+	pgid := runStoppedSleep(t)
+	defer mustSandtop(t, "kill", "--grace", "1s", itoa(pgid))
 	mustSandtop(t, "signal", "CONT", itoa(pgid))
 	eventually(t, 10*time.Second, "the group to run again", func() bool {
 		g, ok := findGroup(listJSON(t), pgid)
@@ -200,16 +208,7 @@ func TestLsShowsAStoppedGroupAsStopped(t *testing.T) {
 // A stopped group obeys SIGTERM within the grace: kill continues it.
 func TestKillEndsAStoppedGroupWithoutSIGKILL(t *testing.T) {
 	t.Parallel()
-	pgid := runDetached(t, "sleep", "300")
-	eventually(t, 15*time.Second, "sleep in its group", func() bool {
-		g, ok := findGroup(listJSON(t), pgid)
-		return ok && len(sleepsIn(g)) == 1
-	})
-	mustSandtop(t, "signal", "STOP", itoa(pgid))
-	eventually(t, 10*time.Second, "the group to stop", func() bool {
-		g, ok := findGroup(listJSON(t), pgid)
-		return ok && g.State == "stopped"
-	})
+	pgid := runStoppedSleep(t)
 	out := mustSandtop(t, "kill", "--grace", "20s", itoa(pgid))
 	if strings.Contains(out, "SIGKILL") || !strings.Contains(out, "is empty") {
 		t.Fatalf("a stopped group needed SIGKILL (or did not end):\n%s", out)
