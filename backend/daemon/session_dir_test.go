@@ -63,15 +63,7 @@ func TestStartRefusesASessionDirOutsideTheRoot(t *testing.T) {
 		filepath.Join(env.RuntimeRoot, "processes", "..", "escape"), // not clean
 		"relative/dir",
 	} {
-		req := connect.NewRequest(startReq("true"))
-		req.Header().Set(daemon.SessionDirHeader, dir)
-		s, err := env.Client.Process.Start(context.Background(), req)
-		if err == nil {
-			for s.Receive() {
-			}
-			err = s.Err()
-			s.Close()
-		}
+		err := startTrueIn(env, dir)
 		if code := connect.CodeOf(err); code != connect.CodeInvalidArgument && code != connect.CodePermissionDenied {
 			t.Errorf("session dir %q: %v, want it refused", dir, err)
 		}
@@ -80,15 +72,7 @@ func TestStartRefusesASessionDirOutsideTheRoot(t *testing.T) {
 	if err := os.MkdirAll(existing, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	req := connect.NewRequest(startReq("true"))
-	req.Header().Set(daemon.SessionDirHeader, existing)
-	s, err := env.Client.Process.Start(context.Background(), req)
-	if err == nil {
-		for s.Receive() {
-		}
-		err = s.Err()
-		s.Close()
-	}
+	err := startTrueIn(env, existing)
 	wantCode(t, err, connect.CodeAlreadyExists, "already exists")
 }
 
@@ -100,17 +84,24 @@ func TestStartRefusesASessionDirThroughASymlink(t *testing.T) {
 	if err := os.Symlink(elsewhere, processes); err != nil {
 		t.Fatal(err)
 	}
-	req := connect.NewRequest(startReq("true"))
-	req.Header().Set(daemon.SessionDirHeader, filepath.Join(processes, "p1"))
-	s, err := env.Client.Process.Start(context.Background(), req)
-	if err == nil {
-		for s.Receive() {
-		}
-		err = s.Err()
-		s.Close()
-	}
+	err := startTrueIn(env, filepath.Join(processes, "p1"))
 	wantCode(t, err, connect.CodePermissionDenied, "not a directory")
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
 		t.Fatalf("the daemon wrote through the symlink: %v", entries)
 	}
+}
+
+// startTrueIn runs true with the session-dir header set to dir and returns
+// the error the Start call or its stream ended with.
+func startTrueIn(env *daemontest.Env, dir string) error {
+	req := connect.NewRequest(startReq("true"))
+	req.Header().Set(daemon.SessionDirHeader, dir)
+	s, err := env.Client.Process.Start(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for s.Receive() {
+	}
+	return s.Err()
 }
