@@ -7,13 +7,8 @@
 # the inner half's layout; the tool slots are "-".
 state=$1 stdin_mode=$2 out_cap=$3 err_cap=$4 tag=$5
 shift 11 # the ten parameters and "--"
+# (guard.bash comes first: the diagnostics fds and the signal traps.)
 
-exec 3>&1 4>&2 2>/dev/null
-pending=
-trap 'pending=15' TERM
-trap 'pending=2' INT
-trap 'pending=1' HUP
-trap 'pending=3' QUIT
 # Spawn strips this line from stdout; nothing else has written there yet.
 printf 'sandtop-published %s\n' "$$" >&3
 

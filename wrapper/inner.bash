@@ -1,21 +1,10 @@
 # sandtop wrapper, inner half: the leader of a new session and process group
 # (setsid --wait), started under env -i. It publishes the group, runs the
 # requested argv in the child environment, and publishes its exit status.
+# (guard.bash comes first: the diagnostics fds and the signal traps.)
 state=$1 stdin_mode=$2 out_cap=$3 err_cap=$4 user_umask=$5
 env_bin=$6 tee_bin=$7 head_bin=$8 rm_bin=$9 stdbuf_bin=${10}
 shift 11 # the ten parameters and "--"
-
-# fd 3/4: the daemon's stdout/stderr pipes. Our own diagnostics (such as
-# bash's job notices) must never reach the program's streams.
-exec 3>&1 4>&2 2>/dev/null
-
-# A group signal may arrive before the child exists; remember it (a trap,
-# unlike an ignore, is not inherited by the child) and act on it below.
-pending=
-trap 'pending=15' TERM
-trap 'pending=2' INT
-trap 'pending=1' HUP
-trap 'pending=3' QUIT
 
 printf '%s\n' "$$" >"$state/pid"
 # Publish at once: Spawn waits for this line, and everything below (the

@@ -27,16 +27,19 @@ import (
 	"strings"
 )
 
-// The scripts, assembled from their parts: the outer half runs the shared
-// functions and starts the inner half under setsid; the inner half (its
-// head, then the body) leads the new session. The direct form, for daemons
-// with the session-dir capability, is the shared functions, its own head
-// and the body, in one process the daemon already made a session leader.
+// The scripts, assembled from their parts. The outer half runs the shared
+// functions and starts the inner half under setsid; the inner half (the
+// guard, its head, then the body) leads the new session. The direct form,
+// for daemons with the session-dir capability, is the shared functions,
+// the guard, its own head and the body, in the one process the daemon
+// already made a session leader.
 var (
 	//go:embed prepare.bash
 	prepareScript string
 	//go:embed outer.bash
 	outerHalf string
+	//go:embed guard.bash
+	guardScript string
 	//go:embed inner.bash
 	innerHead string
 	//go:embed body.bash
@@ -45,8 +48,8 @@ var (
 	directHead string
 
 	outerScript  = prepareScript + outerHalf
-	innerScript  = innerHead + bodyScript
-	directScript = prepareScript + directHead + bodyScript
+	innerScript  = guardScript + innerHead + bodyScript
+	directScript = prepareScript + guardScript + directHead + bodyScript
 )
 
 // Marker precedes the state directory in the argv of the inner half (and
