@@ -45,7 +45,8 @@ type GroupInfo struct {
 	// control plane cannot tell.
 	Changed time.Time
 	// Argv is the requested argv, which sandtop's wrapper keeps so that a
-	// finished group can still say what it ran; nil when not kept.
+	// finished group can still say what it ran; read once the direct
+	// command has exited (nil before, or when not kept).
 	Argv []string
 	// Origin says whose state root it was found under.
 	Origin GroupOrigin
@@ -157,14 +158,16 @@ func (c controlStates) readOne(ctx context.Context, root, id string) (stateDirFi
 		return &s
 	}
 	f.tag = read(wrapper.TagFile)
-	f.argv = read(wrapper.ArgvFile)
 	if f.pid = read(wrapper.PidFile); f.pid == nil {
 		return f, nil
 	}
-	if f.exitCode = read(wrapper.ExitCodeFile); f.exitCode != nil {
+	if f.exitCode = read(wrapper.ExitCodeFile); f.exitCode != nil && trimmed(*f.exitCode) != "" {
 		if code, err := wrapper.ParseExitCode(*f.exitCode); err == nil && code > 128 {
 			f.signal = read(wrapper.SignalFile)
 		}
+		// Only a command that has ended needs its argv from here: a live
+		// leader shows it in the process table. One read less per poll.
+		f.argv = read(wrapper.ArgvFile)
 	}
 	return f, nil
 }
