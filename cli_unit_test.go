@@ -65,7 +65,7 @@ func TestWrapperArgvFindsTheRequestedCommand(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) { checkWrapperMembers(t, leader) })
 	}
-	if _, _, ok := wrapperArgv(params); ok {
+	if _, ok := wrapperArgv(params); ok {
 		t.Fatal("a wrapper argv without \"--\" was accepted")
 	}
 }

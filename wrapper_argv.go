@@ -17,20 +17,20 @@ import (
 
 const wrapperMarker = "sandtop-wrapper"
 
-// wrapperArgv recognises the wrapper's inner half and returns the argv it
-// runs and the helper binaries it uses.
-func wrapperArgv(argv []string) (requested, helpers []string, ok bool) {
+// wrapperArgv recognises the wrapper's inner half (or direct form) and
+// returns the argv it runs.
+func wrapperArgv(argv []string) (requested []string, ok bool) {
 	i := slices.Index(argv, wrapperMarker)
 	if i < 1 {
-		return nil, nil, false
+		return nil, false
 	}
-	// The parameters are a path, numbers and absolute paths: the first "--"
-	// after them starts the requested argv.
+	// The parameters are a path, numbers, a tag and absolute paths or "-":
+	// the first "--" after them starts the requested argv.
 	end := slices.Index(argv[i:], "--")
 	if end < 10 || i+end+1 >= len(argv) {
-		return nil, nil, false
+		return nil, false
 	}
-	return argv[i+end+1:], argv[i+7 : i+9], true
+	return argv[i+end+1:], true
 }
 
 // markWrapperMembers sets Wrapper on the wrapper's own processes and
@@ -48,7 +48,7 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 	if leader == nil {
 		return nil
 	}
-	requested, helpers, ok := wrapperArgv(leader.Argv)
+	requested, ok := wrapperArgv(leader.Argv)
 	if !ok {
 		return nil
 	}
@@ -58,7 +58,7 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 		switch {
 		case m.PID == pgid, slices.Equal(m.Argv, leader.Argv):
 			isWrapper[m.PID] = true
-		case m.PPID == pgid && len(m.Argv) > 1 && isTee(m.Argv[0], helpers[0]) && m.Argv[1] == "--output-error=warn-nopipe":
+		case m.PPID == pgid && len(m.Argv) > 1 && path.Base(m.Argv[0]) == "tee" && m.Argv[1] == "--output-error=warn-nopipe":
 			isWrapper[m.PID] = true
 		}
 	}
@@ -76,13 +76,4 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 		members[i].Wrapper = isWrapper[members[i].PID]
 	}
 	return requested
-}
-
-// isTee recognises a spill helper's tee: the wrapper's own path for it, or
-// any tee where the direct form leaves the path out of its argv ("-").
-func isTee(argv0, teePath string) bool {
-	if teePath != "-" {
-		return argv0 == teePath
-	}
-	return path.Base(argv0) == "tee"
 }
