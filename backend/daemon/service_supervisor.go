@@ -202,7 +202,10 @@ func (s supervisorService) ExitStatus(ctx context.Context, req *connect.Request[
 		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process %d not found", req.Msg.GetPid()))
 	}
 	res := &sandtopv1.ExitStatusResponse{}
-	if !p.exited() {
+	// The leader's status is known once it is reaped; the end event (and
+	// exited()) may still wait for its output pipes, and a client that saw
+	// the end event must find the status here.
+	if !p.leaderReaped() {
 		return connect.NewResponse(res), nil
 	}
 	res.Exited = true
