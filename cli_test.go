@@ -205,15 +205,16 @@ func TestLsShowsAStoppedGroupAsStopped(t *testing.T) {
 	})
 }
 
-// A stopped group obeys SIGTERM within the grace: kill continues it.
-func TestKillEndsAStoppedGroupWithoutSIGKILL(t *testing.T) {
+// A stopped group cannot act on SIGTERM: kill ends it with SIGKILL after
+// the grace, and ls says so.
+func TestKillEndsAStoppedGroupWithSIGKILL(t *testing.T) {
 	t.Parallel()
 	pgid := runStoppedSleep(t)
-	out := mustSandtop(t, "kill", "--grace", "20s", itoa(pgid))
-	if strings.Contains(out, "SIGKILL") || !strings.Contains(out, "is empty") {
-		t.Fatalf("a stopped group needed SIGKILL (or did not end):\n%s", out)
+	out := mustSandtop(t, "kill", "--grace", "500ms", itoa(pgid))
+	if !strings.Contains(out, "SIGKILL sent") || !strings.Contains(out, "is empty") {
+		t.Fatalf("a stopped group did not end with SIGKILL:\n%s", out)
 	}
-	if g, ok := findGroup(listJSON(t), pgid); !ok || g.Signal != "SIGTERM" {
-		t.Fatalf("the stopped group should have ended by SIGTERM: %+v", g)
+	if g, ok := findGroup(listJSON(t), pgid); !ok || g.State != "settled" || g.Signal != "SIGKILL" {
+		t.Fatalf("the stopped group should have ended by SIGKILL: %+v", g)
 	}
 }

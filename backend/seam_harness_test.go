@@ -46,8 +46,6 @@ func kindOf(procedure string, msg any) string {
 		switch {
 		case strings.Contains(script, "sandtop-wrapper"):
 			return "Start:wrapper"
-		case strings.Contains(script, "kill -s") && strings.Contains(strings.SplitN(script, "\n", 2)[0], "CONT"):
-			return "Start:cont" // teardown's SIGCONT after SIGTERM
 		case strings.Contains(script, "kill -s"):
 			return "Start:kill"
 		case strings.Contains(script, "ps -e"):

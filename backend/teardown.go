@@ -40,22 +40,21 @@ type TeardownEvent struct {
 type tearHooks struct {
 	tier       func(sig syscall.Signal)
 	leaderKill func(ctx context.Context)
-	// contAfterTerm follows SIGTERM with SIGCONT, so that stopped members
-	// act on it within the grace instead of waiting for SIGKILL.
-	contAfterTerm bool
 }
 
-// TeardownGroup terminates process group pgid: SIGTERM (then SIGCONT, so a
-// stopped group can obey), up to grace for the group to empty, then SIGKILL
-// and up to grace again. It succeeds only on proof that the group is empty
+// TeardownGroup terminates process group pgid: SIGTERM, up to grace for the
+// group to empty, then SIGKILL and up to grace again. A stopped group is not
+// continued: the wrapper cannot always tell a stopped child's later SIGTERM
+// death from an exit code, while SIGKILL takes the wrapper along and is
+// published reliably. It succeeds only on proof that the group is empty
 // (a zombie-only group is empty), or when the sandbox is gone. progress, if
 // set, sees every phase as it happens. Used by the TUI and `sandtop kill
-// --grace`; handles use the same steps (without the SIGCONT).
+// --grace`; handles use the same steps.
 func (r *Runtime) TeardownGroup(ctx context.Context, pgid int, grace time.Duration, progress func(TeardownEvent)) error {
 	if grace <= 0 {
 		return fmt.Errorf("teardown grace must be positive (got %v)", grace)
 	}
-	return r.teardown(ctx, pgid, grace, tearHooks{contAfterTerm: true}, progress)
+	return r.teardown(ctx, pgid, grace, tearHooks{}, progress)
 }
 
 // TerminateGroup is TeardownGroup without progress reports.
@@ -82,9 +81,6 @@ func (r *Runtime) teardown(ctx context.Context, pgid int, grace time.Duration, h
 	_, err := r.control.SignalGroup(ctx, pgid, sigTerm)
 	switch {
 	case err == nil:
-		if hooks.contAfterTerm {
-			_, _ = r.control.SignalGroup(ctx, pgid, syscall.SIGCONT)
-		}
 		emit(TeardownEvent{Phase: PhaseTermSent})
 		deadline := time.Now().Add(grace)
 		emit(TeardownEvent{Phase: PhaseWaiting, Deadline: deadline})
