@@ -48,6 +48,14 @@ type Target struct {
 	// ReadOnly, when set, overrides the top-level read_only for this
 	// target.
 	ReadOnly *bool `toml:"read_only"`
+	// RuntimeRoot is where sandtop keeps its state in a stock envd's
+	// sandbox (default: ~/.local/state/sandtop of the sandbox user);
+	// sandtop's own daemon names its own.
+	RuntimeRoot string `toml:"runtime_root"`
+	// AgentWorkspace is a DeepSeek Harness agent's workspace in the
+	// sandbox, whose <workspace>/.dsh-e2b/ is read as well as the groups
+	// found from the process table.
+	AgentWorkspace string `toml:"agent_workspace"`
 }
 
 // Confirm lists the actions that ask before they act.

@@ -55,6 +55,12 @@ func (t Target) validate() error {
 			return fmt.Errorf("envd = %q is not an http:// or https:// URL with a host", t.Envd)
 		}
 	}
+	// Both name paths in the sandbox, which may not be this machine.
+	for key, p := range map[string]string{"runtime_root": t.RuntimeRoot, "agent_workspace": t.AgentWorkspace} {
+		if p != "" && !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("%s = %q must be an absolute path in the sandbox", key, p)
+		}
+	}
 	return nil
 }
 

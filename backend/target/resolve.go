@@ -30,8 +30,9 @@ type Config struct {
 	// User picks the sandbox user on --envd and E2B targets; empty means
 	// E2B's default user "user".
 	User string
-	// Cwd and RuntimeRoot override the layout hints of --envd targets.
-	Cwd, RuntimeRoot string
+	// Cwd, RuntimeRoot and AgentWorkspace override the layout hints of
+	// --envd and unix-socket targets.
+	Cwd, RuntimeRoot, AgentWorkspace string
 
 	// E2B is --e2b: every running sandbox of the team, or only E2BSandboxID.
 	E2B          bool
@@ -56,7 +57,8 @@ func ListTargets(ctx context.Context, cfg Config) ([]Target, error) {
 	}
 	out := []Target{}
 	if cfg.Local != "" {
-		out = append(out, Target{Name: "local", Kind: KindLocal, Endpoint: cfg.Local})
+		out = append(out, Target{Name: "local", Kind: KindLocal, Endpoint: cfg.Local,
+			RuntimeRoot: cfg.RuntimeRoot, AgentWorkspace: cfg.AgentWorkspace})
 	}
 	if cfg.EnvdURL != "" {
 		t, err := envdTarget(cfg)
@@ -90,16 +92,14 @@ func envdTarget(cfg Config) (Target, error) {
 		}
 	}
 	t := Target{
-		Name:        "envd:" + u.Host,
-		Kind:        KindEnvd,
-		Endpoint:    strings.TrimRight(u.String(), "/"),
-		Token:       token,
-		User:        cfg.User,
-		Cwd:         cfg.Cwd,
-		RuntimeRoot: cfg.RuntimeRoot,
-	}
-	if t.Cwd != "" {
-		t.AgentRoot = path.Join(t.Cwd, ".dsh-e2b")
+		Name:           "envd:" + u.Host,
+		Kind:           KindEnvd,
+		Endpoint:       strings.TrimRight(u.String(), "/"),
+		Token:          token,
+		User:           cfg.User,
+		Cwd:            cfg.Cwd,
+		RuntimeRoot:    cfg.RuntimeRoot,
+		AgentWorkspace: cfg.AgentWorkspace,
 	}
 	return t, nil
 }
@@ -180,15 +180,15 @@ func connectTarget(ctx context.Context, client *envd.E2BClient, user, id string)
 		user = envd.E2BDefaultUser
 	}
 	t := Target{
-		Name:        "e2b:" + id,
-		Kind:        KindE2B,
-		User:        user,
-		Headers:     envd.E2BSandboxHeaders(id),
-		Cwd:         envd.E2BDefaultCwd,
-		RuntimeRoot: path.Join(envd.E2BDefaultCwd, ".sandtop"),
-		AgentRoot:   path.Join(envd.E2BDefaultCwd, ".dsh-e2b"),
-		SandboxID:   id,
-		e2b:         client,
+		Name:           "e2b:" + id,
+		Kind:           KindE2B,
+		User:           user,
+		Headers:        envd.E2BSandboxHeaders(id),
+		Cwd:            envd.E2BDefaultCwd,
+		RuntimeRoot:    path.Join(envd.E2BDefaultCwd, ".sandtop"),
+		AgentWorkspace: envd.E2BDefaultCwd,
+		SandboxID:      id,
+		e2b:            client,
 	}
 	conn, err := client.Connect(ctx, id)
 	if err != nil {

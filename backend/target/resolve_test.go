@@ -110,8 +110,8 @@ func TestTargetE2BWholeTeam(t *testing.T) {
 		a.User != "user" || a.Err != nil || a.EnvdVersion == "" {
 		t.Fatalf("target %v", a)
 	}
-	if a.Cwd != "/home/user/workspace" || a.RuntimeRoot != "/home/user/workspace/.sandtop" || a.AgentRoot != "/home/user/workspace/.dsh-e2b" {
-		t.Fatalf("layout hints cwd %q root %q agent %q", a.Cwd, a.RuntimeRoot, a.AgentRoot)
+	if a.Cwd != "/home/user/workspace" || a.RuntimeRoot != "/home/user/workspace/.sandtop" || a.AgentWorkspace != "/home/user/workspace" {
+		t.Fatalf("layout hints cwd %q root %q agent %q", a.Cwd, a.RuntimeRoot, a.AgentWorkspace)
 	}
 	if a.Headers.Get("E2b-Sandbox-Id") != "sbxA" || a.Headers.Get("E2b-Sandbox-Port") != "49983" {
 		t.Fatalf("routing headers %v", a.Headers)

@@ -42,9 +42,11 @@ type Target struct {
 	// means the seam's own default.
 	Cwd         string
 	RuntimeRoot string
-	// AgentRoot is where a DeepSeek Harness agent (dsh-subprocess-e2b) keeps
-	// its state in this sandbox, <cwd>/.dsh-e2b; empty when not applicable.
-	AgentRoot string
+	// AgentWorkspace is a DeepSeek Harness agent's workspace in this
+	// sandbox: its provider (dsh-subprocess-e2b) keeps its state in
+	// <workspace>/.dsh-e2b. Empty: agent groups are still found from the
+	// process table (their wrappers name their state directories).
+	AgentWorkspace string
 
 	// SandboxID and EnvdVersion are set for E2B targets.
 	SandboxID   string
