@@ -27,6 +27,10 @@ type RuntimeConfig struct {
 	// or on stock envd (which reports none) DefaultRuntimeRootIn under the
 	// sandbox user's home.
 	RuntimeRoot string
+	// AgentWorkspace is a DeepSeek Harness agent's workspace, whose
+	// <workspace>/.dsh-e2b is read by AgentGroups besides the roots found
+	// from the process table; empty means only those.
+	AgentWorkspace string
 	// Cwd is the shared working directory: relative PATH hits of
 	// ResolveExecutable are resolved against it. Must be absolute.
 	Cwd string

@@ -119,6 +119,9 @@ func Open(ctx context.Context, t Target, cfg backend.RuntimeConfig, opts ...envd
 		c.Close()
 		return nil, fmt.Errorf("target %s: %w", t.Name, helloErr)
 	}
+	if cfg.AgentWorkspace == "" {
+		cfg.AgentWorkspace = t.AgentWorkspace
+	}
 	if cfg.Cwd == "" {
 		cfg.Cwd = t.Cwd
 	}
