@@ -79,7 +79,9 @@ exec env -i PATH="$PATH" setsid --wait -- bash -c %[2]s dsh-e2b %[1]s %[3]s`, q,
 func agentGroupListedThenKilled(t *testing.T, target []string, endpoint string) {
 	workspace := t.TempDir()
 	pid, ended := startAgentGroup(t, endpoint, workspace, "sleep 300")
-	ls := func(extra ...string) string { return mustSandtop(t, append(append([]string{"ls"}, target...), extra...)...) }
+	ls := func(extra ...string) string {
+		return mustSandtop(t, append(append([]string{"ls"}, target...), extra...)...)
+	}
 	var g listGroup
 	eventually(t, 20*time.Second, "the agent's group, published, in ls -o json", func() bool {
 		var ok bool
