@@ -19,6 +19,8 @@ grace = "10s"
 envd = "http://10.0.0.5:49983"
 token_file = "staging.token"
 read_only = false
+runtime_root = "/home/user/.local/state/sandtop"
+agent_workspace = "/home/user/workspace"
 
 [targets.box]
 socket = "~/box.sock"
@@ -43,6 +45,9 @@ func TestParseExampleOverridesDefaults(t *testing.T) {
 	}
 	if home, _ := os.UserHomeDir(); c.Targets["box"].Socket != filepath.Join(home, "box.sock") {
 		t.Fatalf("~ not expanded: %q", c.Targets["box"].Socket)
+	}
+	if st := c.Targets["staging"]; st.RuntimeRoot != "/home/user/.local/state/sandtop" || st.AgentWorkspace != "/home/user/workspace" {
+		t.Fatalf("runtime_root %q agent_workspace %q", st.RuntimeRoot, st.AgentWorkspace)
 	}
 	if c.ReadOnlyFor("staging") || !c.ReadOnlyFor("box") {
 		t.Fatal("per-target read_only must override the top-level one")
@@ -77,12 +82,13 @@ func TestBadFilesNameWhatIsWrong(t *testing.T) {
 		"scrollback too big": "scrollback_bytes = 9999999999\n",
 		"empty key list":     "[keys]\nquit = []\n",
 		"bad duration":       "grace = \"soon\"\n",
+		"relative root":      "[targets.x]\nenvd = \"http://h:1\"\nruntime_root = \"state\"\n",
 	}
 	want := map[string]string{
 		"unknown key": "unknown key colour", "syntax": "line 1", "target missing": `"prod"`,
 		"both endpoints": "only one", "no endpoint": "either socket or envd", "bad url": "not an http",
 		"local redefined": "built-in", "scrollback too big": "scrollback_bytes", "empty key list": "quit",
-		"bad duration": "grace",
+		"bad duration": "grace", "relative root": "runtime_root",
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
