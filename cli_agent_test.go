@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -142,12 +140,7 @@ func TestAgentGroupOnRealEnvdListedAndKilled(t *testing.T) {
 // on a free loopback port and returns its URL.
 func startCompatServe(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := freeLoopbackAddr(t)
 	cmd := exec.Command(sandtopBin, "serve", "--compat", "envd", "--listen", addr, "--state-dir", t.TempDir())
 	cmd.Env = testEnv
 	if err := cmd.Start(); err != nil {
@@ -158,13 +151,6 @@ func startCompatServe(t *testing.T) string {
 		_ = cmd.Wait()
 	})
 	url := "http://" + addr
-	eventually(t, 15*time.Second, "sandtop serve to answer /health", func() bool {
-		res, err := http.Get(url + "/health")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return true
-	})
+	waitHealthy(t, url)
 	return url
 }

@@ -33,13 +33,8 @@ func startRealEnvd(t *testing.T) string {
 	if os.Geteuid() != 0 {
 		t.Skip("envd runs as root")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-isnotfc", "-port", strconv.Itoa(port))
+	_, port, _ := net.SplitHostPort(freeLoopbackAddr(t))
+	cmd := exec.Command(bin, "-isnotfc", "-port", port)
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -52,8 +47,26 @@ func startRealEnvd(t *testing.T) string {
 			t.Logf("envd output:\n%s", tail(logs.String(), 30))
 		}
 	})
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	eventually(t, 15*time.Second, "envd to answer /health", func() bool {
+	url := "http://127.0.0.1:" + port
+	waitHealthy(t, url)
+	return url
+}
+
+// freeLoopbackAddr is a loopback host:port nothing listens on (just now).
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// waitHealthy polls url's /health until it answers 2xx.
+func waitHealthy(t *testing.T, url string) {
+	t.Helper()
+	eventually(t, 15*time.Second, url+" to answer /health", func() bool {
 		res, err := http.Get(url + "/health")
 		if err != nil {
 			return false
@@ -61,7 +74,6 @@ func startRealEnvd(t *testing.T) string {
 		res.Body.Close()
 		return res.StatusCode/100 == 2
 	})
-	return url
 }
 
 func TestCLIOnRealEnvd(t *testing.T) {

@@ -64,52 +64,41 @@ func TestHTTPEndpointNegotiatesProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &protoLog{protos: map[string]int{}}
-	h := log.wrap(d.Handler())
-
-	t.Run("HTTP/1.1 only", func(t *testing.T) {
-		srv := httptest.NewServer(h) // no h2c: the stock envd situation
-		defer srv.Close()
-		c, err := envd.Dial(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		for i := 0; i < 2; i++ {
-			if got := echo(t, c); got != "hi\n" {
-				t.Fatalf("stdout %q", got)
+	cases := []struct {
+		name, proto string
+		h2c         bool
+	}{
+		{"HTTP/1.1 only", "HTTP/1.1", false}, // the stock envd situation
+		{"h2c", "HTTP/2.0", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &protoLog{protos: map[string]int{}}
+			srv := httptest.NewUnstartedServer(log.wrap(d.Handler()))
+			if tc.h2c {
+				var p http.Protocols
+				p.SetHTTP1(true)
+				p.SetUnencryptedHTTP2(true)
+				srv.Config.Protocols = &p
 			}
-		}
-		if n := log.count("HTTP/1.1 " + processconnect.ProcessStartProcedure); n != 2 {
-			t.Errorf("%d starts over HTTP/1.1, want 2", n)
-		}
-		if n := log.count("HTTP/1.1 /health"); n != 1 {
-			t.Errorf("%d HTTP/1.1 probes, want 1 (the answer is remembered)", n)
-		}
-	})
-	t.Run("h2c", func(t *testing.T) {
-		srv := httptest.NewUnstartedServer(h)
-		var p http.Protocols
-		p.SetHTTP1(true)
-		p.SetUnencryptedHTTP2(true)
-		srv.Config.Protocols = &p
-		srv.Start()
-		defer srv.Close()
-		c, err := envd.Dial(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		for i := 0; i < 2; i++ {
-			if got := echo(t, c); got != "hi\n" {
-				t.Fatalf("stdout %q", got)
+			srv.Start()
+			defer srv.Close()
+			c, err := envd.Dial(srv.URL)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if n := log.count("HTTP/2.0 " + processconnect.ProcessStartProcedure); n != 2 {
-			t.Errorf("%d starts over h2c, want 2", n)
-		}
-		if n := log.count("HTTP/2.0 /health"); n != 1 {
-			t.Errorf("%d h2c probes, want 1 (the answer is remembered)", n)
-		}
-	})
+			defer c.Close()
+			for i := 0; i < 2; i++ {
+				if got := echo(t, c); got != "hi\n" {
+					t.Fatalf("stdout %q", got)
+				}
+			}
+			if n := log.count(tc.proto + " " + processconnect.ProcessStartProcedure); n != 2 {
+				t.Errorf("%d starts over %s, want 2", n, tc.proto)
+			}
+			if n := log.count(tc.proto + " /health"); n != 1 {
+				t.Errorf("%d %s probes, want 1 (the answer is remembered)", n, tc.proto)
+			}
+		})
+	}
 }
