@@ -48,6 +48,7 @@ running, with every process it supervises, after sandtop exits.`,
 		newConfigCmd(g),
 		newDaemonCmd(g),
 		newServeCmd(),
+		newE2BCmd(g),
 	)
 	addSessionCommands(root, g)
 	return root

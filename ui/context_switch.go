@@ -47,6 +47,10 @@ func (m *Model) multi() bool { return len(m.ctxs) > 1 }
 func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.state, m.openErr = openFailed, msg.err
+		if m.planePaused() {
+			m.events.add(m.now(), levelWarn, "%s is paused: not dialled, so it stays paused (%s resumes it)", m.targetName(), m.keys.Resume.Help().Key)
+			return nil
+		}
 		m.events.add(m.now(), levelError, "cannot reach %s: %v", m.targetName(), msg.err)
 		return nil
 	}

@@ -55,6 +55,9 @@ func (m *Model) viewHeader() string {
 		parts = append(parts, st.readOnly.Render(" READ-ONLY "))
 	}
 	parts = append(parts, conn)
+	if m.spec.Plane != nil {
+		parts = append(parts, m.planeBadge())
+	}
 	if m.info.Target != "" {
 		parts = append(parts, st.header.Render(m.info.Target))
 	} else if m.spec.Target != "" {
