@@ -20,10 +20,10 @@ type KeyMap struct {
 	Filter, Palette, Help                   key.Binding
 	Contexts                                key.Binding // the sandbox picker
 	// Resume, Extend and SandboxLogs act on an E2B sandbox's provider.
-	Resume, Extend, SandboxLogs key.Binding
-	Run, NewTerminal                        key.Binding
-	Follow, SearchNext, SearchPrev          key.Binding
-	Zoom, Back, Quit                        key.Binding
+	Resume, Extend, SandboxLogs    key.Binding
+	Run, NewTerminal               key.Binding
+	Follow, SearchNext, SearchPrev key.Binding
+	Zoom, Back, Quit               key.Binding
 	// Detach leaves an attached terminal. Every other key goes to the
 	// remote program while attached, Ctrl-C included.
 	Detach key.Binding
