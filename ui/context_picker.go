@@ -80,11 +80,10 @@ func (d *contextPicker) view(m *Model, w, h int) string {
 			lines = append(lines, m.planePickerLine(sb, w))
 		}
 	}
-	help := "enter switch · ↑/↓ move · 1-9 pick · esc close · marks and actions stay in their sandbox"
+	lines = append(lines, "", st.muted.Render("enter switch · ↑/↓ move · 1-9 pick · esc close · marks and actions stay in their sandbox"))
 	if m.hasPlanes() {
-		help += " · R resume · E extend"
+		lines = append(lines, st.muted.Render("R resume · E extend the E2B sandbox under the cursor (asks first)"))
 	}
-	lines = append(lines, "", st.muted.Render(help))
 	return dialogBox(st, st.dialogTitle.Render("Sandboxes"), lines, w, 60)
 }
 
@@ -94,15 +93,21 @@ func (m *Model) planePickerLine(sb *sandbox, w int) string {
 	st, p := m.st, &sb.pl
 	left := FormatTimeLeft(p.info.EndAt.Sub(m.now())) + " left"
 	state := p.info.State
-	if p.gone {
+	switch {
+	case p.gone:
 		state, left = "gone", "-"
+	case p.info.Paused():
+		left = p.info.endText()
 	}
 	parts := []string{p.info.templateName(), state, left}
 	if p.hasMetrics && !p.info.Paused() {
 		parts = append(parts, formatMetrics(p.metrics))
 	}
 	parts = append(parts, FormatMetadata(p.info.Metadata))
-	l := fit("     "+strings.Join(parts, " · "), max(40, w-10))
+	l := "     " + strings.Join(parts, " · ")
+	if visibleWidth(l) > w-10 {
+		l = fit(l, max(40, w-10))
+	}
 	if !p.gone && !p.info.Paused() && p.info.EndAt.Sub(m.now()) < timeLeftWarning {
 		return st.warning.Render(l)
 	}

@@ -111,7 +111,9 @@ func (m *Model) switchTo(i int) tea.Cmd {
 	case openReady:
 		cmds = append(cmds, m.startWatching())
 	case openFailed:
-		if m.spec.Open != nil { // try again: it may be up by now
+		// Try again: it may be up by now. A paused sandbox waits for its
+		// refresh (or a resume) to say it runs.
+		if m.spec.Open != nil && !m.planePaused() {
 			m.state = openRunning
 			cmds = append(cmds, m.openCmd(m.sandbox))
 		}

@@ -102,6 +102,15 @@ func (p PlaneInfo) templateName() string {
 	return p.Template
 }
 
+// endText is a paused sandbox's end time, which does not count down while
+// it sleeps: "ends Jun 2 08:00 UTC".
+func (p PlaneInfo) endText() string {
+	if p.EndAt.IsZero() {
+		return "no end time"
+	}
+	return "ends " + p.EndAt.UTC().Format("Jan 2 15:04 UTC")
+}
+
 // formatMetrics is "cpu 12% mem 210M/512M".
 func formatMetrics(m PlaneMetrics) string {
 	return fmt.Sprintf("cpu %.0f%% mem %s/%s", m.CPUPct, formatBytes(uint64(max(m.MemUsed, 0))), formatBytes(uint64(max(m.MemTotal, 0))))

@@ -266,7 +266,7 @@ func (m *Model) planeBadge() string {
 	case p.gone:
 		return st.danger.Render("✗ gone")
 	case p.info.Paused():
-		return st.warning.Render("⏸ paused (" + m.keys.Resume.Help().Key + " resumes)")
+		return st.warning.Render("⏸ paused (" + m.keys.Resume.Help().Key + " resumes)  " + p.info.endText())
 	}
 	s := st.header.Render(p.info.templateName())
 	left := p.info.EndAt.Sub(m.now())

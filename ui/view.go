@@ -54,7 +54,9 @@ func (m *Model) viewHeader() string {
 	if m.readOnly() {
 		parts = append(parts, st.readOnly.Render(" READ-ONLY "))
 	}
-	parts = append(parts, conn)
+	if !m.planePaused() { // never dialled while paused: the badge says why
+		parts = append(parts, conn)
+	}
 	if m.spec.Plane != nil {
 		parts = append(parts, m.planeBadge())
 	}
