@@ -210,39 +210,47 @@ type connected struct {
 
 func (f *Fake) connect(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var body struct {
-		Timeout *int `json:"timeout"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Timeout == nil || *body.Timeout < 0 {
-		writeError(w, http.StatusBadRequest, "body must be {\"timeout\": <seconds ≥ 0>}")
+	secs, ok := timeoutBody(w, r, true)
+	if !ok {
 		return
 	}
-	f.mu.Lock()
-	sb, ok := f.sandboxes[id]
 	status := http.StatusOK
-	if ok {
-		f.lastTTL[id] = *body.Timeout
+	sb, found := f.update(id, func(sb *Sandbox) {
+		f.lastTTL[id] = secs
 		if sb.State == "paused" { // connect resumes a paused sandbox
 			sb.State = "running"
 			status = http.StatusCreated
 		}
-		if end := time.Now().UTC().Add(time.Duration(*body.Timeout) * time.Second); end.After(sb.EndAt) {
+		if end := time.Now().UTC().Add(time.Duration(secs) * time.Second); end.After(sb.EndAt) {
 			sb.EndAt = end // and only ever extends the end time
 		}
-		f.sandboxes[id] = sb
-	}
-	f.mu.Unlock()
-	if !ok {
+	})
+	if !found {
 		writeError(w, http.StatusNotFound, "sandbox \""+id+"\" not found")
 		return
 	}
-	writeJSON(w, status, connected{
-		TemplateID: sb.TemplateID, SandboxID: sb.ID, Alias: sb.Alias, ClientID: "fake",
-		EnvdVersion: sb.EnvdVersion, EnvdAccessToken: sb.Token, Domain: Domain,
-	})
+	writeJSON(w, status, toConnected(sb))
 }
 
-// timeoutBody decodes {"timeout": seconds ≥ 0}, answering 400 otherwise.
+func toConnected(sb Sandbox) connected {
+	return connected{TemplateID: sb.TemplateID, SandboxID: sb.ID, Alias: sb.Alias, ClientID: "fake",
+		EnvdVersion: sb.EnvdVersion, EnvdAccessToken: sb.Token, Domain: Domain}
+}
+
+// update changes a sandbox under the lock; found is false for an unknown id.
+func (f *Fake) update(id string, change func(*Sandbox)) (sb Sandbox, found bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sb, found = f.sandboxes[id]
+	if found {
+		change(&sb)
+		f.sandboxes[id] = sb
+	}
+	return sb, found
+}
+
+// timeoutBody decodes {"timeout": seconds ≥ 0}, answering 400 otherwise;
+// an empty body means the API's default where the timeout is optional.
 func timeoutBody(w http.ResponseWriter, r *http.Request, required bool) (int, bool) {
 	var body struct {
 		Timeout *int `json:"timeout"`
@@ -265,23 +273,20 @@ func (f *Fake) resume(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f.mu.Lock()
-	sb, found := f.sandboxes[id]
-	wasRunning := found && sb.State == "running"
-	if found && !wasRunning {
-		sb.State = "running"
-		sb.EndAt = time.Now().UTC().Add(time.Duration(secs) * time.Second)
-		f.sandboxes[id] = sb
-	}
-	f.mu.Unlock()
+	wasRunning := false
+	sb, found := f.update(id, func(sb *Sandbox) {
+		if wasRunning = sb.State == "running"; !wasRunning {
+			sb.State = "running"
+			sb.EndAt = time.Now().UTC().Add(time.Duration(secs) * time.Second)
+		}
+	})
 	switch {
 	case !found:
 		writeError(w, http.StatusNotFound, "sandbox \""+id+"\" not found")
 	case wasRunning:
 		writeError(w, http.StatusConflict, "sandbox \""+id+"\" is already running")
 	default:
-		writeJSON(w, http.StatusCreated, connected{TemplateID: sb.TemplateID, SandboxID: sb.ID, Alias: sb.Alias,
-			ClientID: "fake", EnvdVersion: sb.EnvdVersion, EnvdAccessToken: sb.Token, Domain: Domain})
+		writeJSON(w, http.StatusCreated, toConnected(sb))
 	}
 }
 
@@ -292,14 +297,9 @@ func (f *Fake) timeout(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f.mu.Lock()
-	sb, found := f.sandboxes[id]
-	if found {
+	if _, found := f.update(id, func(sb *Sandbox) {
 		sb.EndAt = time.Now().UTC().Add(time.Duration(secs) * time.Second)
-		f.sandboxes[id] = sb
-	}
-	f.mu.Unlock()
-	if !found {
+	}); !found {
 		writeError(w, http.StatusNotFound, "sandbox \""+id+"\" not found")
 		return
 	}
