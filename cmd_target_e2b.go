@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -104,16 +105,23 @@ func readAPIKey(file string) (string, error) {
 }
 
 // warnOnce prints each distinct warning once per run, on stderr (it stays
-// readable after the TUI leaves the alternate screen).
-var warnOnce = func() func(string) {
+// readable after the TUI leaves the alternate screen); the TUI also shows
+// the ones given so far in its event log (warningsSoFar).
+var warnOnce, warningsSoFar = func() (func(string), func() []string) {
 	var mu sync.Mutex
-	seen := map[string]bool{}
-	return func(msg string) {
+	var given []string
+	warn := func(msg string) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !seen[msg] {
-			seen[msg] = true
+		if !slices.Contains(given, msg) {
+			given = append(given, msg)
 			fmt.Fprintln(os.Stderr, "sandtop: warning: "+msg)
 		}
 	}
+	soFar := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(given)
+	}
+	return warn, soFar
 }()

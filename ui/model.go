@@ -137,6 +137,9 @@ func (m *Model) Close() {
 // can tell reachable sandboxes from unreachable ones), and starts the
 // header query, the process table watch and the clock for the one shown.
 func (m *Model) Init() tea.Cmd {
+	for _, w := range m.opts.Warnings {
+		m.log.add(m.now(), levelWarn, "", "%s", w)
+	}
 	cmds := []tea.Cmd{clockCmd(time.Second), m.startPlanes()}
 	for _, sb := range m.ctxs {
 		if sb.state == openPending {

@@ -53,6 +53,9 @@ type Options struct {
 	// (E2B samples metrics every 5 s, so asking more often gains nothing).
 	// Tests shorten them to cover many refreshes quickly.
 	PlaneRefresh, MetricsRefresh time.Duration
+	// Warnings are shown in the event log at start (an API key of an
+	// unusual shape, say).
+	Warnings []string
 	// Now is the clock, for tests; nil means time.Now.
 	Now func() time.Time
 	// ProgramOptions are passed to tea.NewProgram by Run (input, output).

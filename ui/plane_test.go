@@ -255,3 +255,10 @@ func TestPlaneLogsView(t *testing.T) {
 		t.Fatal("esc closes the log; reading it changes nothing")
 	}
 }
+
+func TestWarningsAreLogged(t *testing.T) {
+	m, _, _, _ := newPlaneModel(t, func(o *Options) { o.Warnings = []string{"E2B_API_KEY does not look like an E2B key"} })
+	if v := m.View(); !strings.Contains(v, "does not look like an E2B key") {
+		t.Fatalf("the warning is not in the event log:\n%s", v)
+	}
+}
