@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +25,7 @@ func parseTargets(t *testing.T, args ...string) *targetFlags {
 	t.Cleanup(func() { // the extensions are package-level; leave them unset
 		for _, x := range targetExtensions {
 			if e, ok := x.(*e2bExtension); ok {
-				e.value, e.flag = "", nil
+				e.value, e.flag, e.metadata = "", nil, nil
 			}
 		}
 	})
@@ -76,6 +78,54 @@ func TestE2BFlag(t *testing.T) {
 	}
 	if sels, err := parseTargets(t).resolveAll(cfg); err != nil || len(sels) != 0 {
 		t.Fatalf("no flags: %+v %v", sels, err)
+	}
+	sels, err = parseTargets(t, "--e2b-metadata", "app=web", "--e2b-metadata", "env=a=b").resolveAll(cfg)
+	if err != nil || len(sels) != 1 || !sels[0].cfg.E2B || sels[0].cfg.E2BMetadata["app"] != "web" || sels[0].cfg.E2BMetadata["env"] != "a=b" {
+		t.Fatalf("--e2b-metadata implies --e2b and filters: %+v %v", sels, err)
+	}
+	for _, bad := range [][]string{{"--e2b-metadata", "novalue"}, {"--e2b-metadata", "=v"}, {"--e2b=sbx1", "--e2b-metadata", "a=b"}} {
+		if _, err := parseTargets(t, bad...).resolveAll(cfg); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+}
+
+// TestE2BConfigTargetHasItsOwnKey: [targets.NAME] e2b = "ID" with its own
+// key file and API URL, no E2B_API_KEY in the environment; the sandbox
+// keeps the config's name.
+func TestE2BConfigTargetHasItsOwnKey(t *testing.T) {
+	const key = "provider-key-42"
+	fake := e2bfake.New(t, key)
+	fake.Add(e2bfake.Sandbox{ID: "sbx9", Alias: "box"})
+	t.Setenv("E2B_API_KEY", "")
+	t.Setenv("E2B_API_URL", "")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "e2b.key"), []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body := "[targets.agent]\ne2b = \"sbx9\"\ne2b_api_key_file = \"e2b.key\"\ne2b_api_url = \"" + fake.URL + "\"\n" +
+		"[targets.broken]\ne2b = \"sbx9\"\ne2b_api_key_file = \"absent.key\"\n"
+	cfg, err := config.Parse(filepath.Join(dir, "config.toml"), []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := namedTarget(cfg, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := sel.targets(context.Background())
+	if err != nil || len(ts) != 1 || ts[0].Name != "agent" || ts[0].E2B == nil || ts[0].E2B.Alias != "box" {
+		t.Fatalf("targets %v: %v", ts, err)
+	}
+	broken, err := namedTarget(cfg, "broken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := broken.targets(context.Background()); err == nil || !strings.Contains(err.Error(), "e2b_api_key_file") {
+		t.Fatalf("an unreadable key file: %v", err)
+	}
+	if calls := fake.MutatingCalls(); len(calls) != 0 {
+		t.Fatalf("resolving changed the sandbox: %+v", calls)
 	}
 }
 

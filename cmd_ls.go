@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -24,17 +25,32 @@ the README.`,
 			if err := checkOutputFormat(out, "table", "wide", "json"); err != nil {
 				return err
 			}
-			s, err := openSession(cmd.Context(), g)
+			r, err := resolveTarget(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			doc, err := listSandbox(cmd.Context(), s)
-			if err != nil {
-				return err
+			var doc listDoc
+			if r.E2B != nil && r.E2B.Paused() {
+				// Dialling a paused sandbox could wake it: say what it is
+				// and list nothing.
+				doc = listDoc{Version: jsonVersion, Target: r.Name, Taken: time.Now().UTC(), Groups: []listGroup{}, Terminals: []listTerminal{}}
+				fmt.Fprintf(cmd.ErrOrStderr(), "sandtop: %s is paused; nothing runs in it until it is resumed (sandtop e2b resume %s)\n", r.Name, r.SandboxID)
+			} else {
+				s, err := r.open(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				if doc, err = listSandbox(cmd.Context(), s); err != nil {
+					return err
+				}
 			}
+			doc.E2B = e2bListEntry(r.E2B)
 			if out == "json" {
 				return writeJSON(cmd.OutOrStdout(), doc)
+			}
+			if r.E2B != nil {
+				fmt.Fprintln(cmd.OutOrStdout(), e2bSummary(r.Name, *r.E2B, time.Now()))
 			}
 			printListTable(cmd.OutOrStdout(), doc, out == "wide")
 			return nil

@@ -25,7 +25,8 @@ output, attaches to terminals, and sends signals or tears groups down.
 With no command it opens the TUI. With no target flags the TUI holds the
 embedded local sandbox and every target of the config file (the config's
 default shown first); --target, --socket and --envd (each repeatable) and
---e2b (every running E2B sandbox, or --e2b=ID) name the sandboxes instead.
+--e2b (every E2B sandbox, running or paused, or --e2b=ID; looking never
+resumes or extends one) name the sandboxes instead.
 In the TUI, c or :ctx switches between them. The other commands work on
 one sandbox. The local sandbox's daemon starts on first use and keeps
 running, with every process it supervises, after sandtop exits.`,
@@ -48,6 +49,7 @@ running, with every process it supervises, after sandtop exits.`,
 		newConfigCmd(g),
 		newDaemonCmd(g),
 		newServeCmd(),
+		newE2BCmd(g),
 	)
 	addSessionCommands(root, g)
 	return root

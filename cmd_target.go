@@ -66,6 +66,8 @@ type selection struct {
 	// expands is set for selections that list several sandboxes (E2B);
 	// their targets are named by target.ListTargets.
 	expands bool
+	// e2bKeyFile is a config target's e2b_api_key_file, read on resolving.
+	e2bKeyFile string
 }
 
 // resolve picks the one sandbox of a command that works on one: the
@@ -193,12 +195,16 @@ func namedTarget(cfg config.Config, name string) (selection, error) {
 		return selection{}, usagef(fmt.Errorf("no target %q in the config (have: %s)", name, strings.Join(append([]string{config.LocalTarget}, cfg.TargetNames()...), ", ")))
 	}
 	sel := selection{name: name, readOnly: cfg.ReadOnlyFor(name)}
-	if ct.Socket != "" {
-		sel.cfg = target.Config{Local: "unix:" + ct.Socket, User: ct.User}
-	} else {
-		sel.cfg = target.Config{EnvdURL: ct.Envd, TokenFile: ct.TokenFile, User: ct.User}
+	switch {
+	case ct.Socket != "":
+		sel.cfg = target.Config{Local: "unix:" + ct.Socket, User: ct.User,
+			RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace}
+	case ct.IsE2B():
+		sel.cfg, sel.expands, sel.e2bKeyFile = e2bTargetConfig(ct), ct.E2B == "", ct.E2BAPIKeyFile
+	default:
+		sel.cfg = target.Config{EnvdURL: ct.Envd, TokenFile: ct.TokenFile, User: ct.User,
+			RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace}
 	}
-	sel.cfg.RuntimeRoot, sel.cfg.AgentWorkspace = ct.RuntimeRoot, ct.AgentWorkspace
 	return sel, nil
 }
 
@@ -224,6 +230,14 @@ func allConfigured(cfg config.Config) (sels []selection, initial int, err error)
 // that names one sandbox keeps its own name for it.
 func (s selection) targets(ctx context.Context) ([]target.Target, error) {
 	c := s.cfg
+	c.Warn = warnOnce
+	if s.e2bKeyFile != "" {
+		key, err := readAPIKey(s.e2bKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		c.E2BConfig.APIKey = key
+	}
 	if s.startLocal {
 		st, err := ensureLocalDaemon(ctx)
 		if err != nil {

@@ -46,13 +46,14 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 		return contexts[0].Err
 	}
 	if len(contexts) == 0 {
-		return errors.New("no sandbox to show: the E2B team has no running sandbox")
+		return errors.New("no sandbox to show: the E2B team has no sandbox (or none matches --e2b-metadata)")
 	}
 	opts, err := tuiOptions(cfg, g, tf, fs)
 	if err != nil {
 		return err
 	}
 	opts.Contexts, opts.Initial = contexts, initial
+	opts.Warnings = warningsSoFar()
 	// The TUI needs a terminal; say so plainly instead of a garbled screen.
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return errors.New("the TUI needs a terminal on stdin and stdout; use the CLI (sandtop ls, sandtop --help) from scripts")

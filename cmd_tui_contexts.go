@@ -44,7 +44,17 @@ func (o *tuiOpener) contexts(ctx context.Context, sels []selection, initial int)
 		}
 		for _, t := range ts {
 			c := ui.Context{Name: t.Name, Kind: string(t.Kind), Target: t.Endpoint, ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t), Err: t.Err}
-			if t.Err == nil {
+			switch {
+			case t.E2B != nil:
+				// Described, not connected: opening describes it again and
+				// dials only a running sandbox, so a paused one stays paused
+				// until the operator resumes it.
+				c.Plane, c.PlaneInfo = e2bPlane{c: t.ControlPlane(), id: t.SandboxID}, planeInfo(*t.E2B)
+				if c.Target == "" {
+					c.Target = "e2b sandbox " + t.SandboxID
+				}
+				c.Open = o.openE2B(t, c.Cwd)
+			case t.Err == nil:
 				c.Open = o.open(t, c.Cwd)
 			}
 			out = append(out, c)
@@ -66,6 +76,21 @@ func (o *tuiOpener) open(t target.Target, cwd string) func(context.Context) (ui.
 		o.sessions = append(o.sessions, s)
 		o.mu.Unlock()
 		return ui.NewBackendSource(s.Client, s.Runtime, ui.BackendOptions{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace})
+	}
+}
+
+// openE2B describes the sandbox again (no side effect) and dials it only
+// if it runs; a paused one gives an error wrapping target.ErrPaused.
+func (o *tuiOpener) openE2B(t target.Target, cwd string) func(context.Context) (ui.Source, error) {
+	return func(ctx context.Context) (ui.Source, error) {
+		now, err := target.Refresh(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if now.Err != nil {
+			return nil, now.Err
+		}
+		return o.open(now, cwd)(ctx)
 	}
 }
 
@@ -110,7 +135,7 @@ func selKind(sel selection) string {
 	switch {
 	case sel.startLocal || sel.cfg.Local != "":
 		return string(target.KindLocal)
-	case sel.expands:
+	case sel.expands || sel.cfg.E2BSandboxID != "":
 		return string(target.KindE2B)
 	}
 	return string(target.KindEnvd)

@@ -20,6 +20,8 @@ type listDoc struct {
 	Taken     time.Time      `json:"taken"`
 	Groups    []listGroup    `json:"groups"`
 	Terminals []listTerminal `json:"terminals"`
+	// E2B is the sandbox as E2B's control plane describes it (E2B only).
+	E2B *e2bListRow `json:"e2b,omitempty"`
 }
 
 type listGroup struct {

@@ -25,30 +25,53 @@ type session struct {
 
 // openSession loads the config, resolves the target flags and connects.
 func openSession(ctx context.Context, g *globalFlags) (*session, error) {
-	cfg, err := g.loadConfig()
+	r, err := resolveTarget(ctx, g)
 	if err != nil {
 		return nil, err
+	}
+	return r.open(ctx)
+}
+
+// resolved is the one sandbox a command works on, found but not dialled.
+type resolved struct {
+	target.Target
+	cfg      config.Config
+	sel      selection
+	readOnly bool
+}
+
+// resolveTarget loads the config and resolves the target flags to exactly
+// one sandbox, without connecting to it.
+func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return resolved{}, err
 	}
 	sel, err := g.target.resolve(cfg)
 	if err != nil {
-		return nil, err
+		return resolved{}, err
 	}
 	ts, err := sel.targets(ctx)
 	if err != nil {
-		return nil, err
+		return resolved{}, err
 	}
 	if len(ts) != 1 {
 		names := make([]string, len(ts))
 		for i, t := range ts {
 			names[i] = t.Name
 		}
-		return nil, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one", len(ts), strings.Join(names, ", ")))
+		return resolved{}, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one", len(ts), strings.Join(names, ", ")))
 	}
-	opened, err := target.Open(ctx, ts[0], backend.RuntimeConfig{PollInterval: 50 * time.Millisecond})
+	return resolved{Target: ts[0], cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly}, nil
+}
+
+// open dials the resolved sandbox.
+func (r resolved) open(ctx context.Context) (*session, error) {
+	opened, err := target.Open(ctx, r.Target, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		return nil, err
 	}
-	return &session{Session: opened, cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly}, nil
+	return &session{Session: opened, cfg: r.cfg, sel: r.sel, readOnly: r.readOnly}, nil
 }
 
 func (s *session) Close() { s.Session.Close() }

@@ -35,7 +35,8 @@ type Config struct {
 // Target is one remote (or non-default local) sandbox daemon.
 type Target struct {
 	// Socket is the unix socket of a sandtop daemon ("serve --listen
-	// unix:PATH"). Exactly one of Socket and Envd is set.
+	// unix:PATH"). Exactly one of Socket, Envd and E2B (or E2BMetadata)
+	// is set.
 	Socket string `toml:"socket"`
 	// Envd is the URL of an envd-compatible endpoint, e.g.
 	// http://10.0.0.5:49983.
@@ -48,15 +49,30 @@ type Target struct {
 	// ReadOnly, when set, overrides the top-level read_only for this
 	// target.
 	ReadOnly *bool `toml:"read_only"`
-	// RuntimeRoot is where sandtop keeps its state in a stock envd's
-	// sandbox (default: ~/.local/state/sandtop of the sandbox user);
-	// sandtop's own daemon names its own.
-	RuntimeRoot string `toml:"runtime_root"`
-	// AgentWorkspace is a DeepSeek Harness agent's workspace in the
-	// sandbox, whose <workspace>/.dsh-e2b/ is read as well as the groups
-	// found from the process table.
+
+	// RuntimeRoot is where sandtop keeps its state in the sandbox when
+	// the daemon there is a stock envd; AgentWorkspace is the agent's
+	// working directory (where its .dsh-e2b state is read, and where :run
+	// starts). Both must be absolute. On E2B they default to
+	// ~/.local/state/sandtop and the user's home, never the agent's
+	// workspace for sandtop's own state.
+	RuntimeRoot    string `toml:"runtime_root"`
 	AgentWorkspace string `toml:"agent_workspace"`
+
+	// E2B names one E2B sandbox by id; E2BMetadata instead selects every
+	// sandbox (running or paused) whose metadata has all these pairs.
+	E2B         string            `toml:"e2b"`
+	E2BMetadata map[string]string `toml:"e2b_metadata"`
+	// E2BAPIKeyFile holds this target's E2B API key (else E2B_API_KEY);
+	// E2BDomain and E2BAPIURL replace E2B_DOMAIN and E2B_API_URL, for an
+	// E2B-compatible provider or another region.
+	E2BAPIKeyFile string `toml:"e2b_api_key_file"`
+	E2BDomain     string `toml:"e2b_domain"`
+	E2BAPIURL     string `toml:"e2b_api_url"`
 }
+
+// IsE2B says whether the target is found through E2B's control plane.
+func (t Target) IsE2B() bool { return t.E2B != "" || len(t.E2BMetadata) > 0 }
 
 // Confirm lists the actions that ask before they act.
 type Confirm struct {

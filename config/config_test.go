@@ -19,8 +19,6 @@ grace = "10s"
 envd = "http://10.0.0.5:49983"
 token_file = "staging.token"
 read_only = false
-runtime_root = "/home/user/.local/state/sandtop"
-agent_workspace = "/home/user/workspace"
 
 [targets.box]
 socket = "~/box.sock"
@@ -46,9 +44,6 @@ func TestParseExampleOverridesDefaults(t *testing.T) {
 	if home, _ := os.UserHomeDir(); c.Targets["box"].Socket != filepath.Join(home, "box.sock") {
 		t.Fatalf("~ not expanded: %q", c.Targets["box"].Socket)
 	}
-	if st := c.Targets["staging"]; st.RuntimeRoot != "/home/user/.local/state/sandtop" || st.AgentWorkspace != "/home/user/workspace" {
-		t.Fatalf("runtime_root %q agent_workspace %q", st.RuntimeRoot, st.AgentWorkspace)
-	}
 	if c.ReadOnlyFor("staging") || !c.ReadOnlyFor("box") {
 		t.Fatal("per-target read_only must override the top-level one")
 	}
@@ -57,6 +52,31 @@ func TestParseExampleOverridesDefaults(t *testing.T) {
 	}
 	if got := c.Keys["detach"]; len(got) != 1 || got[0] != "ctrl+g" {
 		t.Fatalf("keys: %v", got)
+	}
+}
+
+func TestE2BTargets(t *testing.T) {
+	c, err := Parse("/etc/sandtop/config.toml", []byte(`
+[targets.agent]
+e2b = "isb7x2k"
+e2b_api_key_file = "e2b.key"
+e2b_domain = "eu.example.test"
+agent_workspace = "/home/user/workspace"
+runtime_root = "/home/user/.local/state/sandtop"
+
+[targets.web]
+e2b_metadata = { app = "web", env = "prod" }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, w := c.Targets["agent"], c.Targets["web"]
+	if !a.IsE2B() || a.E2B != "isb7x2k" || a.E2BAPIKeyFile != "/etc/sandtop/e2b.key" || a.E2BDomain != "eu.example.test" ||
+		a.AgentWorkspace != "/home/user/workspace" || a.RuntimeRoot != "/home/user/.local/state/sandtop" {
+		t.Fatalf("agent: %+v", a)
+	}
+	if !w.IsE2B() || w.E2BMetadata["app"] != "web" || w.E2BMetadata["env"] != "prod" {
+		t.Fatalf("web: %+v", w)
 	}
 }
 
@@ -82,13 +102,19 @@ func TestBadFilesNameWhatIsWrong(t *testing.T) {
 		"scrollback too big": "scrollback_bytes = 9999999999\n",
 		"empty key list":     "[keys]\nquit = []\n",
 		"bad duration":       "grace = \"soon\"\n",
-		"relative root":      "[targets.x]\nenvd = \"http://h:1\"\nruntime_root = \"state\"\n",
+		"e2b and envd":       "[targets.x]\ne2b = \"sbx1\"\nenvd = \"http://h:1\"\n",
+		"e2b id and filter":  "[targets.x]\ne2b = \"sbx1\"\ne2b_metadata = { app = \"web\" }\n",
+		"e2b key on envd":    "[targets.x]\nenvd = \"http://h:1\"\ne2b_api_key_file = \"k\"\n",
+		"relative root":      "[targets.x]\ne2b = \"sbx1\"\nruntime_root = \"state\"\n",
+		"bad e2b api url":    "[targets.x]\ne2b = \"sbx1\"\ne2b_api_url = \"api.example\"\n",
 	}
 	want := map[string]string{
 		"unknown key": "unknown key colour", "syntax": "line 1", "target missing": `"prod"`,
-		"both endpoints": "only one", "no endpoint": "either socket or envd", "bad url": "not an http",
+		"both endpoints": "only one", "no endpoint": "either socket, envd or e2b", "bad url": "not an http",
 		"local redefined": "built-in", "scrollback too big": "scrollback_bytes", "empty key list": "quit",
-		"bad duration": "grace", "relative root": "runtime_root",
+		"bad duration": "grace",
+		"e2b and envd": "only one", "e2b id and filter": "e2b_metadata", "e2b key on envd": "go with e2b",
+		"relative root": "runtime_root", "bad e2b api url": "e2b_api_url",
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {

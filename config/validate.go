@@ -44,21 +44,38 @@ func (c Config) Validate() error {
 }
 
 func (t Target) validate() error {
+	n := 0
+	for _, set := range []bool{t.Socket != "", t.Envd != "", t.IsE2B()} {
+		if set {
+			n++
+		}
+	}
 	switch {
-	case t.Socket == "" && t.Envd == "":
-		return fmt.Errorf("set either socket or envd")
-	case t.Socket != "" && t.Envd != "":
-		return fmt.Errorf("set only one of socket and envd")
+	case n == 0:
+		return fmt.Errorf("set either socket, envd or e2b (or e2b_metadata)")
+	case n > 1:
+		return fmt.Errorf("set only one of socket, envd and e2b")
+	case t.E2B != "" && len(t.E2BMetadata) > 0:
+		return fmt.Errorf("e2b names one sandbox and e2b_metadata selects several; set only one")
 	case t.Envd != "":
 		u, err := url.Parse(t.Envd)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("envd = %q is not an http:// or https:// URL with a host", t.Envd)
 		}
+	case strings.ContainsAny(t.E2B, "/?#% \t\r\n"):
+		return fmt.Errorf("e2b = %q is not a sandbox id", t.E2B)
 	}
-	// Both name paths in the sandbox, which may not be this machine.
-	for key, p := range map[string]string{"runtime_root": t.RuntimeRoot, "agent_workspace": t.AgentWorkspace} {
-		if p != "" && !strings.HasPrefix(p, "/") {
-			return fmt.Errorf("%s = %q must be an absolute path in the sandbox", key, p)
+	if !t.IsE2B() && (t.E2BAPIKeyFile != "" || t.E2BDomain != "" || t.E2BAPIURL != "") {
+		return fmt.Errorf("e2b_api_key_file, e2b_domain and e2b_api_url go with e2b or e2b_metadata")
+	}
+	if t.E2BAPIURL != "" {
+		if u, err := url.Parse(t.E2BAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("e2b_api_url = %q is not an http:// or https:// URL with a host", t.E2BAPIURL)
+		}
+	}
+	for _, p := range []struct{ key, val string }{{"runtime_root", t.RuntimeRoot}, {"agent_workspace", t.AgentWorkspace}} {
+		if p.val != "" && !strings.HasPrefix(p.val, "/") {
+			return fmt.Errorf("%s = %q must be an absolute path in the sandbox", p.key, p.val)
 		}
 	}
 	return nil

@@ -29,6 +29,12 @@ type Context struct {
 	ReadOnly bool
 	// Cwd is where :run starts programs here; empty means the daemon's.
 	Cwd string
+	// Plane is the sandbox's provider (E2B): its state, time left,
+	// metrics and logs, and the explicit resume and extend. nil for other
+	// sandboxes. PlaneInfo is what the listing already said, shown until
+	// the first refresh.
+	Plane     ControlPlane
+	PlaneInfo PlaneInfo
 }
 
 // openState is how far a context's Source has come.
@@ -69,6 +75,8 @@ type sandbox struct {
 	termCursor int
 	marks      map[int]bool
 	teardowns  map[int]*teardown
+
+	pl planeState
 }
 
 func newSandbox(spec Context, index int, log *eventLog) *sandbox {
@@ -79,6 +87,7 @@ func newSandbox(spec Context, index int, log *eventLog) *sandbox {
 		marks: map[int]bool{}, teardowns: map[int]*teardown{},
 	}
 	sb.info.Name = spec.Name
+	sb.pl.info = spec.PlaneInfo
 	switch {
 	case spec.Source != nil:
 		sb.state = openReady
@@ -117,6 +126,14 @@ func (sb *sandbox) liveGroups() int {
 
 // stateText is the one-line connection state the picker and header show.
 func (sb *sandbox) stateText() string {
+	if sb.spec.Plane != nil {
+		switch {
+		case sb.pl.gone:
+			return "gone (killed or expired)"
+		case sb.pl.info.Paused():
+			return "paused"
+		}
+	}
 	switch sb.state {
 	case openPending, openRunning:
 		return "connecting"

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -24,6 +25,10 @@ func (d *contextPicker) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 		d.cursor = (d.cursor + 1) % len(m.ctxs)
 	case "enter":
 		return true, m.switchTo(d.cursor)
+	case "R", "E":
+		// Act on the sandbox under the cursor, without switching to it.
+		verb := map[string]string{"R": "resume", "E": "extend"}[s]
+		return true, m.within(m.ctxs[d.cursor], func() tea.Cmd { return m.askPlane(verb, 0) })
 	default:
 		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(m.ctxs) {
 			d.cursor = int(s[0] - '1')
@@ -65,11 +70,46 @@ func (d *contextPicker) view(m *Model, w, h int) string {
 		switch {
 		case i == d.cursor:
 			l = st.selected.Render("▸" + l[1:])
+		case sb.spec.Plane != nil && sb.pl.info.Paused():
+			l = st.warning.Render(l)
 		case sb.state == openFailed:
 			l = st.danger.Render(l)
 		}
 		lines = append(lines, l)
+		if sb.spec.Plane != nil {
+			lines = append(lines, m.planePickerLine(sb, w))
+		}
 	}
 	lines = append(lines, "", st.muted.Render("enter switch · ↑/↓ move · 1-9 pick · esc close · marks and actions stay in their sandbox"))
+	if m.hasPlanes() {
+		lines = append(lines, st.muted.Render("R resume · E extend the E2B sandbox under the cursor (asks first)"))
+	}
 	return dialogBox(st, st.dialogTitle.Render("Sandboxes"), lines, w, 60)
+}
+
+// planePickerLine is a provider sandbox's second picker line: template
+// (alias), state, time left, metrics and metadata.
+func (m *Model) planePickerLine(sb *sandbox, w int) string {
+	st, p := m.st, &sb.pl
+	left := FormatTimeLeft(p.info.EndAt.Sub(m.now())) + " left"
+	state := p.info.State
+	switch {
+	case p.gone:
+		state, left = "gone", "-"
+	case p.info.Paused():
+		left = p.info.endText()
+	}
+	parts := []string{p.info.templateName(), state, left}
+	if p.hasMetrics && !p.info.Paused() {
+		parts = append(parts, formatMetrics(p.metrics))
+	}
+	parts = append(parts, FormatMetadata(p.info.Metadata))
+	l := "     " + strings.Join(parts, " · ")
+	if visibleWidth(l) > w-10 {
+		l = fit(l, max(40, w-10))
+	}
+	if !p.gone && !p.info.Paused() && p.info.EndAt.Sub(m.now()) < timeLeftWarning {
+		return st.warning.Render(l)
+	}
+	return st.muted.Render(l)
 }

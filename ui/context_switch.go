@@ -47,6 +47,10 @@ func (m *Model) multi() bool { return len(m.ctxs) > 1 }
 func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.state, m.openErr = openFailed, msg.err
+		if m.planePaused() {
+			m.events.add(m.now(), levelWarn, "%s is paused: not dialled, so it stays paused (%s resumes it)", m.targetName(), m.keys.Resume.Help().Key)
+			return nil
+		}
 		m.events.add(m.now(), levelError, "cannot reach %s: %v", m.targetName(), msg.err)
 		return nil
 	}
@@ -107,7 +111,9 @@ func (m *Model) switchTo(i int) tea.Cmd {
 	case openReady:
 		cmds = append(cmds, m.startWatching())
 	case openFailed:
-		if m.spec.Open != nil { // try again: it may be up by now
+		// Try again: it may be up by now. A paused sandbox waits for its
+		// refresh (or a resume) to say it runs.
+		if m.spec.Open != nil && !m.planePaused() {
 			m.state = openRunning
 			cmds = append(cmds, m.openCmd(m.sandbox))
 		}

@@ -22,6 +22,9 @@ var paletteCommands = []paletteCommand{
 	{"bulk-teardown", "", "tear down the marked groups (asks first)", func(m *Model, _ []string) tea.Cmd { return m.askBulkTeardown() }},
 	{"filter", "TEXT", "filter the groups", (*Model).cmdFilter},
 	{"ctx", "[NAME|N]", "switch sandbox (no name: the picker)", (*Model).cmdCtx},
+	{"e2b-resume", "[DURATION]", "resume this paused E2B sandbox (asks first)", func(m *Model, argv []string) tea.Cmd { return m.cmdPlane("resume", argv) }},
+	{"e2b-extend", "[DURATION]", "make this E2B sandbox end DURATION from now (asks first)", func(m *Model, argv []string) tea.Cmd { return m.cmdPlane("extend", argv) }},
+	{"e2b-logs", "", "this E2B sandbox's own log", func(m *Model, _ []string) tea.Cmd { return m.openPlaneLogs() }},
 	{"clear-marks", "", "unmark every group", func(m *Model, _ []string) tea.Cmd { m.marks = map[int]bool{}; return nil }},
 	{"zoom", "", "toggle the big detail pane", func(m *Model, _ []string) tea.Cmd {
 		m.zoomed = !m.zoomed

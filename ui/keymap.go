@@ -19,9 +19,11 @@ type KeyMap struct {
 	Signal, Teardown, BulkTeardown          key.Binding
 	Filter, Palette, Help                   key.Binding
 	Contexts                                key.Binding // the sandbox picker
-	Run, NewTerminal                        key.Binding
-	Follow, SearchNext, SearchPrev          key.Binding
-	Zoom, Back, Quit                        key.Binding
+	// Resume, Extend and SandboxLogs act on an E2B sandbox's provider.
+	Resume, Extend, SandboxLogs    key.Binding
+	Run, NewTerminal               key.Binding
+	Follow, SearchNext, SearchPrev key.Binding
+	Zoom, Back, Quit               key.Binding
 	// Detach leaves an attached terminal. Every other key goes to the
 	// remote program while attached, Ctrl-C included.
 	Detach key.Binding
@@ -52,6 +54,9 @@ func DefaultKeyMap() KeyMap {
 		Filter:       b("/", "filter", "/"),
 		Palette:      b(":", "commands", ":"),
 		Contexts:     b("c", "sandboxes (:ctx)", "c"),
+		Resume:       b("R", "resume sandbox (E2B)", "R"),
+		Extend:       b("E", "extend sandbox (E2B)", "E"),
+		SandboxLogs:  b("L", "sandbox log (E2B)", "L"),
 		Help:         b("?", "help", "?"),
 		Run:          b("r", "run", "r"),
 		NewTerminal:  b("t", "terminal", "t"),
@@ -73,6 +78,7 @@ func (k *KeyMap) bindings() map[string]*key.Binding {
 		"collapse": &k.Collapse, "expand": &k.Expand, "open": &k.Open, "mark": &k.Mark,
 		"clear_marks": &k.ClearMarks, "signal": &k.Signal, "teardown": &k.Teardown,
 		"bulk_teardown": &k.BulkTeardown, "filter": &k.Filter, "palette": &k.Palette, "contexts": &k.Contexts,
+		"resume": &k.Resume, "extend": &k.Extend, "sandbox_logs": &k.SandboxLogs,
 		"help": &k.Help, "run": &k.Run, "new_terminal": &k.NewTerminal, "follow": &k.Follow,
 		"search_next": &k.SearchNext, "search_prev": &k.SearchPrev, "zoom": &k.Zoom,
 		"back": &k.Back, "quit": &k.Quit, "detach": &k.Detach,
@@ -114,6 +120,7 @@ func (k KeyMap) helpSections() []helpSection {
 		{"Navigate", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.NextPane, k.PrevPane, k.Collapse, k.Expand, k.Zoom}},
 		{"Act", []key.Binding{k.Open, k.Run, k.NewTerminal, k.Signal, k.Teardown, k.Mark, k.BulkTeardown, k.ClearMarks}},
 		{"Find", []key.Binding{k.Filter, k.SearchNext, k.SearchPrev, k.Follow, k.Palette, k.Contexts}},
+		{"Sandbox (E2B)", []key.Binding{k.Resume, k.Extend, k.SandboxLogs}},
 		{"General", []key.Binding{k.Detach, k.Back, k.Help, k.Quit}},
 	}
 }

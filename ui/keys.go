@@ -115,6 +115,12 @@ func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
 		m.openDialog(newPalette(""))
 	case key.Matches(msg, k.Contexts):
 		m.openContextPicker()
+	case key.Matches(msg, k.Resume):
+		return m.askPlane("resume", 0)
+	case key.Matches(msg, k.Extend):
+		return m.askPlane("extend", 0)
+	case key.Matches(msg, k.SandboxLogs):
+		return m.openPlaneLogs()
 	case key.Matches(msg, k.Run):
 		m.openDialog(newPalette("run "))
 	case key.Matches(msg, k.NewTerminal):

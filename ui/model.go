@@ -137,7 +137,10 @@ func (m *Model) Close() {
 // can tell reachable sandboxes from unreachable ones), and starts the
 // header query, the process table watch and the clock for the one shown.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{clockCmd(time.Second)}
+	for _, w := range m.opts.Warnings {
+		m.log.add(m.now(), levelWarn, "", "%s", w)
+	}
+	cmds := []tea.Cmd{clockCmd(time.Second), m.startPlanes()}
 	for _, sb := range m.ctxs {
 		if sb.state == openPending {
 			sb.state = openRunning
@@ -191,6 +194,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.drainStreams()
 	case clockMsg:
 		return m, m.onClock()
+	case planeTickMsg:
+		return m, m.onPlaneTick()
 	case openDetailMsg:
 		if msg.gen == m.detailGen && m.detail.cancel == nil {
 			return m, m.openDetail()
@@ -244,7 +249,7 @@ func (m *Model) updateScoped(msg tea.Msg) (tea.Cmd, bool) {
 	case teardownDoneMsg:
 		m.onTeardownDone(msg)
 	default:
-		return nil, false
+		return m.updatePlane(msg)
 	}
 	return nil, true
 }
@@ -289,6 +294,11 @@ func (m *Model) onWatchLost(gen int, err error) tea.Cmd {
 		}
 	}
 	m.conn, m.connErr = connLost, err
+	if m.planePaused() {
+		// Retrying would send traffic to a paused sandbox; a refresh that
+		// finds it running again restarts the watch.
+		return nil
+	}
 	sb := m.sandbox
 	return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return scopedMsg{sb, reconnectMsg{gen: gen}} })
 }

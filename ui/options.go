@@ -47,6 +47,15 @@ type Options struct {
 	// NoConfirm turns confirmations off, one action at a time. The zero
 	// value confirms everything destructive.
 	NoConfirm NoConfirm
+	// PlaneRefresh and MetricsRefresh are how often a sandbox's provider
+	// (Context.Plane) is asked for its state and end time, and for CPU and
+	// memory; zero means DefaultPlaneRefresh and DefaultMetricsRefresh
+	// (E2B samples metrics every 5 s, so asking more often gains nothing).
+	// Tests shorten them to cover many refreshes quickly.
+	PlaneRefresh, MetricsRefresh time.Duration
+	// Warnings are shown in the event log at start (an API key of an
+	// unusual shape, say).
+	Warnings []string
 	// Now is the clock, for tests; nil means time.Now.
 	Now func() time.Time
 	// ProgramOptions are passed to tea.NewProgram by Run (input, output).
@@ -107,6 +116,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.PlaneRefresh <= 0 {
+		o.PlaneRefresh = DefaultPlaneRefresh
+	}
+	if o.MetricsRefresh <= 0 {
+		o.MetricsRefresh = DefaultMetricsRefresh
 	}
 	return o, nil
 }

@@ -54,7 +54,12 @@ func (m *Model) viewHeader() string {
 	if m.readOnly() {
 		parts = append(parts, st.readOnly.Render(" READ-ONLY "))
 	}
-	parts = append(parts, conn)
+	if !m.planePaused() { // never dialled while paused: the badge says why
+		parts = append(parts, conn)
+	}
+	if m.spec.Plane != nil {
+		parts = append(parts, m.planeBadge())
+	}
 	if m.info.Target != "" {
 		parts = append(parts, st.header.Render(m.info.Target))
 	} else if m.spec.Target != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -21,13 +22,17 @@ const (
 	E2BEnvdPort = 49983
 	// E2BDefaultUser is the sandbox user E2B's SDKs run commands as.
 	E2BDefaultUser = "user"
-	// E2BDefaultCwd is the working directory dsh-subprocess-e2b and E2B's
-	// default template use.
-	E2BDefaultCwd = "/home/user/workspace"
-	// E2BDefaultConnectTimeout is the sandbox lifetime a connect asks for;
-	// the control plane only ever extends a sandbox's TTL, never shortens it.
-	// Same value as the SDKs' default sandbox timeout.
+	// E2BStateSubdir is where sandtop keeps its state in a sandbox, under
+	// the sandbox user's home: never in the agent's workspace.
+	E2BStateSubdir = ".local/state/sandtop"
+	// E2BDefaultConnectTimeout is the sandbox lifetime an explicit resume
+	// asks for (and an extend without a duration sets); the control plane
+	// only ever extends a TTL on resume. Same value as the SDKs' default
+	// sandbox timeout.
 	E2BDefaultConnectTimeout = 300 * time.Second
+	// E2BMetricsInterval is how often E2B samples a sandbox's CPU and
+	// memory; asking more often only returns the same sample.
+	E2BMetricsInterval = 5 * time.Second
 	// e2bRequestTimeout bounds one control-plane request (SDK default: 60 s).
 	e2bRequestTimeout = 60 * time.Second
 )
@@ -70,8 +75,34 @@ func E2BConfigFromEnv(getenv func(string) string) E2BConfig {
 	}
 }
 
-// The SDKs refuse keys of any other shape before sending them anywhere.
+// E2BHome is the home directory of a sandbox user in E2B's templates.
+func E2BHome(user string) string {
+	switch user {
+	case "", E2BDefaultUser:
+		return "/home/" + E2BDefaultUser
+	case "root":
+		return "/root"
+	}
+	return "/home/" + user
+}
+
+// E2BStateDir is sandtop's state directory in a sandbox for user:
+// ~/.local/state/sandtop.
+func E2BStateDir(user string) string { return path.Join(E2BHome(user), E2BStateSubdir) }
+
+// The shape of the keys E2B itself issues. Current SDKs no longer check it,
+// and E2B-compatible providers issue others, so a key of another shape is
+// only worth a warning.
 var e2bAPIKeyPattern = regexp.MustCompile(`^e2b_[0-9a-fA-F]+$`)
+
+// E2BKeyWarning is a one-line warning for a key that does not look like one
+// E2B issues ("" when it does). It never quotes the key.
+func E2BKeyWarning(key string) string {
+	if key == "" || e2bAPIKeyPattern.MatchString(key) {
+		return ""
+	}
+	return "E2B_API_KEY does not look like an E2B key (e2b_ and hex digits); using it anyway, as E2B-compatible providers issue other shapes"
+}
 
 // E2BClient talks to E2B's control plane. It is safe for concurrent use.
 type E2BClient struct {
@@ -84,8 +115,9 @@ func NewE2BClient(cfg E2BConfig) (*E2BClient, error) {
 	if cfg.APIKey == "" {
 		return nil, errors.New("e2b: E2B_API_KEY is not set")
 	}
-	if !e2bAPIKeyPattern.MatchString(cfg.APIKey) {
-		return nil, errors.New("e2b: E2B_API_KEY is malformed: want e2b_ followed by hex digits")
+	if strings.ContainsAny(cfg.APIKey, "\r\n\t ") {
+		// It goes into an HTTP header, where these would break the request.
+		return nil, errors.New("e2b: E2B_API_KEY holds whitespace inside it")
 	}
 	if cfg.Domain == "" {
 		cfg.Domain = E2BDefaultDomain
@@ -129,6 +161,10 @@ type E2BSandbox struct {
 	Domain      string // only GET /sandboxes/{id} reports it
 	Metadata    map[string]string
 }
+
+// Paused says the sandbox is frozen: nothing in it runs until someone
+// resumes it, and looking at it must not.
+func (s E2BSandbox) Paused() bool { return s.State == "paused" }
 
 // E2BConnection is what connecting to a sandbox yields: enough to dial its
 // envd. String() leaves the tokens out, so it is safe to print.

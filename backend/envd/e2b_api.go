@@ -13,9 +13,11 @@ import (
 	"time"
 )
 
-// The control-plane calls, following E2B's published OpenAPI spec:
-// GET /v2/sandboxes, GET /sandboxes/{id}, POST /sandboxes/{id}/connect and
-// DELETE /sandboxes/{id}, authenticated by X-API-Key.
+// The control-plane calls, following E2B's published OpenAPI spec,
+// authenticated by X-API-Key. Listing and describing (GET /v2/sandboxes,
+// GET /sandboxes/{id}) change nothing; resuming and extending (POST
+// /sandboxes/{id}/connect and /timeout) are explicit actions, in
+// e2b_lifecycle.go, never called to look.
 
 // ErrE2BAuth is returned (wrapped) when the control plane rejects the key.
 var ErrE2BAuth = errors.New("e2b: API key rejected")
@@ -44,16 +46,8 @@ type e2bListedSandbox struct {
 	State       string            `json:"state"`
 	EnvdVersion string            `json:"envdVersion"`
 	Domain      *string           `json:"domain,omitempty"`
-}
-
-// e2bSandbox is the Sandbox schema that connect answers with.
-type e2bSandbox struct {
-	TemplateID         string  `json:"templateID"`
-	SandboxID          string  `json:"sandboxID"`
-	EnvdVersion        string  `json:"envdVersion"`
-	EnvdAccessToken    string  `json:"envdAccessToken,omitempty"`
-	TrafficAccessToken *string `json:"trafficAccessToken,omitempty"`
-	Domain             *string `json:"domain,omitempty"`
+	// Only SandboxDetail carries the token.
+	EnvdAccessToken string `json:"envdAccessToken,omitempty"`
 }
 
 func (s e2bListedSandbox) public() E2BSandbox {
@@ -68,14 +62,42 @@ func (s e2bListedSandbox) public() E2BSandbox {
 	return out
 }
 
+// E2BListOptions narrow a listing.
+type E2BListOptions struct {
+	// States are "running" and/or "paused"; empty lists both.
+	States []string
+	// Metadata keeps the sandboxes whose metadata has every pair, as E2B's
+	// CLI does with "list -m k=v".
+	Metadata map[string]string
+}
+
 // ListRunning returns every running sandbox of the team, all pages.
 func (c *E2BClient) ListRunning(ctx context.Context) ([]E2BSandbox, error) {
+	return c.List(ctx, E2BListOptions{States: []string{"running"}})
+}
+
+// List returns the team's sandboxes that match opts, all pages. It changes
+// nothing: a paused sandbox stays paused.
+func (c *E2BClient) List(ctx context.Context, opts E2BListOptions) ([]E2BSandbox, error) {
+	states := opts.States
+	if len(states) == 0 {
+		states = []string{"running", "paused"}
+	}
 	var out []E2BSandbox
 	next := ""
 	for page := 0; page < e2bMaxPages; page++ {
 		q := url.Values{}
-		q.Set("state", "running")
+		q.Set("state", strings.Join(states, ","))
 		q.Set("limit", fmt.Sprint(e2bListPageSize))
+		if len(opts.Metadata) > 0 {
+			// The query is itself a query string: key=value pairs, each
+			// URL-encoded, then encoded once more as one parameter.
+			md := url.Values{}
+			for k, v := range opts.Metadata {
+				md.Set(k, v)
+			}
+			q.Set("metadata", md.Encode())
+		}
 		if next != "" {
 			q.Set("nextToken", next)
 		}
@@ -98,46 +120,39 @@ func (c *E2BClient) ListRunning(ctx context.Context) ([]E2BSandbox, error) {
 // Get describes one sandbox. A sandbox the control plane does not know
 // gives an error that wraps ErrE2BSandboxGone.
 func (c *E2BClient) Get(ctx context.Context, sandboxID string) (E2BSandbox, error) {
+	sb, _, err := c.Describe(ctx, sandboxID)
+	return sb, err
+}
+
+// Describe is GET /sandboxes/{id}: the sandbox (state, end time, alias,
+// metadata) and what it takes to dial its envd (token, domain, derived
+// URL). Unlike connect it has no side effect: a paused sandbox stays
+// paused and a running one's end time stays where it was. The connection
+// of a paused sandbox is filled in but must not be dialled: traffic could
+// wake it.
+func (c *E2BClient) Describe(ctx context.Context, sandboxID string) (E2BSandbox, E2BConnection, error) {
 	if err := checkSandboxID(sandboxID); err != nil {
-		return E2BSandbox{}, err
+		return E2BSandbox{}, E2BConnection{}, err
 	}
 	var s e2bListedSandbox
 	if _, err := c.do(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(sandboxID), sandboxID, nil, &s); err != nil {
-		return E2BSandbox{}, err
-	}
-	return s.public(), nil
-}
-
-// Connect asks the control plane for a sandbox's envd credentials (resuming
-// it if it was paused, extending its TTL to at least ConnectTimeout) and
-// derives the envd URL the way the SDKs do.
-func (c *E2BClient) Connect(ctx context.Context, sandboxID string) (E2BConnection, error) {
-	if err := checkSandboxID(sandboxID); err != nil {
-		return E2BConnection{}, err
-	}
-	body := map[string]int64{"timeout": int64(c.cfg.ConnectTimeout / time.Second)}
-	var s e2bSandbox
-	path := "/sandboxes/" + url.PathEscape(sandboxID) + "/connect"
-	if _, err := c.do(ctx, http.MethodPost, path, sandboxID, body, &s); err != nil {
-		return E2BConnection{}, err
+		return E2BSandbox{}, E2BConnection{}, err
 	}
 	if s.SandboxID == "" {
 		s.SandboxID = sandboxID
 	}
+	sb := s.public()
 	conn := E2BConnection{
-		SandboxID:   s.SandboxID,
+		SandboxID:   sb.ID,
 		Domain:      c.cfg.Domain,
-		EnvdVersion: s.EnvdVersion,
+		EnvdVersion: sb.EnvdVersion,
 		AccessToken: s.EnvdAccessToken,
 	}
-	if s.Domain != nil && *s.Domain != "" {
-		conn.Domain = *s.Domain
-	}
-	if s.TrafficAccessToken != nil {
-		conn.TrafficAccessToken = *s.TrafficAccessToken
+	if sb.Domain != "" {
+		conn.Domain = sb.Domain
 	}
 	conn.EnvdURL = c.EnvdURL(conn.SandboxID, conn.Domain)
-	return conn, nil
+	return sb, conn, nil
 }
 
 // Kill deletes a sandbox and everything in it.

@@ -54,6 +54,10 @@ const (
 	// the sandbox, or the control plane itself was out of reach. A network
 	// fault; the sandbox's processes may well be running.
 	E2BUnreachable
+	// E2BPaused: the control plane lists the sandbox as paused. Its
+	// processes are frozen, not ended: they carry on once someone resumes
+	// it, so nothing of it may be settled as gone.
+	E2BPaused
 )
 
 func (l E2BLiveness) String() string {
@@ -64,6 +68,8 @@ func (l E2BLiveness) String() string {
 		return "gone"
 	case E2BUnreachable:
 		return "unreachable"
+	case E2BPaused:
+		return "paused"
 	}
 	return "unknown"
 }
@@ -85,10 +91,8 @@ func (c *E2BClient) Probe(ctx context.Context, conn E2BConnection) (E2BLiveness,
 		return E2BGone, nil
 	case err != nil:
 		return E2BUnreachable, fmt.Errorf("e2b: sandbox %s: envd: %v; control plane: %w", conn.SandboxID, healthErr, err)
-	case sb.State != "" && sb.State != "running":
-		// Paused: its processes are frozen, not running; for a supervisor
-		// that is as good as gone until someone resumes it.
-		return E2BGone, nil
+	case sb.Paused():
+		return E2BPaused, fmt.Errorf("e2b: sandbox %s is paused", conn.SandboxID)
 	}
 	return E2BUnreachable, fmt.Errorf("e2b: sandbox %s is listed as running but its envd does not answer: %w", conn.SandboxID, healthErr)
 }

@@ -69,13 +69,29 @@ func TestE2BConfigFromEnvDefaults(t *testing.T) {
 	}
 }
 
-func TestE2BKeyMissingOrMalformed(t *testing.T) {
+// TestE2BAnyKeyShapeIsUsed: a key of another shape (an E2B-compatible
+// provider's) is sent as given, with a one-line warning that does not
+// quote it; only an empty key, or one that would break the header, is
+// refused.
+func TestE2BAnyKeyShapeIsUsed(t *testing.T) {
 	if _, err := envd.NewE2BClient(envd.E2BConfig{}); err == nil || !strings.Contains(err.Error(), "E2B_API_KEY is not set") {
 		t.Fatalf("missing key: %v", err)
 	}
-	_, err := envd.NewE2BClient(envd.E2BConfig{APIKey: "sk-secret-value"})
-	if err == nil || !strings.Contains(err.Error(), "malformed") || strings.Contains(err.Error(), "sk-secret-value") {
-		t.Fatalf("malformed key: %v", err)
+	if _, err := envd.NewE2BClient(envd.E2BConfig{APIKey: "sk_test 123"}); err == nil || strings.Contains(err.Error(), "sk_test") {
+		t.Fatalf("a key with a space inside: %v", err)
+	}
+	if w := envd.E2BKeyWarning(testKey); w != "" {
+		t.Fatalf("an E2B-shaped key warned: %s", w)
+	}
+	const key = "sk_test_123"
+	w := envd.E2BKeyWarning(key)
+	if w == "" || strings.Contains(w, key) || strings.Contains(w, "\n") {
+		t.Fatalf("warning for an unusual key: %q", w)
+	}
+	f := e2bfake.New(t, key)
+	f.Add(e2bfake.Sandbox{ID: "sbx1"})
+	if got, err := newTestE2B(t, f, key).List(ctxT(t), envd.E2BListOptions{}); err != nil || len(got) != 1 {
+		t.Fatalf("listing with %s: %v %v", key, got, err)
 	}
 }
 
@@ -94,8 +110,8 @@ func TestE2BWrongKeyIsOneClearLine(t *testing.T) {
 	if strings.Contains(err.Error(), wrong) {
 		t.Fatal("the error leaks the key")
 	}
-	if _, err := c.Connect(ctxT(t), "sbx"); !errors.Is(err, envd.ErrE2BAuth) {
-		t.Fatalf("connect with a wrong key: %v", err)
+	if _, _, err := c.Describe(ctxT(t), "sbx"); !errors.Is(err, envd.ErrE2BAuth) {
+		t.Fatalf("describe with a wrong key: %v", err)
 	}
 }
 
@@ -123,48 +139,150 @@ func TestE2BListRunningPagesAndFilters(t *testing.T) {
 	}
 }
 
-func TestE2BConnectAndGet(t *testing.T) {
+// TestE2BDescribeChangesNothing: the detail carries the envd token and
+// address, and reading it leaves a paused sandbox paused and every end
+// time where it was; only Resume and Extend change them, one call each.
+func TestE2BDescribeChangesNothing(t *testing.T) {
 	f := e2bfake.New(t, testKey)
 	f.Add(e2bfake.Sandbox{ID: "sbxA", Token: "envd-secret-A", EnvdURL: "http://127.0.0.1:7"})
 	f.Add(e2bfake.Sandbox{ID: "sbxP", State: "paused", Token: "envd-secret-P"})
 	c := newTestE2B(t, f, testKey)
+	endA, _ := f.Sandbox("sbxA")
 
-	conn, err := c.Connect(ctxT(t), "sbxA")
+	sb, conn, err := c.Describe(ctxT(t), "sbxA")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if conn.SandboxID != "sbxA" || conn.AccessToken != "envd-secret-A" || conn.EnvdURL != "http://127.0.0.1:7" ||
-		conn.Domain != e2bfake.Domain || conn.EnvdVersion != "0.6.13" {
-		t.Fatalf("connection %+v", conn)
-	}
-	if f.LastConnectTimeout("sbxA") != 300 {
-		t.Fatalf("connect asked for a TTL of %d s, want the SDK default 300", f.LastConnectTimeout("sbxA"))
+		conn.Domain != e2bfake.Domain || conn.EnvdVersion != "0.6.13" || sb.State != "running" || !sb.EndAt.Equal(endA.EndAt) {
+		t.Fatalf("detail %+v connection %+v", sb, conn)
 	}
 	for _, s := range []string{conn.String(), fmt.Sprintf("%v %+v %#v", conn, conn, conn)} {
 		if strings.Contains(s, "envd-secret") {
 			t.Fatalf("printing a connection leaks its token: %s", s)
 		}
 	}
-
-	// Connect resumes a paused sandbox.
-	if _, err := c.Connect(ctxT(t), "sbxP"); err != nil {
+	if sb, _, err := c.Describe(ctxT(t), "sbxP"); err != nil || !sb.Paused() {
+		t.Fatalf("paused sandbox: %+v %v", sb, err)
+	}
+	if _, err := c.List(ctxT(t), envd.E2BListOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if sb, err := c.Get(ctxT(t), "sbxP"); err != nil || sb.State != "running" || sb.Domain != e2bfake.Domain {
-		t.Fatalf("after connect: %+v %v", sb, err)
+	if calls := f.MutatingCalls(); len(calls) != 0 {
+		t.Fatalf("looking changed sandboxes: %+v", calls)
+	}
+	if now, _ := f.Sandbox("sbxP"); now.State != "paused" {
+		t.Fatal("describing woke the paused sandbox")
+	}
+
+	// Resume is one connect call, with the asked lifetime.
+	if _, err := c.Resume(ctxT(t), "sbxP", 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	calls := f.MutatingCalls()
+	if len(calls) != 1 || calls[0].Route != "/sandboxes/{id}/connect" || calls[0].SandboxID != "sbxP" || f.LastConnectTimeout("sbxP") != 600 {
+		t.Fatalf("resume made %+v", calls)
+	}
+	if sb, err := c.Get(ctxT(t), "sbxP"); err != nil || sb.State != "running" || time.Until(sb.EndAt) < 9*time.Minute {
+		t.Fatalf("after resume: %+v %v", sb, err)
+	}
+	// Extend is one timeout call.
+	if err := c.Extend(ctxT(t), "sbxA", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	calls = f.MutatingCalls()
+	if len(calls) != 2 || calls[1].Route != "/sandboxes/{id}/timeout" || calls[1].Body != "{\"timeout\":120}\n" && calls[1].Body != "{\"timeout\":120}" {
+		t.Fatalf("extend made %+v", calls)
+	}
+	if sb, _ := c.Get(ctxT(t), "sbxA"); time.Until(sb.EndAt) > 2*time.Minute+5*time.Second {
+		t.Fatalf("extend did not set the end time: %s left", time.Until(sb.EndAt))
+	}
+	if err := c.Extend(ctxT(t), "sbxA", 500*time.Millisecond); err == nil {
+		t.Fatal("a sub-second timeout was accepted")
 	}
 
 	for _, call := range []func() error{
-		func() error { _, err := c.Connect(ctxT(t), "nope"); return err },
+		func() error { _, err := c.Resume(ctxT(t), "nope", 0); return err },
 		func() error { _, err := c.Get(ctxT(t), "nope"); return err },
+		func() error { return c.Extend(ctxT(t), "nope", time.Minute) },
 		func() error { return c.Kill(ctxT(t), "nope") },
 	} {
 		if err := call(); !errors.Is(err, envd.ErrE2BSandboxGone) || !strings.Contains(err.Error(), "nope") {
 			t.Fatalf("unknown sandbox: %v", err)
 		}
 	}
-	if _, err := c.Connect(ctxT(t), "../x"); err == nil {
+	if _, _, err := c.Describe(ctxT(t), "../x"); err == nil {
 		t.Fatal("a sandbox id with a slash was accepted")
+	}
+}
+
+func TestE2BListStatesAndMetadata(t *testing.T) {
+	f := e2bfake.New(t, testKey)
+	f.Add(e2bfake.Sandbox{ID: "a", Metadata: map[string]string{"app": "web", "owner": "ann & co"}})
+	f.Add(e2bfake.Sandbox{ID: "b", State: "paused", Metadata: map[string]string{"app": "web"}})
+	f.Add(e2bfake.Sandbox{ID: "c", Metadata: map[string]string{"app": "db"}})
+	c := newTestE2B(t, f, testKey)
+	ids := func(opts envd.E2BListOptions) string {
+		got, err := c.List(ctxT(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, sb := range got {
+			out = append(out, sb.ID+"/"+sb.State)
+		}
+		return strings.Join(out, " ")
+	}
+	if got := ids(envd.E2BListOptions{}); got != "a/running b/paused c/running" {
+		t.Fatalf("all states: %s", got)
+	}
+	if got := ids(envd.E2BListOptions{Metadata: map[string]string{"app": "web"}}); got != "a/running b/paused" {
+		t.Fatalf("app=web: %s", got)
+	}
+	if got := ids(envd.E2BListOptions{Metadata: map[string]string{"app": "web", "owner": "ann & co"}}); got != "a/running" {
+		t.Fatalf("two pairs, one needing escapes: %s", got)
+	}
+	if got := ids(envd.E2BListOptions{States: []string{"running"}}); got != "a/running c/running" {
+		t.Fatalf("running only: %s", got)
+	}
+}
+
+func TestE2BMetricsAndLogs(t *testing.T) {
+	f := e2bfake.New(t, testKey)
+	now := time.Now().UTC().Truncate(time.Second)
+	f.Add(e2bfake.Sandbox{ID: "m",
+		Metrics: []e2bfake.Metric{
+			{At: now.Add(-10 * time.Minute), CPUCount: 2, CPUUsedPct: 99, MemUsed: 1, MemTotal: 2},
+			{At: now.Add(-10 * time.Second), CPUCount: 2, CPUUsedPct: 12.5, MemUsed: 256 << 20, MemTotal: 512 << 20},
+			{At: now.Add(-5 * time.Second), CPUCount: 2, CPUUsedPct: 20.25, MemUsed: 300 << 20, MemTotal: 512 << 20},
+		},
+		Logs: []e2bfake.LogLine{{At: now.Add(-3 * time.Second), Level: "info", Message: "envd started"}, {At: now.Add(-time.Second), Level: "warn", Message: "low memory"}},
+	})
+	f.Add(e2bfake.Sandbox{ID: "fresh"})
+	c := newTestE2B(t, f, testKey)
+	m, ok, err := c.LatestMetric(ctxT(t), "m")
+	if err != nil || !ok || m.CPUUsedPct != 20.25 || m.MemUsed != 300<<20 || m.MemTotal != 512<<20 || !m.Time.Equal(now.Add(-5*time.Second)) {
+		t.Fatalf("latest metric %+v %v %v", m, ok, err)
+	}
+	if _, ok, err := c.LatestMetric(ctxT(t), "fresh"); ok || err != nil {
+		t.Fatalf("no samples yet: %v %v", ok, err)
+	}
+	logs, err := c.Logs(ctxT(t), "m", 1)
+	if err != nil || len(logs) != 1 || logs[0].Message != "low memory" || logs[0].Level != "warn" {
+		t.Fatalf("newest log line: %+v %v", logs, err)
+	}
+	logs, err = c.Logs(ctxT(t), "m", 100)
+	if err != nil || len(logs) != 2 || logs[0].Message != "envd started" {
+		t.Fatalf("logs oldest first: %+v %v", logs, err)
+	}
+	if _, err := c.Logs(ctxT(t), "m", 0); err == nil {
+		t.Fatal("limit 0 accepted")
+	}
+	if _, err := c.Logs(ctxT(t), "gone", 10); !errors.Is(err, envd.ErrE2BSandboxGone) {
+		t.Fatalf("logs of an unknown sandbox: %v", err)
+	}
+	if calls := f.MutatingCalls(); len(calls) != 0 {
+		t.Fatalf("metrics and logs changed something: %+v", calls)
 	}
 }
 
@@ -182,7 +300,7 @@ func TestE2BProbeTellsGoneFromUnreachable(t *testing.T) {
 	c := newTestE2B(t, f, testKey)
 	ctx := ctxT(t)
 
-	conn, err := c.Connect(ctx, "sbxH")
+	_, conn, err := c.Describe(ctx, "sbxH")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +313,12 @@ func TestE2BProbeTellsGoneFromUnreachable(t *testing.T) {
 	l, err := c.Probe(ctx, conn)
 	if l != envd.E2BUnreachable || err == nil || !strings.Contains(err.Error(), "listed as running") {
 		t.Fatalf("dead envd, listed sandbox: %v %v", l, err)
+	}
+
+	// Paused: frozen, not gone; its groups must not be settled.
+	f.Add(e2bfake.Sandbox{ID: "sbxH", State: "paused", EnvdURL: healthy.URL})
+	if l, _ := c.Probe(ctx, conn); l != envd.E2BPaused {
+		t.Fatalf("paused sandbox: %v", l)
 	}
 
 	// The control plane forgets it: gone.

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path"
-	"sort"
 	"strings"
-	"sync"
 
 	"sandtop/backend/envd"
 )
@@ -31,26 +28,30 @@ type Config struct {
 	// E2B's default user "user".
 	User string
 	// Cwd, RuntimeRoot and AgentWorkspace override the layout hints of
-	// --envd and unix-socket targets.
+	// --envd and E2B targets (see Target). On E2B they default to the
+	// sandbox user's home, ~/.local/state/sandtop and the home.
 	Cwd, RuntimeRoot, AgentWorkspace string
 
-	// E2B is --e2b: every running sandbox of the team, or only E2BSandboxID.
+	// E2B is --e2b: every sandbox of the team (running and paused), or only
+	// E2BSandboxID. E2BMetadata keeps those whose metadata has every pair.
 	E2B          bool
 	E2BSandboxID string
-	// E2BConfig is the control-plane configuration; when its APIKey is
-	// empty it is read from the environment (through Getenv) instead.
+	E2BMetadata  map[string]string
+	// E2BConfig is the control-plane configuration; its empty fields are
+	// read from the environment (through Getenv).
 	E2BConfig envd.E2BConfig
 	// Getenv reads E2B_* variables; nil means os.Getenv.
 	Getenv func(string) string
+	// Warn receives one-line warnings (an API key of an unusual shape);
+	// nil drops them.
+	Warn func(string)
 }
-
-// e2bConnectParallel bounds concurrent connects when listing a whole team.
-const e2bConnectParallel = 4
 
 // ListTargets resolves cfg into targets. An error means nothing usable
 // could be listed (a rejected API key, an unreadable token file); a single
-// E2B sandbox that cannot be connected is listed with Target.Err set.
-// A team with no running sandbox gives an empty list, not an error.
+// E2B sandbox that cannot be described is listed with Target.Err set, and
+// a paused one with an Err wrapping ErrPaused. A team with no sandbox gives
+// an empty list, not an error.
 func ListTargets(ctx context.Context, cfg Config) ([]Target, error) {
 	if cfg.Local == "" && cfg.EnvdURL == "" && !cfg.E2B && cfg.E2BSandboxID == "" {
 		return nil, errors.New("target: nothing to connect to: no local sandbox, --envd or --e2b")
@@ -101,6 +102,9 @@ func envdTarget(cfg Config) (Target, error) {
 		RuntimeRoot:    cfg.RuntimeRoot,
 		AgentWorkspace: cfg.AgentWorkspace,
 	}
+	if t.AgentWorkspace == "" {
+		t.AgentWorkspace = t.Cwd
+	}
 	return t, nil
 }
 
@@ -128,76 +132,4 @@ func redactURL(raw string) string {
 		return "(unparsable)"
 	}
 	return u.Scheme + "://" + u.Host
-}
-
-func e2bTargets(ctx context.Context, cfg Config) ([]Target, error) {
-	ecfg := cfg.E2BConfig
-	if ecfg.APIKey == "" {
-		fromEnv := envd.E2BConfigFromEnv(cfg.Getenv)
-		fromEnv.HTTPClient, fromEnv.EnvdURLFor, fromEnv.ConnectTimeout = ecfg.HTTPClient, ecfg.EnvdURLFor, ecfg.ConnectTimeout
-		ecfg = fromEnv
-	}
-	client, err := envd.NewE2BClient(ecfg)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.E2BSandboxID != "" {
-		t := connectTarget(ctx, client, cfg.User, cfg.E2BSandboxID)
-		if t.Err != nil {
-			return nil, t.Err
-		}
-		return []Target{t}, nil
-	}
-	sandboxes, err := client.ListRunning(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Target, len(sandboxes))
-	sem := make(chan struct{}, e2bConnectParallel)
-	var wg sync.WaitGroup
-	for i, sb := range sandboxes {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i] = connectTarget(ctx, client, cfg.User, sb.ID)
-		})
-	}
-	wg.Wait()
-	// A sandbox that went away between list and connect is simply not there.
-	kept := out[:0]
-	for _, t := range out {
-		if !errors.Is(t.Err, envd.ErrE2BSandboxGone) {
-			kept = append(kept, t)
-		}
-	}
-	sort.Slice(kept, func(i, j int) bool { return kept[i].SandboxID < kept[j].SandboxID })
-	return kept, nil
-}
-
-// connectTarget asks the control plane for one sandbox's envd credentials.
-func connectTarget(ctx context.Context, client *envd.E2BClient, user, id string) Target {
-	if user == "" {
-		user = envd.E2BDefaultUser
-	}
-	t := Target{
-		Name:           "e2b:" + id,
-		Kind:           KindE2B,
-		User:           user,
-		Headers:        envd.E2BSandboxHeaders(id),
-		Cwd:            envd.E2BDefaultCwd,
-		RuntimeRoot:    path.Join(envd.E2BDefaultCwd, ".sandtop"),
-		AgentWorkspace: envd.E2BDefaultCwd,
-		SandboxID:      id,
-		e2b:            client,
-	}
-	conn, err := client.Connect(ctx, id)
-	if err != nil {
-		t.Err = err
-		return t
-	}
-	t.conn = conn
-	t.Endpoint = conn.EnvdURL
-	t.Token = conn.AccessToken
-	t.EnvdVersion = conn.EnvdVersion
-	return t
 }

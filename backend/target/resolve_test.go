@@ -102,16 +102,25 @@ func TestTargetE2BWholeTeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ts) != 2 || ts[0].SandboxID != "sbxA" || ts[1].SandboxID != "sbxB" {
-		t.Fatalf("want the two running sandboxes in id order, got %v", ts)
+	if len(ts) != 3 || ts[0].SandboxID != "sbxA" || ts[1].SandboxID != "sbxB" || ts[2].SandboxID != "sbxZ" {
+		t.Fatalf("want the three sandboxes in id order, got %v", ts)
+	}
+	if z := ts[2]; !errors.Is(z.Err, target.ErrPaused) || z.Endpoint != "" || z.Token != "" || z.E2B == nil || !z.E2B.Paused() {
+		t.Fatalf("the paused sandbox must be listed, paused, with nothing to dial: %v", z)
+	}
+	if calls := f.MutatingCalls(); len(calls) != 0 {
+		t.Fatalf("listing resumed or extended sandboxes: %+v", calls)
 	}
 	a := ts[0]
 	if a.Name != "e2b:sbxA" || a.Kind != target.KindE2B || a.Endpoint != "http://127.0.0.1:3" || a.Token != "tok-A" ||
 		a.User != "user" || a.Err != nil || a.EnvdVersion == "" {
 		t.Fatalf("target %v", a)
 	}
-	if a.Cwd != "/home/user/workspace" || a.RuntimeRoot != "/home/user/workspace/.sandtop" || a.AgentWorkspace != "/home/user/workspace" {
+	if a.Cwd != "/home/user" || a.RuntimeRoot != "/home/user/.local/state/sandtop" || a.AgentWorkspace != "/home/user" {
 		t.Fatalf("layout hints cwd %q root %q agent %q", a.Cwd, a.RuntimeRoot, a.AgentWorkspace)
+	}
+	if a.E2B == nil || a.E2B.TemplateID != "base" || a.E2B.EndAt.IsZero() {
+		t.Fatalf("the listing's detail is kept: %+v", a.E2B)
 	}
 	if a.Headers.Get("E2b-Sandbox-Id") != "sbxA" || a.Headers.Get("E2b-Sandbox-Port") != "49983" {
 		t.Fatalf("routing headers %v", a.Headers)
@@ -134,6 +143,62 @@ func TestTargetE2BOneSandbox(t *testing.T) {
 	cfg.E2BSandboxID = "gone"
 	if _, err := target.ListTargets(ctxT(t), cfg); !errors.Is(err, envd.ErrE2BSandboxGone) {
 		t.Fatalf("unknown sandbox: %v", err)
+	}
+	if calls := f.MutatingCalls(); len(calls) != 0 {
+		t.Fatalf("naming a sandbox resumed or extended it: %+v", calls)
+	}
+}
+
+// TestTargetE2BLayoutAndFilter: a root user's home is /root; the layout
+// settings override the defaults; the metadata filter reaches the
+// control plane; Refresh sees a resume.
+func TestTargetE2BLayoutAndFilter(t *testing.T) {
+	f := e2bfake.New(t, testKey)
+	f.Add(e2bfake.Sandbox{ID: "web", Token: "tok", Metadata: map[string]string{"app": "web"}})
+	f.Add(e2bfake.Sandbox{ID: "db", State: "paused", Metadata: map[string]string{"app": "db"}})
+	cfg := target.Config{E2B: true, User: "root", E2BMetadata: map[string]string{"app": "db"}, Getenv: fakeEnv(f, testKey),
+		E2BConfig: envd.E2BConfig{EnvdURLFor: f.EnvdURLFor}}
+	ts, err := target.ListTargets(ctxT(t), cfg)
+	if err != nil || len(ts) != 1 || ts[0].SandboxID != "db" {
+		t.Fatalf("app=db: %v %v", ts, err)
+	}
+	if db := ts[0]; db.Cwd != "/root" || db.RuntimeRoot != "/root/.local/state/sandtop" || db.AgentWorkspace != "/root" {
+		t.Fatalf("root layout: cwd %q root %q agent %q", db.Cwd, db.RuntimeRoot, db.AgentWorkspace)
+	}
+	if _, err := target.ListTargets(ctxT(t), target.Config{E2BSandboxID: "db", Getenv: fakeEnv(f, testKey)}); err != nil {
+		t.Fatalf("naming a paused sandbox is not an error: %v", err)
+	}
+	if _, err := envd.NewE2BClient(envd.E2BConfig{APIKey: testKey, APIURL: f.URL}); err != nil {
+		t.Fatal(err)
+	}
+	c := target.Config{E2BSandboxID: "db", Getenv: fakeEnv(f, testKey), E2BConfig: envd.E2BConfig{EnvdURLFor: f.EnvdURLFor}}
+	ts, _ = target.ListTargets(ctxT(t), c)
+	if _, err := ts[0].ControlPlane().Resume(ctxT(t), "db", 0); err != nil {
+		t.Fatal(err)
+	}
+	now, err := target.Refresh(ctxT(t), ts[0])
+	if err != nil || now.Err != nil || now.Endpoint == "" || now.E2B.Paused() {
+		t.Fatalf("after resume: %v %v", now, err)
+	}
+
+	cfg = target.Config{E2BSandboxID: "web", Cwd: "/srv", RuntimeRoot: "/var/lib/st", AgentWorkspace: "/work", Getenv: fakeEnv(f, testKey)}
+	ts, err = target.ListTargets(ctxT(t), cfg)
+	if err != nil || ts[0].Cwd != "/srv" || ts[0].RuntimeRoot != "/var/lib/st" || ts[0].AgentWorkspace != "/work" {
+		t.Fatalf("overrides: %v %v", ts, err)
+	}
+}
+
+func TestTargetE2BUnusualKeyWarns(t *testing.T) {
+	const key = "sk_test_123"
+	f := e2bfake.New(t, key)
+	f.Add(e2bfake.Sandbox{ID: "sbx1"})
+	var warned []string
+	ts, err := target.ListTargets(ctxT(t), target.Config{E2B: true, Getenv: fakeEnv(f, key), Warn: func(s string) { warned = append(warned, s) }})
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("%v %v", ts, err)
+	}
+	if len(warned) != 1 || strings.Contains(warned[0], key) {
+		t.Fatalf("warnings %q", warned)
 	}
 }
 

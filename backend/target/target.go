@@ -42,15 +42,19 @@ type Target struct {
 	// means the seam's own default.
 	Cwd         string
 	RuntimeRoot string
-	// AgentWorkspace is a DeepSeek Harness agent's workspace in this
-	// sandbox: its provider (dsh-subprocess-e2b) keeps its state in
-	// <workspace>/.dsh-e2b. Empty: agent groups are still found from the
-	// process table (their wrappers name their state directories).
+	// AgentWorkspace is the agent's working directory, where a DeepSeek
+	// Harness agent (dsh-subprocess-e2b) keeps its .dsh-e2b state. sandtop
+	// only reads there; its own state goes to RuntimeRoot. Empty when not
+	// applicable.
 	AgentWorkspace string
 
 	// SandboxID and EnvdVersion are set for E2B targets.
 	SandboxID   string
 	EnvdVersion string
+	// E2B is the sandbox as E2B's control plane last described it (alias,
+	// template, metadata, state, end time); nil for other kinds.
+	E2B *envd.E2BSandbox
+
 	// Err is set when the target was found but could not be prepared (an
 	// E2B connect failed); the target is listed so the UI can show why.
 	Err error

@@ -1,7 +1,8 @@
 // Package e2bfake is a stand-in for E2B's control plane in tests. It serves
-// the slice of E2B's published REST API that sandtop uses (list, get,
-// connect, kill), checks X-API-Key, pages the listing through
-// X-Next-Token, and hands out envd URLs the test chooses — typically a
+// the slice of E2B's published REST API that sandtop uses (list with state
+// and metadata filters, detail, metrics, logs, connect, resume, timeout,
+// kill), checks X-API-Key, pages the listing through X-Next-Token, records
+// every call, and hands out envd URLs the test chooses — typically a
 // loopback daemon in envd-compatible mode.
 package e2bfake
 
@@ -31,6 +32,46 @@ type Sandbox struct {
 	Token    string
 	Metadata map[string]string
 	Started  time.Time
+	// EndAt is when the sandbox expires; default an hour after Started.
+	// Resume and timeout move it.
+	EndAt time.Time
+	// Metrics are the samples the metrics endpoint serves.
+	Metrics []Metric
+	// Logs are the sandbox's log lines, oldest first.
+	Logs []LogLine
+}
+
+// Metric is one sample the metrics endpoint serves.
+type Metric struct {
+	At                  time.Time
+	CPUCount            int
+	CPUUsedPct          float64
+	MemUsed, MemTotal   int64
+	DiskUsed, DiskTotal int64
+}
+
+// LogLine is one entry of a sandbox's log.
+type LogLine struct {
+	At      time.Time
+	Level   string
+	Message string
+}
+
+// Call is one request the fake served (or refused).
+type Call struct {
+	Method, Route string // route with the sandbox id folded: /sandboxes/{id}
+	SandboxID     string
+	Body          string
+}
+
+// Mutating reports whether the call changes a sandbox's lifecycle: it
+// resumes it or moves its end time.
+func (c Call) Mutating() bool {
+	switch c.Method + " " + c.Route {
+	case "POST /sandboxes/{id}/connect", "POST /sandboxes/{id}/resume", "POST /sandboxes/{id}/timeout":
+		return true
+	}
+	return false
 }
 
 // Fake is a running fake control plane.
@@ -44,6 +85,7 @@ type Fake struct {
 	sandboxes map[string]Sandbox
 	pageSize  int
 	calls     map[string]int
+	log       []Call
 	onKill    func(id string)
 	lastTTL   map[string]int
 }
@@ -77,6 +119,9 @@ func (f *Fake) Add(sb Sandbox) {
 	}
 	if sb.Started.IsZero() {
 		sb.Started = time.Now().UTC().Truncate(time.Second)
+	}
+	if sb.EndAt.IsZero() {
+		sb.EndAt = sb.Started.Add(time.Hour)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -112,6 +157,28 @@ func (f *Fake) Calls(route string) int {
 	defer f.mu.Unlock()
 	return f.calls[route]
 }
+
+// Log is every call served so far, in order.
+func (f *Fake) Log() []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Call(nil), f.log...)
+}
+
+// MutatingCalls are the calls that resumed a sandbox or moved its end time
+// (connect, resume, timeout), in order.
+func (f *Fake) MutatingCalls() []Call {
+	var out []Call
+	for _, c := range f.Log() {
+		if c.Mutating() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Sandbox returns a sandbox as the fake holds it now.
+func (f *Fake) Sandbox(id string) (Sandbox, bool) { return f.lookup(id) }
 
 // LastConnectTimeout is the timeout body of the last connect to id.
 func (f *Fake) LastConnectTimeout(id string) int {
@@ -152,10 +219,11 @@ func (f *Fake) lookup(id string) (Sandbox, bool) {
 	return sb, ok
 }
 
-func (f *Fake) count(route string) {
+func (f *Fake) record(c Call) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls[route]++
+	f.calls[c.Method+" "+c.Route]++
+	f.log = append(f.log, c)
 }
 
 func (f *Fake) String() string { return fmt.Sprintf("e2bfake at %s", f.URL) }

@@ -1,8 +1,11 @@
 package e2bfake
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -14,15 +17,25 @@ import (
 func (f *Fake) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v2/sandboxes", f.list)
+	mux.HandleFunc("GET /sandboxes", f.listV1)
 	mux.HandleFunc("GET /sandboxes/{id}", f.get)
 	mux.HandleFunc("DELETE /sandboxes/{id}", f.kill)
 	mux.HandleFunc("POST /sandboxes/{id}/connect", f.connect)
+	mux.HandleFunc("POST /sandboxes/{id}/resume", f.resume)
+	mux.HandleFunc("POST /sandboxes/{id}/timeout", f.timeout)
+	mux.HandleFunc("GET /sandboxes/{id}/metrics", f.metrics)
+	mux.HandleFunc("GET /sandboxes/{id}/logs", f.logsV1)
+	mux.HandleFunc("GET /v2/sandboxes/{id}/logs", f.logsV2)
 	return f.authenticated(mux)
 }
 
+// authenticated records the call, then checks the key.
 func (f *Fake) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.count(r.Method + " " + routeName(r.URL.Path))
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		route, id := routeName(r.URL.Path)
+		f.record(Call{Method: r.Method, Route: route, SandboxID: id, Body: string(body)})
 		if r.Header.Get("X-API-Key") != f.APIKey {
 			writeError(w, http.StatusUnauthorized, "Invalid API key")
 			return
@@ -31,13 +44,17 @@ func (f *Fake) authenticated(next http.Handler) http.Handler {
 	})
 }
 
-// routeName folds sandbox ids out of a path, for the call counters.
-func routeName(p string) string {
+// routeName folds the sandbox id out of a path, for the call log.
+func routeName(p string) (route, id string) {
 	parts := strings.Split(p, "/")
-	if len(parts) >= 3 && parts[1] == "sandboxes" {
-		parts[2] = "{id}"
+	i := 1
+	if len(parts) > 1 && parts[1] == "v2" {
+		i = 2
 	}
-	return strings.Join(parts, "/")
+	if len(parts) > i+1 && parts[i] == "sandboxes" && parts[i+1] != "" {
+		id, parts[i+1] = parts[i+1], "{id}"
+	}
+	return strings.Join(parts, "/"), id
 }
 
 type listed struct {
@@ -61,7 +78,7 @@ type listed struct {
 func toListed(sb Sandbox) listed {
 	return listed{
 		TemplateID: sb.TemplateID, Alias: sb.Alias, SandboxID: sb.ID, ClientID: "fake",
-		StartedAt: sb.Started, EndAt: sb.Started.Add(time.Hour),
+		StartedAt: sb.Started, EndAt: sb.EndAt,
 		CPUCount: 2, MemoryMB: 512, DiskSizeMB: 1024,
 		Metadata: sb.Metadata, State: sb.State, EnvdVersion: sb.EnvdVersion,
 	}
@@ -90,7 +107,11 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = min(limit, n)
 	}
-	all := f.sorted(states)
+	all, err := f.matching(states, q.Get("metadata"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	start := 0
 	if tok := q.Get("nextToken"); tok != "" {
 		after, ok := strings.CutPrefix(tok, "after:")
@@ -109,6 +130,42 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
 	}
 	if end < len(all) {
 		w.Header().Set("X-Next-Token", "after:"+all[end-1].ID)
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// matching filters the sandboxes by state and by a metadata query
+// ("k=v&k2=v2", each part URL-encoded): every pair must match.
+func (f *Fake) matching(states map[string]bool, metadata string) ([]Sandbox, error) {
+	want, err := url.ParseQuery(metadata)
+	if err != nil {
+		return nil, err
+	}
+	var out []Sandbox
+	for _, sb := range f.sorted(states) {
+		ok := true
+		for k, vs := range want {
+			if sb.Metadata[k] != vs[0] {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, sb)
+		}
+	}
+	return out, nil
+}
+
+// listV1 is the deprecated listing: running sandboxes, one page.
+func (f *Fake) listV1(w http.ResponseWriter, r *http.Request) {
+	all, err := f.matching(map[string]bool{"running": true}, r.URL.Query().Get("metadata"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	page := make([]listed, 0, len(all))
+	for _, sb := range all {
+		page = append(page, toListed(sb))
 	}
 	writeJSON(w, http.StatusOK, page)
 }
@@ -153,33 +210,213 @@ type connected struct {
 
 func (f *Fake) connect(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var body struct {
-		Timeout *int `json:"timeout"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Timeout == nil || *body.Timeout < 0 {
-		writeError(w, http.StatusBadRequest, "body must be {\"timeout\": <seconds ≥ 0>}")
+	secs, ok := timeoutBody(w, r, true)
+	if !ok {
 		return
 	}
-	f.mu.Lock()
-	sb, ok := f.sandboxes[id]
 	status := http.StatusOK
-	if ok {
-		f.lastTTL[id] = *body.Timeout
+	sb, found := f.update(id, func(sb *Sandbox) {
+		f.lastTTL[id] = secs
 		if sb.State == "paused" { // connect resumes a paused sandbox
 			sb.State = "running"
-			f.sandboxes[id] = sb
 			status = http.StatusCreated
 		}
-	}
-	f.mu.Unlock()
-	if !ok {
+		if end := time.Now().UTC().Add(time.Duration(secs) * time.Second); end.After(sb.EndAt) {
+			sb.EndAt = end // and only ever extends the end time
+		}
+	})
+	if !found {
 		writeError(w, http.StatusNotFound, "sandbox \""+id+"\" not found")
 		return
 	}
-	writeJSON(w, status, connected{
-		TemplateID: sb.TemplateID, SandboxID: sb.ID, Alias: sb.Alias, ClientID: "fake",
-		EnvdVersion: sb.EnvdVersion, EnvdAccessToken: sb.Token, Domain: Domain,
+	writeJSON(w, status, toConnected(sb))
+}
+
+func toConnected(sb Sandbox) connected {
+	return connected{TemplateID: sb.TemplateID, SandboxID: sb.ID, Alias: sb.Alias, ClientID: "fake",
+		EnvdVersion: sb.EnvdVersion, EnvdAccessToken: sb.Token, Domain: Domain}
+}
+
+// update changes a sandbox under the lock; found is false for an unknown id.
+func (f *Fake) update(id string, change func(*Sandbox)) (sb Sandbox, found bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sb, found = f.sandboxes[id]
+	if found {
+		change(&sb)
+		f.sandboxes[id] = sb
+	}
+	return sb, found
+}
+
+// timeoutBody decodes {"timeout": seconds ≥ 0}, answering 400 otherwise;
+// an empty body means the API's default where the timeout is optional.
+func timeoutBody(w http.ResponseWriter, r *http.Request, required bool) (int, bool) {
+	var body struct {
+		Timeout *int `json:"timeout"`
+	}
+	err := json.NewDecoder(r.Body).Decode(&body)
+	switch {
+	case err == io.EOF && !required:
+		return 15, true // the API's default for resume
+	case err != nil || body.Timeout == nil || *body.Timeout < 0:
+		writeError(w, http.StatusBadRequest, "body must be {\"timeout\": <seconds ≥ 0>}")
+		return 0, false
+	}
+	return *body.Timeout, true
+}
+
+// resume is the deprecated resume: a running sandbox is a conflict.
+func (f *Fake) resume(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	secs, ok := timeoutBody(w, r, false)
+	if !ok {
+		return
+	}
+	wasRunning := false
+	sb, found := f.update(id, func(sb *Sandbox) {
+		if wasRunning = sb.State == "running"; !wasRunning {
+			sb.State = "running"
+			sb.EndAt = time.Now().UTC().Add(time.Duration(secs) * time.Second)
+		}
 	})
+	switch {
+	case !found:
+		writeError(w, http.StatusNotFound, "sandbox \""+id+"\" not found")
+	case wasRunning:
+		writeError(w, http.StatusConflict, "sandbox \""+id+"\" is already running")
+	default:
+		writeJSON(w, http.StatusCreated, toConnected(sb))
+	}
+}
+
+// timeout sets the end time to now + timeout, shortening it if so asked.
+func (f *Fake) timeout(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	secs, ok := timeoutBody(w, r, true)
+	if !ok {
+		return
+	}
+	if _, found := f.update(id, func(sb *Sandbox) {
+		sb.EndAt = time.Now().UTC().Add(time.Duration(secs) * time.Second)
+	}); !found {
+		writeError(w, http.StatusNotFound, "sandbox \""+id+"\" not found")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type metricWire struct {
+	Timestamp     time.Time `json:"timestamp"`
+	TimestampUnix int64     `json:"timestampUnix"`
+	CPUCount      int       `json:"cpuCount"`
+	CPUUsedPct    float64   `json:"cpuUsedPct"`
+	MemUsed       int64     `json:"memUsed"`
+	MemTotal      int64     `json:"memTotal"`
+	MemCache      int64     `json:"memCache"`
+	DiskUsed      int64     `json:"diskUsed"`
+	DiskTotal     int64     `json:"diskTotal"`
+}
+
+// metrics serves the samples in [start, end] (seconds; both optional).
+func (f *Fake) metrics(w http.ResponseWriter, r *http.Request) {
+	sb, ok := f.lookup(r.PathValue("id"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "sandbox \""+r.PathValue("id")+"\" not found")
+		return
+	}
+	bound := func(name string, def int64) (int64, bool) {
+		v := r.URL.Query().Get(name)
+		if v == "" {
+			return def, true
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, name+" must be unix seconds")
+			return 0, false
+		}
+		return n, true
+	}
+	start, ok1 := bound("start", 0)
+	end, ok2 := bound("end", 1<<62)
+	if !ok1 || !ok2 {
+		return
+	}
+	out := []metricWire{}
+	for _, m := range sb.Metrics {
+		if u := m.At.Unix(); u >= start && u <= end {
+			out = append(out, metricWire{Timestamp: m.At.UTC(), TimestampUnix: u, CPUCount: m.CPUCount, CPUUsedPct: m.CPUUsedPct,
+				MemUsed: m.MemUsed, MemTotal: m.MemTotal, DiskUsed: m.DiskUsed, DiskTotal: m.DiskTotal})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type logEntryWire struct {
+	Timestamp time.Time         `json:"timestamp"`
+	Level     string            `json:"level"`
+	Message   string            `json:"message"`
+	Fields    map[string]string `json:"fields"`
+}
+
+// sandboxLogs picks a sandbox's log for both log routes, answering 404 for
+// an unknown sandbox and 400 for a bad limit.
+func (f *Fake) sandboxLogs(w http.ResponseWriter, r *http.Request) ([]LogLine, int, bool) {
+	sb, ok := f.lookup(r.PathValue("id"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "sandbox \""+r.PathValue("id")+"\" not found")
+		return nil, 0, false
+	}
+	limit := 1000
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "limit must be between 0 and 1000")
+			return nil, 0, false
+		}
+		limit = n
+	}
+	return sb.Logs, limit, true
+}
+
+// logsV2 serves entries newest first with direction=backward, else oldest
+// first.
+func (f *Fake) logsV2(w http.ResponseWriter, r *http.Request) {
+	lines, limit, ok := f.sandboxLogs(w, r)
+	if !ok {
+		return
+	}
+	out := []logEntryWire{}
+	backward := r.URL.Query().Get("direction") == "backward"
+	for i := range lines {
+		l := lines[i]
+		if backward {
+			l = lines[len(lines)-1-i]
+		}
+		if len(out) == limit {
+			break
+		}
+		out = append(out, logEntryWire{Timestamp: l.At.UTC(), Level: l.Level, Message: l.Message, Fields: map[string]string{}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"logs": out})
+}
+
+// logsV1 is the deprecated logs route: plain lines and entries.
+func (f *Fake) logsV1(w http.ResponseWriter, r *http.Request) {
+	lines, limit, ok := f.sandboxLogs(w, r)
+	if !ok {
+		return
+	}
+	type plain struct {
+		Timestamp time.Time `json:"timestamp"`
+		Line      string    `json:"line"`
+	}
+	logs, entries := []plain{}, []logEntryWire{}
+	for _, l := range lines[:min(limit, len(lines))] {
+		logs = append(logs, plain{Timestamp: l.At.UTC(), Line: l.Message})
+		entries = append(entries, logEntryWire{Timestamp: l.At.UTC(), Level: l.Level, Message: l.Message, Fields: map[string]string{}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"logs": logs, "logEntries": entries})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -1,0 +1,117 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ControlPlane is what a sandbox's provider (E2B) knows and does besides
+// the daemon inside it: the sandbox's state, end time, metrics and logs,
+// and the two lifecycle actions. Describe, Metrics and Logs only look;
+// Resume and Extend are the only calls that change anything, and the TUI
+// makes them only on a confirmed operator action.
+type ControlPlane interface {
+	Describe(ctx context.Context) (PlaneInfo, error)
+	// Metrics is the newest CPU/memory sample; ok is false while there is
+	// none yet.
+	Metrics(ctx context.Context) (m PlaneMetrics, ok bool, err error)
+	// Logs are the sandbox's newest log lines, oldest first.
+	Logs(ctx context.Context, limit int) ([]PlaneLogLine, error)
+	// Resume wakes a paused sandbox for timeout (0: the provider default).
+	Resume(ctx context.Context, timeout time.Duration) error
+	// Extend makes a running sandbox live timeout from now.
+	Extend(ctx context.Context, timeout time.Duration) error
+}
+
+// PlaneInfo is a sandbox as its provider describes it.
+type PlaneInfo struct {
+	ID, Template, Alias string
+	State               string // "running" or "paused"
+	StartedAt, EndAt    time.Time
+	Metadata            map[string]string
+}
+
+// Paused says nothing runs in the sandbox until it is resumed.
+func (p PlaneInfo) Paused() bool { return p.State == "paused" }
+
+// PlaneMetrics is one CPU/memory sample.
+type PlaneMetrics struct {
+	At                time.Time
+	CPUCount          int
+	CPUPct            float64
+	MemUsed, MemTotal int64
+}
+
+// PlaneLogLine is one line of the sandbox's own log.
+type PlaneLogLine struct {
+	At      time.Time
+	Level   string
+	Message string
+}
+
+// Default refresh periods of the control plane: the state and end time are
+// re-read every DefaultPlaneRefresh (the countdown ticks locally between),
+// metrics as often as E2B samples them.
+const (
+	DefaultPlaneRefresh   = 15 * time.Second
+	DefaultMetricsRefresh = 5 * time.Second
+)
+
+// timeLeftWarning is when the countdown of a sandbox's end turns to a
+// warning.
+const timeLeftWarning = 2 * time.Minute
+
+// FormatTimeLeft is a countdown: 58s, 4m05s, 1h12m, or "expired".
+func FormatTimeLeft(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "expired"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// FormatMetadata is "k=v,k2=v2" in key order, or "-" when empty.
+func FormatMetadata(md map[string]string) string {
+	if len(md) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(md))
+	for k := range md {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + md[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// templateName is the alias when the template has one, else its id.
+func (p PlaneInfo) templateName() string {
+	if p.Alias != "" {
+		return p.Alias
+	}
+	return p.Template
+}
+
+// endText is a paused sandbox's end time, which does not count down while
+// it sleeps: "ends Jun 2 08:00 UTC".
+func (p PlaneInfo) endText() string {
+	if p.EndAt.IsZero() {
+		return "no end time"
+	}
+	return "ends " + p.EndAt.UTC().Format("Jan 2 15:04 UTC")
+}
+
+// formatMetrics is "cpu 12% mem 210M/512M".
+func formatMetrics(m PlaneMetrics) string {
+	return fmt.Sprintf("cpu %.0f%% mem %s/%s", m.CPUPct, formatBytes(uint64(max(m.MemUsed, 0))), formatBytes(uint64(max(m.MemTotal, 0))))
+}

@@ -1,0 +1,264 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"sandtop/themes"
+)
+
+// fakePlane is a provider that records every call.
+type fakePlane struct {
+	mu    sync.Mutex
+	info  PlaneInfo
+	calls []string
+}
+
+func (p *fakePlane) record(c string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, c)
+}
+
+func (p *fakePlane) count(prefix string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *fakePlane) Describe(context.Context) (PlaneInfo, error) {
+	p.record("describe")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.info, nil
+}
+
+func (p *fakePlane) Metrics(context.Context) (PlaneMetrics, bool, error) {
+	p.record("metrics")
+	return PlaneMetrics{At: testNow, CPUCount: 2, CPUPct: 12.4, MemUsed: 210 << 20, MemTotal: 512 << 20}, true, nil
+}
+
+func (p *fakePlane) Logs(context.Context, int) ([]PlaneLogLine, error) {
+	p.record("logs")
+	return []PlaneLogLine{{At: testNow, Level: "info", Message: "envd started"}, {At: testNow, Level: "warn", Message: "memory at 90%"}}, nil
+}
+
+func (p *fakePlane) Resume(_ context.Context, d time.Duration) error {
+	p.record(fmt.Sprint("resume ", d))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.info.State, p.info.EndAt = "running", testNow.Add(d)
+	return nil
+}
+
+func (p *fakePlane) Extend(_ context.Context, d time.Duration) error {
+	p.record(fmt.Sprint("extend ", d))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.info.EndAt = testNow.Add(d)
+	return nil
+}
+
+// mutations counts the calls that change a sandbox.
+func (p *fakePlane) mutations() int { return p.count("resume") + p.count("extend") }
+
+// newPlaneModel holds a running E2B sandbox with 90 s left (on screen), a
+// paused one, and a local sandbox with no provider.
+func newPlaneModel(t testing.TB, mod ...func(*Options)) (m *Model, running, paused *fakePlane, opened *int) {
+	t.Helper()
+	running = &fakePlane{info: PlaneInfo{ID: "i7k2", Template: "tpl9x", Alias: "agent-box", State: "running",
+		StartedAt: testNow.Add(-time.Hour), EndAt: testNow.Add(90 * time.Second), Metadata: map[string]string{"team": "t1", "owner": "ann"}}}
+	paused = &fakePlane{info: PlaneInfo{ID: "p3q9", Template: "tpl7y", State: "paused",
+		StartedAt: testNow.Add(-2 * time.Hour), EndAt: testNow.Add(20 * time.Hour), Metadata: map[string]string{"job": "nightly"}}}
+	opened = new(int)
+	src := newFakeSource()
+	src.info.Name = "e2b:i7k2"
+	opts := Options{
+		Contexts: []Context{
+			{Name: "e2b:i7k2", Kind: "e2b", Target: "https://49983-i7k2.e2b.app", Source: src, Plane: running, PlaneInfo: running.info},
+			{Name: "e2b:p3q9", Kind: "e2b", Target: "e2b sandbox p3q9", Plane: paused, PlaneInfo: paused.info,
+				Err: errors.New("e2b: sandbox p3q9 is paused"),
+				Open: func(context.Context) (Source, error) {
+					*opened++
+					if paused.count("resume") == 0 {
+						return nil, errors.New("e2b: sandbox p3q9 is paused")
+					}
+					s := newFakeSource()
+					s.info.Name = "e2b:p3q9"
+					return s, nil
+				}},
+			{Name: "local", Kind: "local", Target: "unix:/run/sandtop.sock", Source: newFakeSource()},
+		},
+		Theme: themes.MustLoad("dark"),
+		Now:   func() time.Time { return testNow },
+	}
+	for _, f := range mod {
+		f(&opts)
+	}
+	m = NewModel(opts)
+	t.Cleanup(m.Close)
+	run(t, m, m.Init())
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	feed(m, m.ctxs[0], src)
+	return m, running, paused, opened
+}
+
+// TestGoldenPlanePicker pins the picker with E2B sandboxes: template
+// alias, state, time left (a warning under two minutes), metrics and
+// metadata on each one's second line, and a paused one shown as paused.
+// Rewrite with: go test ./ui -run TestGolden -update
+func TestGoldenPlanePicker(t *testing.T) {
+	for _, size := range [][2]int{{100, 34}, {160, 50}} {
+		t.Run(fmt.Sprintf("picker_e2b_%d", size[0]), func(t *testing.T) {
+			m, _, _, _ := newPlaneModel(t)
+			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			press(t, m, "c")
+			golden.RequireEqual(t, []byte(m.View()))
+		})
+	}
+}
+
+// TestGoldenPlaneHeader pins the header of a running E2B sandbox near its
+// end, and of a paused one.
+func TestGoldenPlaneHeader(t *testing.T) {
+	m, _, _, _ := newPlaneModel(t)
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	running := m.viewHeader()
+	press(t, m, "c", "2", "enter")
+	golden.RequireEqual(t, []byte(running+"\n"+m.viewHeader()+"\n"))
+	if !strings.Contains(running, "1m30s left") || !strings.Contains(running, "agent-box") || !strings.Contains(running, "cpu 12%") {
+		t.Fatalf("running header: %q", running)
+	}
+}
+
+func TestPlaneCountdownTicksAndWarns(t *testing.T) {
+	now := testNow
+	m, _, _, _ := newPlaneModel(t, func(o *Options) { o.Now = func() time.Time { return now } })
+	if h := m.viewHeader(); !strings.Contains(h, "⚠ 1m30s left") {
+		t.Fatalf("under two minutes the countdown warns: %q", h)
+	}
+	now = now.Add(31 * time.Second)
+	if h := m.viewHeader(); !strings.Contains(h, "⚠ 59s left") {
+		t.Fatalf("the countdown follows the clock: %q", h)
+	}
+	m.cur.pl.info.EndAt = now.Add(10 * time.Minute)
+	if h := m.viewHeader(); strings.Contains(h, "⚠") || !strings.Contains(h, "10m00s left") {
+		t.Fatalf("no warning with ten minutes left: %q", h)
+	}
+}
+
+// TestPlaneRefreshNoMoreOftenThanAsked: ticks faster than the periods ask
+// nothing new until a period has passed, and only the sandbox on screen
+// has its metrics read (all of them while the picker is open).
+func TestPlaneRefreshNoMoreOftenThanAsked(t *testing.T) {
+	now := testNow
+	m, running, paused, _ := newPlaneModel(t, func(o *Options) {
+		o.Now = func() time.Time { return now }
+		o.PlaneRefresh, o.MetricsRefresh = 15*time.Second, 5*time.Second
+	})
+	tick := func() { run(t, m, m.onPlaneTick()) }
+	d0, m0 := running.count("describe"), running.count("metrics")
+	for range 10 {
+		tick()
+	}
+	if running.count("describe") != d0 || running.count("metrics") != m0 {
+		t.Fatalf("asked again within a period: %v", running.calls)
+	}
+	now = now.Add(5 * time.Second)
+	tick()
+	tick()
+	if running.count("metrics") != m0+1 || running.count("describe") != d0 {
+		t.Fatalf("after 5 s: one more metrics read only: %v", running.calls)
+	}
+	now = now.Add(10 * time.Second)
+	tick()
+	if running.count("describe") != d0+1 || paused.count("describe") != 1 {
+		t.Fatalf("after 15 s both are described: %v / %v", running.calls, paused.calls)
+	}
+	if paused.count("metrics") != 0 {
+		t.Fatal("a paused sandbox has no metrics to read")
+	}
+	if running.mutations()+paused.mutations() != 0 {
+		t.Fatal("refreshing changed a sandbox")
+	}
+}
+
+func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
+	m, running, paused, opened := newPlaneModel(t, func(o *Options) { o.Contexts[1].ReadOnly = true })
+	press(t, m, "R")
+	if !strings.Contains(m.status, "running") || m.dialog != nil {
+		t.Fatalf("R on a running sandbox: %q", m.status)
+	}
+	press(t, m, "c", "2", "enter", "R")
+	if m.dialog != nil || !strings.Contains(m.status, "read-only") {
+		t.Fatalf("R in a read-only context: %q", m.status)
+	}
+	if paused.mutations() != 0 || *opened != 0 {
+		t.Fatalf("refused, yet %v, opened %d", paused.calls, *opened)
+	}
+
+	m, running, paused, opened = newPlaneModel(t)
+	press(t, m, "c", "2", "enter")
+	if *opened != 0 || !strings.Contains(m.viewHeader(), "paused") {
+		t.Fatalf("switching to a paused sandbox dialled it (%d) or hid its state", *opened)
+	}
+	press(t, m, "R")
+	if _, ok := m.dialog.(*confirmDialog); !ok {
+		t.Fatalf("R must ask first; dialog %T", m.dialog)
+	}
+	press(t, m, "n")
+	if paused.mutations() != 0 {
+		t.Fatal("a declined resume resumed")
+	}
+	press(t, m, "R", "y")
+	if paused.count("resume 5m0s") != 1 || paused.mutations() != 1 || running.mutations() != 0 {
+		t.Fatalf("one resume of the paused sandbox only: %v / %v", paused.calls, running.calls)
+	}
+	if *opened != 1 || m.state != openReady || m.pl.info.Paused() {
+		t.Fatalf("after the resume it is described and dialled once: opened %d, state %v, info %+v", *opened, m.state, m.pl.info)
+	}
+	press(t, m, ":")
+	typeText(t, m, "e2b-extend 10m")
+	press(t, m, "enter", "y")
+	if paused.count("extend 10m0s") != 1 || paused.mutations() != 2 {
+		t.Fatalf(":e2b-extend 10m: %v", paused.calls)
+	}
+	press(t, m, "c", "3", "enter", "E")
+	if !strings.Contains(m.status, "only E2B") {
+		t.Fatalf("E on a sandbox with no provider: %q", m.status)
+	}
+}
+
+func TestPlaneLogsView(t *testing.T) {
+	m, running, _, _ := newPlaneModel(t)
+	press(t, m, "L")
+	v := m.View()
+	if !strings.Contains(v, "Sandbox log: e2b:i7k2") || !strings.Contains(v, "memory at 90%") || running.count("logs") != 1 {
+		t.Fatalf("logs view:\n%s", v)
+	}
+	press(t, m, "esc")
+	if m.dialog != nil || running.mutations() != 0 {
+		t.Fatal("esc closes the log; reading it changes nothing")
+	}
+}
+
+func TestWarningsAreLogged(t *testing.T) {
+	m, _, _, _ := newPlaneModel(t, func(o *Options) { o.Warnings = []string{"E2B_API_KEY does not look like an E2B key"} })
+	if v := m.View(); !strings.Contains(v, "does not look like an E2B key") {
+		t.Fatalf("the warning is not in the event log:\n%s", v)
+	}
+}
