@@ -23,6 +23,10 @@ type targetFlags struct {
 	envds     []string
 	tokenFile string
 	user      string
+	// runtimeRoot and agentWorkspace override the config's runtime_root and
+	// agent_workspace for every target the flags select.
+	runtimeRoot    string
+	agentWorkspace string
 }
 
 func (t *targetFlags) register(fs *pflag.FlagSet) {
@@ -31,6 +35,8 @@ func (t *targetFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&t.envds, "envd", nil, "URL of an envd-compatible daemon, e.g. http://10.0.0.5:49983; repeatable")
 	fs.StringVar(&t.tokenFile, "token-file", "", "file holding the access token for --envd (every --envd given)")
 	fs.StringVar(&t.user, "user", "", "sandbox user to run processes as, where the daemon allows it")
+	fs.StringVar(&t.runtimeRoot, "runtime-root", "", "where sandtop keeps its state in a stock envd's sandbox (default ~/.local/state/sandtop of the sandbox user)")
+	fs.StringVar(&t.agentWorkspace, "agent-workspace", "", "a DeepSeek Harness agent's workspace in the sandbox, whose .dsh-e2b/ is read too (agent groups are found without it)")
 	for _, x := range targetExtensions {
 		x.register(fs)
 	}
@@ -72,7 +78,11 @@ func (t *targetFlags) resolve(cfg config.Config) (selection, error) {
 		return selection{}, err
 	}
 	if len(sels) == 0 {
-		return namedTarget(cfg, cfg.Target)
+		sel, err := namedTarget(cfg, cfg.Target)
+		if err != nil {
+			return selection{}, err
+		}
+		return sel, t.applyLayout(&sel)
 	}
 	if len(sels) > 1 {
 		names := make([]string, len(sels))
@@ -130,12 +140,32 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 		if t.user != "" {
 			sels[i].cfg.User = t.user
 		}
+		if err := t.applyLayout(&sels[i]); err != nil {
+			return nil, err
+		}
 		if !sels[i].expands && seen[sels[i].name] {
 			return nil, usagef(fmt.Errorf("target %s is given twice", sels[i].name))
 		}
 		seen[sels[i].name] = true
 	}
 	return sels, nil
+}
+
+// applyLayout sets the sandbox paths the flags name, which must be
+// absolute: the sandbox may not be this machine.
+func (t *targetFlags) applyLayout(sel *selection) error {
+	for flag, v := range map[string]string{"--runtime-root": t.runtimeRoot, "--agent-workspace": t.agentWorkspace} {
+		if v != "" && !strings.HasPrefix(v, "/") {
+			return usagef(fmt.Errorf("%s %q must be an absolute path in the sandbox", flag, v))
+		}
+	}
+	if t.runtimeRoot != "" {
+		sel.cfg.RuntimeRoot = t.runtimeRoot
+	}
+	if t.agentWorkspace != "" {
+		sel.cfg.AgentWorkspace = t.agentWorkspace
+	}
+	return nil
 }
 
 // envdName names an --envd target the way target.ListTargets does.
@@ -167,7 +197,8 @@ func namedTarget(cfg config.Config, name string) (selection, error) {
 	sel := selection{name: name, readOnly: cfg.ReadOnlyFor(name)}
 	switch {
 	case ct.Socket != "":
-		sel.cfg = target.Config{Local: "unix:" + ct.Socket, User: ct.User}
+		sel.cfg = target.Config{Local: "unix:" + ct.Socket, User: ct.User,
+			RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace}
 	case ct.IsE2B():
 		sel.cfg, sel.expands, sel.e2bKeyFile = e2bTargetConfig(ct), ct.E2B == "", ct.E2BAPIKeyFile
 	default:

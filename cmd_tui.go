@@ -31,6 +31,11 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 		if sels, initial, err = allConfigured(cfg); err != nil {
 			return err
 		}
+		for i := range sels {
+			if err := g.target.applyLayout(&sels[i]); err != nil {
+				return err
+			}
+		}
 	}
 	opener := &tuiOpener{cfg: cfg}
 	defer opener.closeAll()

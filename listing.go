@@ -26,8 +26,11 @@ type listDoc struct {
 
 type listGroup struct {
 	PGID int    `json:"pgid"`
-	ID   string `json:"id"`            // state directory under <runtime root>/processes
-	Tag  string `json:"tag,omitempty"` // from "run --tag", kept in the sandbox
+	ID   string `json:"id"` // state directory under <runtime root>/processes (an agent's: under its .dsh-e2b/processes)
+	// Origin is who started it: "sandtop" (through sandtop's wrapper) or
+	// "agent" (a DeepSeek Harness agent's provider).
+	Origin string `json:"origin"`
+	Tag    string `json:"tag,omitempty"` // from "run --tag", kept in the sandbox
 	// State is running, stopped (every live member is), leader-exited
 	// (descendants live on), settled (no live member) or unpublished (still
 	// starting, or failed to start).
@@ -57,12 +60,14 @@ type listProcess struct {
 }
 
 type listTerminal struct {
-	PID  int      `json:"pid"`
-	ID   string   `json:"id"`
-	Tag  string   `json:"tag,omitempty"`
-	Argv []string `json:"argv,omitempty"`
-	Rows int      `json:"rows,omitempty"`
-	Cols int      `json:"cols,omitempty"`
+	PID int `json:"pid"`
+	// Origin is always "terminal": a program on a PTY.
+	Origin string   `json:"origin"`
+	ID     string   `json:"id"`
+	Tag    string   `json:"tag,omitempty"`
+	Argv   []string `json:"argv,omitempty"`
+	Rows   int      `json:"rows,omitempty"`
+	Cols   int      `json:"cols,omitempty"`
 	// ForegroundPGID and InputWaiting need the daemon's extension.
 	ForegroundPGID int  `json:"foreground_pgid,omitempty"`
 	InputWaiting   bool `json:"input_waiting"`
@@ -73,7 +78,7 @@ type listTerminal struct {
 func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 	doc := listDoc{Version: jsonVersion, Target: s.Target.Name, Taken: time.Now().UTC(),
 		Groups: []listGroup{}, Terminals: []listTerminal{}}
-	groups, err := s.Runtime.ListGroups(ctx)
+	groups, err := s.Runtime.ListAllGroups(ctx)
 	if err != nil {
 		return doc, err
 	}
@@ -86,7 +91,7 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 		return doc, err
 	}
 	for _, g := range groups {
-		lg := listGroup{PGID: g.Pgid, ID: g.ID, Tag: g.Tag, State: string(g.State), ExitCode: g.ExitCode,
+		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State), ExitCode: g.ExitCode,
 			Signal: g.Signal, Members: []listProcess{}}
 		if g.State != backend.GroupSettled && g.Pgid > 0 {
 			lg.Members = append(lg.Members, members[g.Pgid]...)
@@ -101,7 +106,7 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 		doc.Groups = append(doc.Groups, lg)
 	}
 	for _, t := range terms {
-		lt := listTerminal{PID: t.Pid, ID: t.ID, Tag: t.Tag, Argv: t.Argv, Rows: t.Rows, Cols: t.Cols}
+		lt := listTerminal{PID: t.Pid, Origin: originTerminal, ID: t.ID, Tag: t.Tag, Argv: t.Argv, Rows: t.Rows, Cols: t.Cols}
 		if t.Foreground != nil {
 			lt.ForegroundPGID, lt.InputWaiting = t.Foreground.Pgid, t.Foreground.InputWaiting
 		}
@@ -115,6 +120,10 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 	sort.Slice(doc.Terminals, func(i, j int) bool { return doc.Terminals[i].PID < doc.Terminals[j].PID })
 	return doc, nil
 }
+
+// originTerminal marks terminals in the listing, next to the groups'
+// "sandtop" and "agent".
+const originTerminal = "terminal"
 
 // groupStopped is shown instead of running or leader-exited when every live
 // member is stopped (SIGSTOP, or a job-control stop): the group will not

@@ -43,6 +43,10 @@ type ControlPlane interface {
 	ListDir(ctx context.Context, path string) ([]DirEntry, error)
 	// Remove deletes files or directory trees; missing paths are fine.
 	Remove(ctx context.Context, paths ...string) error
+	// AgentStateDirs lists the state directories that the leaders of live
+	// groups started by an agent's provider name in their argv
+	// (wrapper.AgentStateDir), sorted and without repeats.
+	AgentStateDirs(ctx context.Context) ([]string, error)
 }
 
 // ErrFileNotFound is matched (errors.Is) by ControlPlane read errors for a

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"sandtop/wrapper"
 )
 
 // compatControl implements ControlPlane with ordinary commands run through
@@ -28,6 +30,39 @@ func (c compatControl) Processes(ctx context.Context) ([]ProcessEntry, error) {
 		return nil, fmt.Errorf("list processes: ps exited %d: %s", r.exitCode, clipText(r.stderr))
 	}
 	return parsePsTable(r.stdout)
+}
+
+// AgentStateDirs reads the leaders' command lines from ps (argv joined by
+// spaces, which the state directory's path survives).
+func (c compatControl) AgentStateDirs(ctx context.Context) ([]string, error) {
+	r, err := c.cmd.run(ctx, `exec ps -e -ww -o pid= -o pgid= -o args=`, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	if r.exitCode != 0 {
+		return nil, fmt.Errorf("list processes: ps exited %d: %s", r.exitCode, clipText(r.stderr))
+	}
+	return agentDirsInPs(r.stdout), nil
+}
+
+// agentDirsInPs picks the agent state directories out of "pid pgid args"
+// rows whose pid leads its group.
+func agentDirsInPs(out []byte) []string {
+	var dirs []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != f[1] {
+			continue
+		}
+		args := strings.TrimLeft(line, " \t")
+		for range 2 { // skip pid and pgid
+			args = strings.TrimLeft(args[strings.IndexAny(args, " \t"):], " \t")
+		}
+		if dir, ok := wrapper.AgentStateDir([]string{args}); ok {
+			dirs = append(dirs, dir)
+		}
+	}
+	return sortedUnique(dirs)
 }
 
 // parsePsTable parses "pid pgid sid stat" rows; stat's first letter is the

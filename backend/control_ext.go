@@ -35,6 +35,20 @@ func (c extensionControl) groups(ctx context.Context, req *sandtopv1.ListGroupsR
 	return rows, nil
 }
 
+func (c extensionControl) AgentStateDirs(ctx context.Context) ([]string, error) {
+	resp, err := c.sup.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{}))
+	if err != nil {
+		return nil, fmt.Errorf("list process groups: %w", err)
+	}
+	var dirs []string
+	for _, g := range resp.Msg.GetGroups() {
+		if g.GetOrigin() == "agent" && g.GetStateDir() != "" {
+			dirs = append(dirs, g.GetStateDir())
+		}
+	}
+	return sortedUnique(dirs), nil
+}
+
 func (c extensionControl) Processes(ctx context.Context) ([]ProcessEntry, error) {
 	return c.groups(ctx, &sandtopv1.ListGroupsRequest{})
 }

@@ -23,9 +23,14 @@ import (
 // RuntimeConfig configures a Runtime.
 type RuntimeConfig struct {
 	// RuntimeRoot holds the private state directories (processes/<id>/). It
-	// must be absolute. Empty means the root the daemon reports in Hello
-	// (an error on stock envd, which reports none).
+	// must be absolute. Empty means the root the daemon reports in Hello,
+	// or on stock envd (which reports none) DefaultRuntimeRootIn under the
+	// sandbox user's home.
 	RuntimeRoot string
+	// AgentWorkspace is a DeepSeek Harness agent's workspace, whose
+	// <workspace>/.dsh-e2b is read by AgentGroups besides the roots found
+	// from the process table; empty means only those.
+	AgentWorkspace string
 	// Cwd is the shared working directory: relative PATH hits of
 	// ResolveExecutable are resolved against it. Must be absolute.
 	Cwd string
@@ -128,6 +133,13 @@ func NewRuntimeClients(ctx context.Context, proc processconnect.ProcessClient, s
 		default:
 			return nil, fmt.Errorf("hello to the sandbox daemon: %w", err)
 		}
+	}
+	if cfg.RuntimeRoot == "" && !direct {
+		root, err := defaultRuntimeRoot(ctx, runner)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RuntimeRoot = root
 	}
 	if !strings.HasPrefix(cfg.RuntimeRoot, "/") {
 		return nil, fmt.Errorf("runtime root %q must be an absolute path", cfg.RuntimeRoot)

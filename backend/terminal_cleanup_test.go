@@ -41,6 +41,7 @@ func (f *fakeControl) ForegroundGroup(context.Context, int) (int, bool, bool, er
 func (f *fakeControl) ReadFile(context.Context, string) ([]byte, error)    { return nil, ErrFileNotFound }
 func (f *fakeControl) ListDir(context.Context, string) ([]DirEntry, error) { return nil, nil }
 func (f *fakeControl) Remove(context.Context, ...string) error             { return nil }
+func (f *fakeControl) AgentStateDirs(context.Context) ([]string, error)    { return nil, nil }
 
 func (f *fakeControl) sent() []string {
 	f.mu.Lock()

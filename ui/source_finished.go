@@ -81,15 +81,13 @@ func (s *backendSource) refreshPublished(ctx context.Context) {
 	if agentDue {
 		start := time.Now()
 		actx, cancel := context.WithTimeout(ctx, scanTimeout)
-		d, err := s.rt.DiscoverAgent(actx, s.opts.Cwd)
+		// The seam finds agents' groups from the process table; the
+		// working directory's agent root is read as well.
+		infos, err := s.rt.AgentGroups(actx, s.opts.Cwd)
 		cancel()
 		p.mu.Lock()
 		p.nextAgent = time.Now().Add(max(agentScanEvery, 3*time.Since(start)))
 		if err == nil {
-			infos := make([]backend.GroupInfo, len(d.Groups))
-			for i, g := range d.Groups {
-				infos[i] = g.GroupInfo
-			}
 			p.agent = mergePublished(p.agent, infos, true, now)
 		}
 		p.mu.Unlock()

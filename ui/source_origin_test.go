@@ -26,9 +26,10 @@ func TestSourceOriginTerminalJobsAndOtherClients(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			// Another client starts a process straight through the daemon.
+			// Another client starts a process straight through the daemon, in
+			// a group of its own (a plain start has none, as under envd).
 			other, err := env.Dial().Process.Start(ctx, connect.NewRequest(&process.StartRequest{
-				Process: &process.ProcessConfig{Cmd: "sleep", Args: []string{"37"}}}))
+				Process: &process.ProcessConfig{Cmd: "setsid", Args: []string{"sleep", "37"}}}))
 			if err != nil {
 				t.Fatal(err)
 			}

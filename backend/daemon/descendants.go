@@ -1,9 +1,11 @@
 package daemon
 
-// descendantGroups returns the process groups of every descendant of the
-// given started processes, read from /proc, leaving out pgid <= 1 and the
-// daemon's own group (it must never be signalled).
-func (d *Daemon) descendantGroups(procs []*proc) []int {
+// descendants reads /proc and returns what descends from the given started
+// processes: the process groups of those that moved into groups of their
+// own (pgid > 1, never the daemon's), and the pids of those still in the
+// daemon's own group, as plain starts are (as in envd), which can only be
+// signalled one by one.
+func (d *Daemon) descendants(procs []*proc) (groups, inDaemonGroup []int) {
 	children := map[int][]int{}
 	pgid := map[int]int{}
 	for _, pid := range allPids() {
@@ -15,13 +17,15 @@ func (d *Daemon) descendantGroups(procs []*proc) []int {
 		pgid[pid] = st.pgid
 	}
 	seen := map[int]bool{}
-	var out []int
 	var walk func(int)
 	walk = func(pid int) {
 		for _, c := range children[pid] {
-			if g := pgid[c]; g > 1 && g != d.self.pgid && !seen[g] {
+			switch g := pgid[c]; {
+			case g == d.self.pgid:
+				inDaemonGroup = append(inDaemonGroup, c)
+			case g > 1 && !seen[g]:
 				seen[g] = true
-				out = append(out, g)
+				groups = append(groups, g)
 			}
 			walk(c)
 		}
@@ -29,5 +33,5 @@ func (d *Daemon) descendantGroups(procs []*proc) []int {
 	for _, p := range procs {
 		walk(int(p.pid))
 	}
-	return out
+	return groups, inDaemonGroup
 }

@@ -42,9 +42,11 @@ func TestChildEnvIsBuiltFromScratch(t *testing.T) {
 
 // The middle shell forks a grandchild and exits at once, so the grandchild
 // is orphaned. The daemon, as subreaper, adopts it and must reap it when it
-// exits: no zombie is left behind.
+// exits: no zombie is left behind. A plain start shares the daemon's group
+// (as in envd), so only a daemon that owns its OS process (ReapAllOrphans,
+// as sandtop serve runs) can tell such an orphan is its to reap.
 func TestOrphanedGrandchildIsReaped(t *testing.T) {
-	env := daemontest.Start(t, daemon.Config{})
+	env := daemontest.Start(t, daemon.Config{ReapAllOrphans: true})
 	_, s := startBg(t, env.Client, startReq("sh", "-c", `sh -c 'sleep 0.5 & echo $!'; sleep 100`))
 	gc := readPids(t, s, 1)[0]
 	adopted := false

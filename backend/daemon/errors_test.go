@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 )
@@ -24,7 +26,7 @@ func TestBadInputGetsPreciseErrors(t *testing.T) {
 		if err == nil {
 			_, err = drainConnect(cs)
 		}
-		wantCode(t, err, connect.CodeNotFound, "process 12345 not found")
+		wantCode(t, err, connect.CodeNotFound, "process with pid 12345 not found")
 		_, err = c.Supervisor.ExitStatus(ctx, connect.NewRequest(&sandtopv1.ExitStatusRequest{Pid: 12345}))
 		wantCode(t, err, connect.CodeNotFound, "process 12345 not found")
 	})
@@ -36,14 +38,15 @@ func TestBadInputGetsPreciseErrors(t *testing.T) {
 		if err == nil {
 			_, err = drainStart(s)
 		}
-		wantCode(t, err, connect.CodeInvalidArgument, `cwd "/no/such/dir" does not exist`)
+		wantCode(t, err, connect.CodeInvalidArgument, `cwd '/no/such/dir' does not exist`)
 	})
 	t.Run("unknown executable", func(t *testing.T) {
-		s, err := c.Process.Start(ctx, connect.NewRequest(startReq("no-such-program-xyz")))
-		if err == nil {
-			_, err = drainStart(s)
+		// As in envd (whose sh execs every command): it starts, sh says why,
+		// and it exits 127.
+		r := run(t, c, startReq("no-such-program-xyz"))
+		if r.end.GetExitCode() != 127 || !strings.Contains(r.stderr.String(), "no-such-program-xyz") {
+			t.Errorf("end %v, stderr %q; want exit 127 naming the program", r.end, r.stderr.String())
 		}
-		wantCode(t, err, connect.CodeInvalidArgument, `executable "no-such-program-xyz" not found in PATH`)
 	})
 	t.Run("stream input without start", func(t *testing.T) {
 		in := c.Process.StreamInput(ctx)
@@ -59,8 +62,22 @@ func TestBadInputGetsPreciseErrors(t *testing.T) {
 		wantCode(t, err, connect.CodeFailedPrecondition, "stdin not enabled or closed")
 	})
 	t.Run("unsupported signal", func(t *testing.T) {
-		_, err := c.Process.SendSignal(ctx, connect.NewRequest(&process.SendSignalRequest{Process: bySel(1), Signal: process.Signal_SIGNAL_UNSPECIFIED}))
-		wantCode(t, err, connect.CodeInvalidArgument, "use SIGTERM (15) or SIGKILL (9)")
+		pid, _ := startBg(t, c, startReq("sleep", "100"))
+		_, err := c.Process.SendSignal(ctx, connect.NewRequest(&process.SendSignalRequest{Process: bySel(pid), Signal: process.Signal_SIGNAL_UNSPECIFIED}))
+		wantCode(t, err, connect.CodeUnimplemented, "use SIGTERM (15) or SIGKILL (9)")
+		_, err = c.Process.SendSignal(ctx, connect.NewRequest(&process.SendSignalRequest{Process: bySel(12345), Signal: process.Signal_SIGNAL_UNSPECIFIED}))
+		wantCode(t, err, connect.CodeNotFound, "process with pid 12345 not found") // envd looks the process up first
+	})
+	t.Run("unknown user", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("only a root daemon switches users")
+		}
+		uc := env.Dial(envd.WithUser("no-such-user-xyz"))
+		s, err := uc.Process.Start(ctx, connect.NewRequest(startReq("true")))
+		if err == nil {
+			_, err = drainStart(s)
+		}
+		wantCode(t, err, connect.CodeUnauthenticated, "invalid username: 'no-such-user-xyz'")
 	})
 
 	root := env.RuntimeRoot

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/wrapper"
 )
 
 var pageSize = int64(os.Getpagesize())
@@ -79,11 +80,38 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 	groups := make([]*sandtopv1.Group, 0, len(byPgid))
 	for _, g := range byPgid {
 		sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].Pid < g.Members[j].Pid })
+		markOrigin(g, started[int(g.Pgid)])
 		groups = append(groups, g)
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].Pgid < groups[j].Pgid })
 	return groups
 }
+
+// markOrigin says who started g, from its Start (a session-dir start) or
+// its leader's argv: sandtop's wrapper, or an agent provider's wrapper,
+// which names its state directory (no configuration needed to find it).
+func markOrigin(g *sandtopv1.Group, started *proc) {
+	if started != nil && started.session != nil {
+		g.Origin, g.StateDir = originSandtop, started.session.dir
+		return
+	}
+	for _, m := range g.Members {
+		if m.Pid != g.Pgid {
+			continue
+		}
+		if dir, ok := wrapper.AgentStateDir(m.Argv); ok {
+			g.Origin, g.StateDir = originAgent, dir
+		} else if dir, ok := wrapper.SandtopStateDir(m.Argv); ok {
+			g.Origin, g.StateDir = originSandtop, dir
+		}
+	}
+}
+
+// Values of Group.origin.
+const (
+	originSandtop = "sandtop"
+	originAgent   = "agent"
+)
 
 func (d *Daemon) procInfo(st procStat, now time.Time) *sandtopv1.ProcInfo {
 	return &sandtopv1.ProcInfo{
@@ -108,7 +136,7 @@ func (d *Daemon) procInfo(st procStat, now time.Time) *sandtopv1.ProcInfo {
 func groupsFingerprint(groups []*sandtopv1.Group) uint64 {
 	h := fnv.New64a()
 	for _, g := range groups {
-		fmt.Fprintf(h, "g%d/%d/%d/%v|", g.Pgid, g.Sid, g.StartedPid, g.Pty)
+		fmt.Fprintf(h, "g%d/%d/%d/%v/%s/%s|", g.Pgid, g.Sid, g.StartedPid, g.Pty, g.Origin, g.StateDir)
 		for _, m := range g.Members {
 			fmt.Fprintf(h, "%d,%d,%d,%d,%d,%s,%d,%d,%q;", m.Pid, m.Ppid, m.Pgid, m.Sid, m.Tpgid, m.State, m.CpuTimeMs, m.RssBytes, m.Argv)
 		}

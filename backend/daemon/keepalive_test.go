@@ -35,7 +35,7 @@ func TestWatchGroupsSeesNewGroup(t *testing.T) {
 	if !w.Receive() {
 		t.Fatalf("no first snapshot: %v", w.Err())
 	}
-	pid, _ := startBg(t, c, startReq("sleep", "100"))
+	pid, _ := startBg(t, c, startReq("setsid", "sleep", "100")) // a plain start has no group of its own
 	for w.Receive() {
 		for _, g := range w.Msg().GetGroups() {
 			if g.GetPgid() == pid && g.GetStartedPid() == pid {

@@ -68,7 +68,7 @@ func (r *registry) lookup(sel *process.ProcessSelector) (*proc, error) {
 		if p := r.exited[s.Pid]; p != nil {
 			return p, nil
 		}
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process %d not found", s.Pid))
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process with pid %d not found", s.Pid))
 	case *process.ProcessSelector_Tag:
 		if p := newestTagged(r.live, s.Tag); p != nil {
 			return p, nil

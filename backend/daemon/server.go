@@ -111,18 +111,29 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// KillAll sends SIGKILL to every managed group and waits for every end event.
+// KillAll sends SIGKILL to every managed process and all that descends from
+// it, and waits for every end event.
 func (d *Daemon) KillAll(ctx context.Context) error {
 	procs := d.reg.liveProcs()
 	// A started process may have moved work into new sessions (the seam's
 	// wrapper runs setsid): find those groups while the tree still links
 	// them, so that killing the started groups does not orphan them.
-	escaped := d.descendantGroups(procs)
+	for _, p := range procs {
+		// Stopped, a leader cannot fork more while the tree is read.
+		_ = syscall.Kill(int(p.pid), syscall.SIGSTOP)
+	}
+	escaped, inOurGroup := d.descendants(procs)
 	for _, p := range procs {
 		_ = d.signalProc(p, syscall.SIGKILL)
+		if p.isPTY() {
+			_ = killGroup(int(p.pid), syscall.SIGKILL) // its session's first group
+		}
 	}
 	for _, pgid := range escaped {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = killGroup(pgid, syscall.SIGKILL)
+	}
+	for _, pid := range inOurGroup {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	for _, p := range procs {
 		select {

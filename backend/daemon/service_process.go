@@ -150,6 +150,11 @@ func writeProcessInput(ctx context.Context, p *proc, in *process.ProcessInput) e
 }
 
 func (s processService) SendSignal(ctx context.Context, req *connect.Request[process.SendSignalRequest]) (*connect.Response[process.SendSignalResponse], error) {
+	// envd looks the process up first, then refuses other signals.
+	p, err := s.d.reg.lookupLive(req.Msg.GetProcess())
+	if err != nil {
+		return nil, err
+	}
 	var sig syscall.Signal
 	switch req.Msg.GetSignal() {
 	case process.Signal_SIGNAL_SIGTERM:
@@ -157,11 +162,7 @@ func (s processService) SendSignal(ctx context.Context, req *connect.Request[pro
 	case process.Signal_SIGNAL_SIGKILL:
 		sig = syscall.SIGKILL
 	default:
-		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("signal %d is not supported here: use SIGTERM (15) or SIGKILL (9), or Supervisor/SignalGroup for others", req.Msg.GetSignal()))
-	}
-	p, err := s.d.reg.lookupLive(req.Msg.GetProcess())
-	if err != nil {
-		return nil, err
+		return nil, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("invalid signal %d: use SIGTERM (15) or SIGKILL (9), or Supervisor/SignalGroup for others", req.Msg.GetSignal()))
 	}
 	if err := s.d.signalProc(p, sig); err != nil {
 		return nil, err
@@ -169,19 +170,19 @@ func (s processService) SendSignal(ctx context.Context, req *connect.Request[pro
 	return connect.NewResponse(&process.SendSignalResponse{}), nil
 }
 
-// signalProc signals the process's whole group (for a PTY, every group of
-// its session) and stops the end event from waiting on leftover pipe holders.
+// signalProc signals the process as envd does, the started pid alone; a
+// session-dir start (which leads its own session) gets its whole group. It
+// also stops the end event from waiting on leftover pipe holders.
 func (d *Daemon) signalProc(p *proc, sig syscall.Signal) error {
 	p.armStop()
-	pgids := []int{int(p.pid)}
-	if p.isPTY() {
-		pgids = sessionGroups(int(p.pid))
-	}
 	var firstErr error
-	for _, g := range pgids {
-		if err := killGroup(g, sig); err != nil && !errors.Is(err, syscall.ESRCH) && firstErr == nil {
-			firstErr = err
-		}
+	if p.session != nil {
+		firstErr = killGroup(int(p.pid), sig)
+	} else {
+		firstErr = syscall.Kill(int(p.pid), sig)
+	}
+	if errors.Is(firstErr, syscall.ESRCH) {
+		firstErr = nil
 	}
 	if firstErr != nil {
 		return connect.NewError(connect.CodeInternal, fmt.Errorf("signal %s to process %d: %w", sig, p.pid, firstErr))

@@ -14,6 +14,9 @@ import (
 	"sandtop/backend/gen/process"
 )
 
+// shellPath runs a command that cannot be found, as envd's sh would.
+const shellPath = "/bin/sh"
+
 // spawnRequest is a validated StartRequest.
 type spawnRequest struct {
 	req  *process.StartRequest
@@ -36,13 +39,20 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		return nil, nil, err
 	}
 	env := childEnv(sr.user, d.cfg.Env, cfg.GetEnvs())
+	argv := append([]string{cfg.GetCmd()}, cfg.GetArgs()...)
 	path, err := lookPath(cfg.GetCmd(), envValue(env, "PATH"), cwd)
 	if err != nil {
-		return nil, nil, connect.NewError(connect.CodeInvalidArgument, err)
+		if sr.sessionDir != "" || executable(shellPath) != nil {
+			return nil, nil, connect.NewError(connect.CodeInvalidArgument, err)
+		}
+		// envd runs every command through sh's exec, so a command it cannot
+		// run still starts: sh says why on stderr and exits 126 or 127.
+		path = shellPath
+		argv = append([]string{"sh", "-c", `exec "$@"`, "sh"}, argv...)
 	}
 	cmd := &exec.Cmd{
 		Path: path,
-		Args: append([]string{cfg.GetCmd()}, cfg.GetArgs()...),
+		Args: argv,
 		Env:  env,
 		Dir:  cwd,
 	}
@@ -114,12 +124,15 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 			p.stdin, p.inputFile = inW, inW
 			toClose = append(toClose, inR)
 		} // else os/exec gives the child /dev/null
-		attr.Setpgid = true // its own group, so signals reach all it starts
-		if stateDir != "" {
-			attr.Setpgid, attr.Setsid = false, true // a session of its own, like setsid
-		}
+		// As in envd, a plain child stays in the daemon's process group and
+		// session, so `setsid` under it does not fork. Group-wide control is
+		// for session-dir starts, which lead a session of their own.
+		attr.Setsid = stateDir != ""
 	}
 	cmd.SysProcAttr = &attr
+	if stateDir != "" {
+		p.session = &sessionState{dir: stateDir, user: sr.user} // before anyone can look p up
+	}
 
 	err = theReaper.starting(func() error {
 		if err := cmd.Start(); err != nil {
@@ -131,7 +144,6 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		return nil
 	})
 	if err == nil && stateDir != "" {
-		p.session = &sessionState{dir: stateDir, user: sr.user}
 		if perr := p.session.publishPid(p.pid); perr != nil {
 			d.log.Warn("publish session pid", "dir", stateDir, "err", perr)
 		}

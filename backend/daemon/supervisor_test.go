@@ -72,7 +72,7 @@ func TestPipelineIsOneGroupAndStopCont(t *testing.T) {
 	env := daemontest.Start(t, daemon.Config{})
 	c := env.Client
 	tag := "pipe"
-	req := startReq("sh", "-c", "sleep 100 | sleep 100 | sleep 100")
+	req := startReq("setsid", "sh", "-c", "sleep 100 | sleep 100 | sleep 100") // setsid: its own group
 	req.Tag = &tag
 	pid, _ := startBg(t, c, req)
 

@@ -89,7 +89,7 @@ func (d *Daemon) resolveUser(name string) (userInfo, error) {
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
-		return userInfo{}, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("user %q not found", name))
+		return userInfo{}, connect.NewError(connect.CodeUnauthenticated, fmt.Errorf("invalid username: '%s'", name)) // envd's answer
 	}
 	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
 	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
@@ -125,7 +125,7 @@ func resolveCwd(cwd *string, home string) (string, error) {
 	}
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd %q does not exist", dir))
+		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd '%s' does not exist", dir))
 	}
 	if err != nil {
 		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd %q: %w", dir, err))

@@ -51,7 +51,9 @@ func WithToken(token string) Option { return func(o *options) { o.token = token 
 // "Authorization: Basic base64(user:)".
 func WithUser(user string) Option { return func(o *options) { o.user = user } }
 
-// WithHTTP1 uses HTTP/1.1 instead of h2c for http:// and unix: targets.
+// WithHTTP1 uses HTTP/1.1 for http:// and unix: targets. Without it a
+// unix: target speaks h2c and an http:// target whichever of h2c and
+// HTTP/1.1 the endpoint answers (see NegotiatingTransport).
 func WithHTTP1() Option { return func(o *options) { o.http1 = true } }
 
 // WithJSON uses the Connect JSON codec (as E2B's JS SDK does).
@@ -113,7 +115,10 @@ func transportFor(target string, o options) (*http.Client, string, error) {
 	}
 	switch u.Scheme {
 	case "http":
-		return &http.Client{Transport: plainTransport(o.http1)}, base, nil
+		if o.http1 {
+			return &http.Client{Transport: plainTransport(true)}, base, nil
+		}
+		return &http.Client{Transport: NegotiatingTransport()}, base, nil
 	case "https":
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}

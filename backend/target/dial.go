@@ -53,25 +53,25 @@ func Dial(t Target, opts ...envd.Option) (*envd.Client, error) {
 }
 
 // headerClient is an HTTP client that adds hdr to every request, over the
-// same protocols envd.Dial would pick: h2c for http, HTTP/2 over TLS (with
-// HTTP/1.1 fallback) for https.
+// same protocols envd.Dial would pick: h2c or HTTP/1.1 as the endpoint
+// answers for http, HTTP/2 over TLS (with HTTP/1.1 fallback) for https.
 func headerClient(endpoint string, hdr http.Header) (*http.Client, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, errors.New("endpoint is not a URL")
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	var next http.RoundTripper
 	switch u.Scheme {
 	case "http":
-		var p http.Protocols
-		p.SetUnencryptedHTTP2(true)
-		tr.Protocols = &p
+		next = envd.NegotiatingTransport()
 	case "https":
+		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.ForceAttemptHTTP2 = true
+		next = tr
 	default:
 		return nil, fmt.Errorf("endpoint scheme %q cannot carry routing headers", u.Scheme)
 	}
-	return &http.Client{Transport: headerTransport{next: tr, hdr: hdr.Clone()}}, nil
+	return &http.Client{Transport: headerTransport{next: next, hdr: hdr.Clone()}}, nil
 }
 
 type headerTransport struct {
@@ -99,7 +99,8 @@ type Session struct {
 
 // Open dials t and builds a Runtime. Fields set in cfg win; otherwise the
 // runtime root is the one our daemon reports through Hello, or, on stock
-// envd, the target's hint; Cwd falls back to the hint, then "/".
+// envd, the target's hint, else the seam's per-user default
+// (backend.DefaultRuntimeRootIn); Cwd falls back to the hint, then "/".
 func Open(ctx context.Context, t Target, cfg backend.RuntimeConfig, opts ...envd.Option) (*Session, error) {
 	c, err := Dial(t, opts...)
 	if err != nil {
@@ -112,15 +113,14 @@ func Open(ctx context.Context, t Target, cfg backend.RuntimeConfig, opts ...envd
 		s.Extension = true
 	case envd.IsUnimplemented(helloErr) || envd.IsNotFound(helloErr):
 		if cfg.RuntimeRoot == "" {
-			cfg.RuntimeRoot = t.RuntimeRoot
-		}
-		if cfg.RuntimeRoot == "" {
-			c.Close()
-			return nil, fmt.Errorf("target %s is a stock envd: name a runtime root for sandtop's state", t.Name)
+			cfg.RuntimeRoot = t.RuntimeRoot // empty: the seam's per-user default
 		}
 	default:
 		c.Close()
 		return nil, fmt.Errorf("target %s: %w", t.Name, helloErr)
+	}
+	if cfg.AgentWorkspace == "" {
+		cfg.AgentWorkspace = t.AgentWorkspace
 	}
 	if cfg.Cwd == "" {
 		cfg.Cwd = t.Cwd
@@ -176,5 +176,12 @@ func (s *Session) Probe(ctx context.Context) (envd.E2BLiveness, error) {
 func (s *Session) Close() {
 	if s.Client != nil {
 		s.Client.Close()
+	}
+}
+
+// CloseIdleConnections reaches the transport underneath.
+func (h headerTransport) CloseIdleConnections() {
+	if c, ok := h.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
 	}
 }

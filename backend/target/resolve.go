@@ -58,7 +58,8 @@ func ListTargets(ctx context.Context, cfg Config) ([]Target, error) {
 	}
 	out := []Target{}
 	if cfg.Local != "" {
-		out = append(out, Target{Name: "local", Kind: KindLocal, Endpoint: cfg.Local})
+		out = append(out, Target{Name: "local", Kind: KindLocal, Endpoint: cfg.Local,
+			RuntimeRoot: cfg.RuntimeRoot, AgentWorkspace: cfg.AgentWorkspace})
 	}
 	if cfg.EnvdURL != "" {
 		t, err := envdTarget(cfg)

@@ -309,9 +309,17 @@ type Group struct {
 	Members []*ProcInfo            `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
 	// Set when the group's leader was started by this daemon through
 	// process.Process/Start: its pid there, and its tag if any.
-	StartedPid    uint32  `protobuf:"varint,4,opt,name=started_pid,json=startedPid,proto3" json:"started_pid,omitempty"`
-	Tag           *string `protobuf:"bytes,5,opt,name=tag,proto3,oneof" json:"tag,omitempty"`
-	Pty           bool    `protobuf:"varint,6,opt,name=pty,proto3" json:"pty,omitempty"`
+	StartedPid uint32  `protobuf:"varint,4,opt,name=started_pid,json=startedPid,proto3" json:"started_pid,omitempty"`
+	Tag        *string `protobuf:"bytes,5,opt,name=tag,proto3,oneof" json:"tag,omitempty"`
+	Pty        bool    `protobuf:"varint,6,opt,name=pty,proto3" json:"pty,omitempty"`
+	// Who started the group, as far as its leader's argv (or its Start)
+	// tells: "sandtop" for sandtop's wrapper or a session-dir start, "agent"
+	// for a DeepSeek Harness provider's wrapper (dsh-subprocess-e2b), empty
+	// when unknown.
+	Origin string `protobuf:"bytes,7,opt,name=origin,proto3" json:"origin,omitempty"`
+	// The state directory that origin's wrapper publishes in (its argv names
+	// it), when known.
+	StateDir      string `protobuf:"bytes,8,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -386,6 +394,20 @@ func (x *Group) GetPty() bool {
 		return x.Pty
 	}
 	return false
+}
+
+func (x *Group) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
+}
+
+func (x *Group) GetStateDir() string {
+	if x != nil {
+		return x.StateDir
+	}
+	return ""
 }
 
 type ListGroupsRequest struct {
@@ -1420,7 +1442,7 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\trss_bytes\x18\v \x01(\x04R\brssBytes\x12\x12\n" +
 	"\x04argv\x18\f \x03(\tR\x04argv\x12\x10\n" +
 	"\x03tty\x18\r \x01(\tR\x03tty\x12\x12\n" +
-	"\x04comm\x18\x0e \x01(\tR\x04comm\"\xaf\x01\n" +
+	"\x04comm\x18\x0e \x01(\tR\x04comm\"\xe4\x01\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x10\n" +
 	"\x03sid\x18\x02 \x01(\rR\x03sid\x12.\n" +
@@ -1428,7 +1450,9 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\vstarted_pid\x18\x04 \x01(\rR\n" +
 	"startedPid\x12\x15\n" +
 	"\x03tag\x18\x05 \x01(\tH\x00R\x03tag\x88\x01\x01\x12\x10\n" +
-	"\x03pty\x18\x06 \x01(\bR\x03ptyB\x06\n" +
+	"\x03pty\x18\x06 \x01(\bR\x03pty\x12\x16\n" +
+	"\x06origin\x18\a \x01(\tR\x06origin\x12\x1b\n" +
+	"\tstate_dir\x18\b \x01(\tR\bstateDirB\x06\n" +
 	"\x04_tag\"9\n" +
 	"\x11ListGroupsRequest\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x10\n" +
