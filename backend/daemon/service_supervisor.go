@@ -176,14 +176,14 @@ func (s supervisorService) ListDir(ctx context.Context, req *connect.Request[san
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stat %q: %w", req.Msg.GetPath(), err))
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stat %q: %w", clip(req.Msg.GetPath()), err))
 	}
 	if !fi.IsDir() {
-		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q is not a directory", req.Msg.GetPath()))
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q is not a directory", clip(req.Msg.GetPath())))
 	}
 	entries, err := f.ReadDir(-1)
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("list %q: %w", req.Msg.GetPath(), err))
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("list %q: %w", clip(req.Msg.GetPath()), err))
 	}
 	res := &sandtopv1.ListDirResponse{}
 	for _, e := range entries {

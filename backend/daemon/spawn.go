@@ -145,7 +145,7 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 			_ = p.stdin.Close()
 		}
 		sub.unsubscribe()
-		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("start %s: %w", cfg.GetCmd(), err))
+		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("start %s: %w", clip(cfg.GetCmd()), bare(err)))
 	}
 	var readers sync.WaitGroup
 	if p.pty != nil {
