@@ -82,11 +82,13 @@ func openBeneath(root, rel string) (*os.File, error) {
 	}
 	defer unix.Close(dirfd)
 	fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_CLOEXEC,
+		// O_NONBLOCK: opening a FIFO a program planted must not wait for
+		// a writer (and pin an OS thread while it does).
+		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if errors.Is(err, unix.ENOSYS) { // kernel before 5.6: the EvalSymlinks check stands alone
-		return os.Open(filepath.Join(root, rel))
+		return os.OpenFile(filepath.Join(root, rel), os.O_RDONLY|unix.O_NONBLOCK, 0)
 	}
 	if err != nil {
 		return nil, err
@@ -102,6 +104,10 @@ func readRange(f *os.File, p string, offset, length uint64) (data []byte, size u
 	}
 	if fi.IsDir() {
 		return nil, 0, false, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q is a directory; use ListDir", clip(p)))
+	}
+	if !fi.Mode().IsRegular() {
+		// A FIFO, socket or device could block or never end.
+		return nil, 0, false, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("path %q is not a regular file (%s)", clip(p), fi.Mode().Type()))
 	}
 	size = uint64(fi.Size())
 	if length == 0 || length > maxReadChunk {

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -53,4 +54,22 @@ func readDirNames(dir string) ([]string, error) {
 func readFileString(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	return string(b), err
+}
+
+// threads is the number of OS threads of this process (the daemon's, in
+// these tests).
+func threads(t testing.TB) int {
+	t.Helper()
+	s, err := readFileString("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	t.Fatal("no Threads line in /proc/self/status")
+	return 0
 }
