@@ -56,3 +56,40 @@ func TestHubKeepsOnlyTheReplayOnceReadersCatchUpOrLeave(t *testing.T) {
 		t.Fatalf("replay starts at %d, want %d", s3.cursor, h.end-replay)
 	}
 }
+
+// A fresh stalled subscriber every half second used to hold the writer for
+// a whole stall limit each, so a process barely moved. The stall grace now
+// comes out of one budget per process.
+func TestHubStalledSubscribersShareOneBudget(t *testing.T) {
+	const stall = time.Second
+	h := newHub(64<<10, stall)
+	chunk := make([]byte, 1<<20)
+	stop := time.After(5 * time.Second)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	var blocked time.Duration
+	subs := 0
+	for done := false; !done; {
+		select {
+		case <-stop:
+			done = true
+		case <-tick.C:
+			h.subscribe(false) // never reads
+			subs++
+		default:
+		}
+		start := time.Now()
+		h.publish(kindStdout, chunk)
+		// Only waits count: a publish takes a few ms on a busy machine.
+		if d := time.Since(start); d > 40*time.Millisecond {
+			blocked += d
+		}
+	}
+	if blocked > 2500*time.Millisecond {
+		t.Errorf("%d stalled subscribers held the writer for %s of 5s", subs, blocked.Round(time.Millisecond))
+	}
+	t.Logf("%d stalled subscribers held the writer for %s of 5s", subs, blocked.Round(time.Millisecond))
+	if h.retained() > h.window+int64(len(chunk)) {
+		t.Errorf("the log holds %d bytes, beyond the window", h.retained())
+	}
+}
