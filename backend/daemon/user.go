@@ -96,8 +96,15 @@ func (d *Daemon) resolveUser(name string) (userInfo, error) {
 
 // resolveCwd applies envd's rules: empty → home; "~" and relative paths are
 // relative to home; the result must be an existing directory.
-func resolveCwd(cwd *string, home string) (string, error) {
+func resolveCwd(cwd *string, u userInfo) (string, error) {
+	home := u.home
 	if cwd == nil || *cwd == "" {
+		// Say it is the home that is missing, not the program (which is
+		// what exec would blame).
+		if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
+			return "", connect.NewError(connect.CodeFailedPrecondition,
+				fmt.Errorf("home directory %q of user %q does not exist or is not a directory; pass a cwd", home, clip(u.name)))
+		}
 		return home, nil
 	}
 	dir := *cwd
