@@ -52,6 +52,8 @@ func kindOf(procedure string, msg any) string {
 			return "Start:ps"
 		case strings.Contains(script, "getent passwd"):
 			return "Start:probe"
+		case strings.Contains(script, "rm -rf"):
+			return "Start:rm"
 		}
 		return "Start:other"
 	case *sandtopv1.SignalGroupRequest:
@@ -104,6 +106,17 @@ func (w *wireLog) count(kinds ...string) int {
 		n += w.seen[k]
 	}
 	return n
+}
+
+// livenessKinds are the calls that tell whether a group is alive, on
+// either plane.
+var livenessKinds = []string{"ListGroups", "Start:ps"}
+
+// failLiveness makes every liveness call fail.
+func (w *wireLog) failLiveness(err error) {
+	for _, k := range livenessKinds {
+		w.failOn(k, 0, err)
+	}
 }
 
 // signalCalls counts every call that sends a signal, on either plane.
