@@ -29,6 +29,8 @@ type wireLog struct {
 	calls  []string
 	faults map[string][]fault
 	seen   map[string]int
+	holds  map[string]chan struct{}
+	drops  map[string]bool
 }
 
 type fault struct {
@@ -54,6 +56,10 @@ func kindOf(procedure string, msg any) string {
 			return "Start:probe"
 		case strings.Contains(script, "rm -rf"):
 			return "Start:rm"
+		case strings.Contains(script, "read -r name len"):
+			return "Start:state"
+		case strings.Contains(script, "runner.bash"):
+			return "Start:terminal"
 		}
 		return "Start:other"
 	case *sandtopv1.SignalGroupRequest:
@@ -64,21 +70,52 @@ func kindOf(procedure string, msg any) string {
 	return method
 }
 
-func (w *wireLog) note(procedure string, msg any) error {
+func (w *wireLog) note(ctx context.Context, procedure string, msg any) error {
 	k := kindOf(procedure, msg)
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.calls = append(w.calls, k)
 	if w.seen == nil {
 		w.seen = map[string]int{}
 	}
 	w.seen[k]++
+	hold := w.holds[k]
 	for _, f := range w.faults[k] {
 		if f.nth == 0 || f.nth == w.seen[k] {
+			w.mu.Unlock()
 			return f.err
 		}
 	}
+	w.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return connect.NewError(connect.CodeCanceled, ctx.Err())
+		}
+	}
 	return nil
+}
+
+// holdOn makes every call of kind wait, before it reaches the daemon, until
+// release is called or the call's context ends: a slow network at a chosen
+// moment.
+func (w *wireLog) holdOn(kind string) (release func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.holds == nil {
+		w.holds = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	w.holds[kind] = ch
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			delete(w.holds, kind)
+			w.mu.Unlock()
+			close(ch)
+		})
+	}
 }
 
 // failOn makes the nth call (0: every call) of kind fail with err.
@@ -126,7 +163,7 @@ func (w *wireLog) signalCalls() int {
 
 func (w *wireLog) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if err := w.note(req.Spec().Procedure, req.Any()); err != nil {
+		if err := w.note(ctx, req.Spec().Procedure, req.Any()); err != nil {
 			return nil, err
 		}
 		return next(ctx, req)
@@ -135,7 +172,7 @@ func (w *wireLog) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 
 func (w *wireLog) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
-		return &loggedConn{StreamingClientConn: next(ctx, spec), w: w}
+		return &loggedConn{StreamingClientConn: next(ctx, spec), w: w, ctx: ctx}
 	}
 }
 
@@ -145,11 +182,39 @@ func (w *wireLog) WrapStreamingHandler(next connect.StreamingHandlerFunc) connec
 
 type loggedConn struct {
 	connect.StreamingClientConn
-	w *wireLog
+	w    *wireLog
+	ctx  context.Context
+	kind string
+}
+
+// dropOutput drops the output events of the streams of kind (start and
+// end still arrive): output lost on the way, as a broken proxy would.
+func (w *wireLog) dropOutput(kind string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.drops == nil {
+		w.drops = map[string]bool{}
+	}
+	w.drops[kind] = true
+}
+
+func (c *loggedConn) Receive(msg any) error {
+	for {
+		if err := c.StreamingClientConn.Receive(msg); err != nil {
+			return err
+		}
+		c.w.mu.Lock()
+		drop := c.w.drops[c.kind]
+		c.w.mu.Unlock()
+		if m, ok := msg.(*process.StartResponse); !drop || !ok || m.GetEvent().GetData() == nil {
+			return nil
+		}
+	}
 }
 
 func (c *loggedConn) Send(msg any) error {
-	if err := c.w.note(c.Spec().Procedure, msg); err != nil {
+	c.kind = kindOf(c.Spec().Procedure, msg)
+	if err := c.w.note(c.ctx, c.Spec().Procedure, msg); err != nil {
 		return err
 	}
 	return c.StreamingClientConn.Send(msg)

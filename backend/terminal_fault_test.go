@@ -78,3 +78,107 @@ func TestTerminalFailedAutomaticReleaseIsRetriedAtDisposal(t *testing.T) {
 		}
 	})
 }
+
+// seamTerminalDirs lists the terminal state directories of s's daemon.
+func seamTerminalDirs(t *testing.T, s *seam) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(s.d.RuntimeRoot, "terminals"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// disposeAsync starts Dispose and returns its result channel.
+func disposeAsync(s *seam) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done <- s.rt.Dispose(ctx)
+	}()
+	return done
+}
+
+// spawnTerminalAsync starts SpawnTerminal and returns its error channel.
+func spawnTerminalAsync(s *seam, spec TerminalSpec) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.rt.SpawnTerminal(context.Background(), spec)
+		done <- err
+	}()
+	return done
+}
+
+// wantDisposedCleanly checks a spawn rejected by disposal left nothing.
+func wantDisposedCleanly(t *testing.T, s *seam, spawned, disposed <-chan error) {
+	t.Helper()
+	if err := <-spawned; !errors.Is(err, ErrDisposing) {
+		t.Fatalf("SpawnTerminal during disposal: %v", err)
+	}
+	if err := <-disposed; err != nil {
+		t.Fatalf("Dispose: %v", err)
+	}
+	if n := s.rt.Terminals(); n != 0 {
+		t.Fatalf("Terminals() = %d after disposal", n)
+	}
+	if dirs := seamTerminalDirs(t, s); len(dirs) != 0 {
+		t.Fatalf("state directories left behind: %v", dirs)
+	}
+}
+
+// Terminal row 27: a setup whose PTY start is still on the wire when
+// disposal begins is joined (Dispose waits for it) and then rejected, and
+// the PTY it got is rolled back.
+func TestTerminalSetupCompletingDuringDisposalIsJoinedAndRejected(t *testing.T) {
+	forBothPlanes(t, func(t *testing.T, s *seam) {
+		release := s.wire.holdOn("Start:terminal")
+		defer release()
+		spawned := spawnTerminalAsync(s, termSpec(s, "exec sleep 60"))
+		pollUntil(t, "the terminal's Start on the wire", 15*time.Second, func() bool { return s.wire.count("Start:terminal") > 0 })
+		disposed := disposeAsync(s)
+		select {
+		case err := <-disposed:
+			t.Fatalf("Dispose returned (%v) while a setup was in flight", err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		release()
+		wantDisposedCleanly(t, s, spawned, disposed)
+	})
+}
+
+// Terminal row 29: disposal cancels a state-directory write in flight, and
+// the directory is removed.
+func TestTerminalStateWriteIsCancelledAtDisposal(t *testing.T) {
+	forBothPlanes(t, func(t *testing.T, s *seam) {
+		release := s.wire.holdOn("SendInput")
+		defer release()
+		spawned := spawnTerminalAsync(s, termSpec(s, "exec sleep 60"))
+		pollUntil(t, "the state directory", 15*time.Second, func() bool { return len(seamTerminalDirs(t, s)) == 1 })
+		pollUntil(t, "the state's input on the wire", 15*time.Second, func() bool { return s.wire.count("SendInput") > 0 })
+		wantDisposedCleanly(t, s, spawned, disposeAsync(s))
+	})
+}
+
+// Terminal row 28: a setup whose boundary never arrives (its output is
+// lost on the way) is rolled back when disposal begins: no session, no
+// state.
+func TestTerminalLostBoundaryIsRolledBackAtDisposal(t *testing.T) {
+	forBothPlanes(t, func(t *testing.T, s *seam) {
+		s.wire.dropOutput("Start:terminal")
+		spawned := spawnTerminalAsync(s, termSpec(s, "exec sleep 60"))
+		pollUntil(t, "the terminal's Start", 15*time.Second, func() bool { return s.wire.count("Start:terminal") > 0 })
+		pollUntil(t, "the runner's session", 15*time.Second, func() bool {
+			infos, err := s.rt.ListTerminals(context.Background())
+			return err == nil && len(infos) == 1
+		})
+		wantDisposedCleanly(t, s, spawned, disposeAsync(s))
+		if infos, err := s.rt.ListTerminals(context.Background()); err != nil || len(infos) != 0 {
+			t.Fatalf("terminals left: %+v, %v", infos, err)
+		}
+	})
+}
