@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process"
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 )
 
 // Row 45: a failing liveness request is reported by WaitForExit; an
@@ -125,5 +126,33 @@ func wantNoWrapperLeft(t *testing.T, s *seam) {
 			}
 		}
 		return true
+	})
+}
+
+// Row 16: a published exit status that is not a decimal 0..255 (the state
+// directory is writable by the sandbox user) rejects the outcome; it is
+// forged here on the wire, as the file's content the runtime reads.
+func TestForgedExitStatusRejectsTheOutcome(t *testing.T) {
+	forBothPlanes(t, func(t *testing.T, s *seam) {
+		s.wire.forgeWith(func(req, res any) {
+			switch r := res.(type) {
+			case *sandtopv1.ReadFileResponse: // the extension reads the file
+				if strings.HasSuffix(req.(*sandtopv1.ReadFileRequest).GetPath(), "/exit-code") {
+					r.Data, r.Size = []byte("999\n"), 4
+				}
+			case *process.StartResponse: // stock envd: cat through Start
+				q, ok := req.(*process.StartRequest)
+				script := strings.Join(q.GetProcess().GetArgs(), " ")
+				if ok && strings.Contains(script, "exec cat") && strings.Contains(script, "/exit-code") && r.GetEvent().GetData().GetStdout() != nil {
+					r.GetEvent().GetData().Output = &process.ProcessEvent_DataEvent_Stdout{Stdout: []byte("999\n")}
+				}
+			}
+		})
+		h := s.spawn(collectBoth(64), 1000, nil, "/bin/sh", "-c", "exit 3")
+		<-h.Done()
+		if _, err := h.Outcome(); err == nil || !strings.Contains(err.Error(), `invalid exit code "999"`) {
+			t.Fatalf("outcome error %v", err)
+		}
+		s.wire.forgeWith(nil)
 	})
 }

@@ -31,6 +31,25 @@ type wireLog struct {
 	seen   map[string]int
 	holds  map[string]chan struct{}
 	drops  map[string]bool
+	// forge, when set, may rewrite an answer (a unary response, or one
+	// event of a stream) before the runtime sees it; req is the request.
+	forge func(req, res any)
+}
+
+func (w *wireLog) forged(req, res any) {
+	w.mu.Lock()
+	f := w.forge
+	w.mu.Unlock()
+	if f != nil {
+		f(req, res)
+	}
+}
+
+// forgeWith installs f as the wire's forger.
+func (w *wireLog) forgeWith(f func(req, res any)) {
+	w.mu.Lock()
+	w.forge = f
+	w.mu.Unlock()
 }
 
 type fault struct {
@@ -166,7 +185,11 @@ func (w *wireLog) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		if err := w.note(ctx, req.Spec().Procedure, req.Any()); err != nil {
 			return nil, err
 		}
-		return next(ctx, req)
+		res, err := next(ctx, req)
+		if err == nil {
+			w.forged(req.Any(), res.Any())
+		}
+		return res, err
 	}
 }
 
@@ -185,6 +208,7 @@ type loggedConn struct {
 	w    *wireLog
 	ctx  context.Context
 	kind string
+	req  any
 }
 
 // dropOutput drops the output events of the streams of kind (start and
@@ -207,13 +231,14 @@ func (c *loggedConn) Receive(msg any) error {
 		drop := c.w.drops[c.kind]
 		c.w.mu.Unlock()
 		if m, ok := msg.(*process.StartResponse); !drop || !ok || m.GetEvent().GetData() == nil {
+			c.w.forged(c.req, msg)
 			return nil
 		}
 	}
 }
 
 func (c *loggedConn) Send(msg any) error {
-	c.kind = kindOf(c.Spec().Procedure, msg)
+	c.kind, c.req = kindOf(c.Spec().Procedure, msg), msg
 	if err := c.w.note(c.ctx, c.Spec().Procedure, msg); err != nil {
 		return err
 	}

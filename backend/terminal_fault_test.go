@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/backend/gen/process"
 )
 
 // termSpec is a terminal whose program ignores SIGTERM (so only the KILL
@@ -179,6 +181,31 @@ func TestTerminalLostBoundaryIsRolledBackAtDisposal(t *testing.T) {
 		wantDisposedCleanly(t, s, spawned, disposeAsync(s))
 		if infos, err := s.rt.ListTerminals(context.Background()); err != nil || len(infos) != 0 {
 			t.Fatalf("terminals left: %+v, %v", infos, err)
+		}
+	})
+}
+
+// Terminal row 5: a start event with a pid of 1 or less (never signalled:
+// kill(-1) reaches everything) fails the allocation and removes its state.
+func TestTerminalUnsafeStartPidIsRefused(t *testing.T) {
+	forBothPlanes(t, func(t *testing.T, s *seam) {
+		s.wire.forgeWith(func(req, res any) {
+			q, ok := req.(*process.StartRequest)
+			r, rok := res.(*process.StartResponse)
+			if ok && rok && r.GetEvent().GetStart() != nil && strings.Contains(strings.Join(q.GetProcess().GetArgs(), " "), "runner.bash") {
+				r.GetEvent().GetStart().Pid = 1
+			}
+		})
+		_, err := s.rt.SpawnTerminal(s.ctx(), termSpec(s, "exit 0"))
+		if err == nil || !strings.Contains(err.Error(), "invalid terminal pid 1") {
+			t.Fatalf("SpawnTerminal with a forged pid 1: %v", err)
+		}
+		s.wire.forgeWith(nil)
+		if dirs := seamTerminalDirs(t, s); len(dirs) != 0 {
+			t.Fatalf("state directories left behind: %v", dirs)
+		}
+		if s.rt.Terminals() != 0 {
+			t.Fatalf("Terminals() = %d", s.rt.Terminals())
 		}
 	})
 }
