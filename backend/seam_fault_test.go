@@ -9,6 +9,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"sandtop/backend/daemon"
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 )
@@ -155,4 +156,37 @@ func TestForgedExitStatusRejectsTheOutcome(t *testing.T) {
 		}
 		s.wire.forgeWith(nil)
 	})
+}
+
+// blockingWriter is a host writer that never returns until unblocked: a
+// terminal or pipe on the host that stopped reading.
+type blockingWriter struct{ unblock chan struct{} }
+
+func (w blockingWriter) Write(p []byte) (int, error) {
+	<-w.unblock
+	return len(p), nil
+}
+
+// Row 11: an inherited write blocked by the host is released at drain
+// expiry: the outcome settles although the host writer never returns.
+func TestBlockedInheritedWriteIsReleasedAtDrainExpiry(t *testing.T) {
+	for _, p := range bothPlanes {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			w := blockingWriter{unblock: make(chan struct{})}
+			t.Cleanup(func() { close(w.unblock) })
+			s := newSeam(t, p.compat, func(_ *daemon.Config, rc *RuntimeConfig) { rc.Stdout = w })
+			// A descendant keeps the output open, so the drain bound applies.
+			h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputInherit(), Stderr: OutputCollect(64)}, 300, nil,
+				"/bin/sh", "-c", "echo blocked; sleep 60 & exit 0")
+			select {
+			case <-h.Done():
+			case <-time.After(20 * time.Second):
+				t.Fatal("the outcome waited on the blocked host writer")
+			}
+			wantExit(t, settle(t, h), 0)
+			h.Terminate()
+			waitTreeGone(t, h)
+		})
+	}
 }
