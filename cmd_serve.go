@@ -35,7 +35,10 @@ service (so E2B's SDKs can drive it too) and sandtop's Supervisor extension.
 
 A token is required whenever the daemon listens beyond loopback, or on a
 unix socket in a directory others can enter. Clients send it as
-X-Access-Token; sandtop reads it with --envd URL --token-file F.
+X-Access-Token; sandtop reads it with --envd URL --token-file F. Without a
+token, loopback TCP serves only connections from the daemon's own user.
+Children get an allowlisted environment, and serve drops everything else
+from its own once its flags are read.
 
 SIGTERM or SIGINT stops serving; the processes keep running (terminals end
 with their PTY) unless --kill-on-exit. The embedded local sandbox runs this
