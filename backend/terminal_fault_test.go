@@ -84,15 +84,7 @@ func TestTerminalFailedAutomaticReleaseIsRetriedAtDisposal(t *testing.T) {
 // seamTerminalDirs lists the terminal state directories of s's daemon.
 func seamTerminalDirs(t *testing.T, s *seam) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(s.d.RuntimeRoot, "terminals"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
+	return terminalDirsIn(t, s.d.RuntimeRoot)
 }
 
 // disposeAsync starts Dispose and returns its result channel.

@@ -106,7 +106,9 @@ func TestFloodKeepsThreadsAndListingFast(t *testing.T) {
 	}
 }
 
+// threadsOf is the number of OS threads of process pid.
 func threadsOf(t *testing.T, pid int) int {
+	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		t.Fatal(err)
@@ -117,5 +119,6 @@ func threadsOf(t *testing.T, pid int) int {
 			return n
 		}
 	}
+	t.Fatalf("no Threads line in /proc/%d/status", pid)
 	return 0
 }

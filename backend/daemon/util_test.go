@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 )
@@ -58,18 +57,7 @@ func readFileString(path string) (string, error) {
 
 // threads is the number of OS threads of this process (the daemon's, in
 // these tests).
-func threads(t testing.TB) int {
+func threads(t *testing.T) int {
 	t.Helper()
-	s, err := readFileString("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(s, "\n") {
-		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
-		}
-	}
-	t.Fatal("no Threads line in /proc/self/status")
-	return 0
+	return threadsOf(t, os.Getpid())
 }
