@@ -133,7 +133,9 @@ func reject(w http.ResponseWriter, r *http.Request, msg string) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, rejectDrainBytes))
 	body, _ := json.Marshal(map[string]string{"code": "unauthenticated", "message": msg})
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Connection", "close") // HTTP/1.1: the body may not be fully read
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close") // the body may not be fully read
+	}
 	w.WriteHeader(http.StatusUnauthorized)
 	_, _ = w.Write(body)
 }
