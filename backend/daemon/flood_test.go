@@ -25,6 +25,9 @@ import (
 // its groups in under a second. (A FIFO read used to pin a thread each, and
 // crashed a daemon at its thread limit.)
 func TestFloodKeepsThreadsAndListingFast(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a figure for the daemon as built, not under the race detector; .ci/run runs it without")
+	}
 	c, pid := startChildDaemon(t)
 	hello, err := c.Hello(ctxFor(t, 10*time.Second))
 	if err != nil {
@@ -88,7 +91,7 @@ func TestFloodKeepsThreadsAndListingFast(t *testing.T) {
 		}
 		peak = max(peak, threadsOf(t, pid))
 		start := time.Now()
-		if _, err := c.Supervisor.ListGroups(ctxFor(t, 10*time.Second), connect.NewRequest(&sandtopv1.ListGroupsRequest{})); err != nil {
+		if _, err := c.Supervisor.ListGroups(ctxFor(t, 30*time.Second), connect.NewRequest(&sandtopv1.ListGroupsRequest{})); err != nil {
 			t.Fatal(err)
 		}
 		slowest = max(slowest, time.Since(start))

@@ -54,6 +54,7 @@ type hub struct {
 
 	budget   time.Duration // stall grace left, at most stall
 	budgetAt time.Time     // when budget was last brought up to date
+	waited   time.Duration // total time writers waited on subscribers (for tests)
 
 	mu       sync.Mutex
 	chunks   []chunk // contiguous, ordered by off
@@ -142,6 +143,7 @@ func (h *hub) enforceWindow() {
 		}
 		t.Stop()
 		h.mu.Lock()
+		h.waited += time.Since(now)
 		h.charge(now)
 	}
 }
