@@ -1,8 +1,10 @@
 package main
 
 import (
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -216,5 +218,26 @@ func TestKillEndsAStoppedGroupWithSIGKILL(t *testing.T) {
 	}
 	if g, ok := findGroup(listJSON(t), pgid); !ok || g.State != "settled" || g.Signal != "SIGKILL" {
 		t.Fatalf("the stopped group should have ended by SIGKILL: %+v", g)
+	}
+}
+
+// sandtop signal used to signal any group above 1, sandbox or not; the
+// daemon now refuses a group it does not list, and signal says so on one
+// line naming the pgid, with exit 1.
+func TestSignalRefusesAGroupOutsideTheSandbox(t *testing.T) {
+	t.Parallel()
+	foreign := exec.Command("sleep", "778")
+	foreign.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := foreign.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = foreign.Process.Kill(); _ = foreign.Wait() })
+	pgid := itoa(foreign.Process.Pid)
+	r := sandtop(t, "signal", "TERM", pgid)
+	if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, pgid) || strings.Contains(r.stdout, "sent") {
+		t.Fatalf("signal TERM %s: exit %d stdout %q stderr %q", pgid, r.code, r.stdout, r.stderr)
+	}
+	if err := foreign.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("the foreign process was killed: %v", err)
 	}
 }

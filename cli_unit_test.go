@@ -89,6 +89,24 @@ func checkWrapperMembers(t *testing.T, leader []string) {
 			t.Errorf("pid %d wrapper=%v, want %v", m.PID, m.Wrapper, want[m.PID])
 		}
 	}
+
+	// Once the leader has exited, its fork, tee and head are orphans of the
+	// daemon; they used to be counted as the program's.
+	gone := []listProcess{
+		{PID: 20, PPID: 1, Argv: leader}, // a fork of the leader
+		{PID: 21, PPID: 20, Argv: []string{"/usr/bin/tee", "--output-error=warn-nopipe", "/dev/fd/63"}},
+		{PID: 22, PPID: 21, Argv: []string{"/usr/bin/head", "-c", "1"}},
+		{PID: 23, PPID: 1, Argv: []string{"/usr/bin/tee", "--output-error=warn-nopipe", "/x"}},
+		{PID: 24, PPID: 23, Argv: []string{"/usr/bin/head", "-c", "1"}},
+		{PID: 25, PPID: 1, Argv: []string{"sleep", "1"}},
+		{PID: 26, PPID: 25, Argv: []string{"sleep", "2"}},
+	}
+	markWrapperMembers(10, gone)
+	for _, m := range gone {
+		if m.Wrapper != (m.PID < 25) {
+			t.Errorf("leader gone: pid %d %v wrapper=%v", m.PID, m.Argv, m.Wrapper)
+		}
+	}
 }
 
 func TestTargetPrecedence(t *testing.T) {

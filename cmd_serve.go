@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -33,7 +35,10 @@ service (so E2B's SDKs can drive it too) and sandtop's Supervisor extension.
 
 A token is required whenever the daemon listens beyond loopback, or on a
 unix socket in a directory others can enter. Clients send it as
-X-Access-Token; sandtop reads it with --envd URL --token-file F.
+X-Access-Token; sandtop reads it with --envd URL --token-file F. Without a
+token, loopback TCP serves only connections from the daemon's own user.
+Children get an allowlisted environment, and serve drops everything else
+from its own once its flags are read.
 
 SIGTERM or SIGINT stops serving; the processes keep running (terminals end
 with their PTY) unless --kill-on-exit. The embedded local sandbox runs this
@@ -76,13 +81,20 @@ func runServe(ctx context.Context, stderr io.Writer, f *serveFlags) error {
 		}
 		stateDir = p.StateDir
 	}
+	// The configuration is read: from here on the daemon's own environment
+	// holds only what its children may see too, so /proc/<daemon>/environ
+	// has no secret left for a child to read.
+	kept := local.CuratedEnv(os.Environ())
+	if err := scrubEnv(kept); err != nil {
+		return err
+	}
 	err := daemon.RunServe(ctx, daemon.ServeOptions{
 		Listen:     f.listen,
 		TokenFile:  f.tokenFile,
 		Compat:     f.compat == "envd",
 		StateDir:   stateDir,
 		KillOnExit: f.killOnExit,
-		Env:        sandboxEnv(os.Environ()),
+		Env:        sandboxEnv(kept),
 		Ready: func(addr string) {
 			fmt.Fprintf(stderr, "sandtop daemon %s (pid %d) listening on %s, state in %s\n", version, os.Getpid(), addr, stateDir)
 		},
@@ -94,19 +106,30 @@ func runServe(ctx context.Context, stderr io.Writer, f *serveFlags) error {
 }
 
 // sandboxEnv is the base environment of every process the daemon starts:
-// the daemon's own, minus sandtop's variables and anything
-// credential-shaped. (The local daemon's environment is curated further
-// before it is even started; see local.CuratedEnv.)
-func sandboxEnv(environ []string) []string {
+// the allowlist the local daemon is started with (local.CuratedEnv), minus
+// sandtop's own variables.
+func sandboxEnv(curated []string) []string {
 	var out []string
-	for _, kv := range environ {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || strings.HasPrefix(name, "SANDTOP_") || local.CredentialShaped(name) {
-			continue
+	for _, kv := range curated {
+		if !strings.HasPrefix(kv, "SANDTOP_") {
+			out = append(out, kv)
 		}
-		out = append(out, kv)
 	}
 	return out
+}
+
+// scrubEnv makes keep this process's whole environment. Unsetting is not
+// enough: /proc/<pid>/environ shows the environment the process was
+// started with, so serve starts itself again, same pid, with keep only.
+// The second time round there is nothing to drop and it goes on.
+func scrubEnv(keep []string) error {
+	if slices.Equal(os.Environ(), keep) {
+		return nil
+	}
+	if err := syscall.Exec("/proc/self/exe", os.Args, keep); err != nil {
+		return fmt.Errorf("serve: restart with a clean environment: %w", err)
+	}
+	return nil
 }
 
 // readTokenFile reads a token: one non-empty line, surrounding space

@@ -38,6 +38,7 @@ func wrapperArgv(argv []string) (requested []string, ok bool) {
 // wrapper's processes are the leader, its forks (same argv), and the spill
 // helpers: tee children of the leader with the wrapper's flag, and their
 // descendants (head). Everything else, orphans included, is the program's.
+// With the leader gone, its forks and tees are still recognised.
 func markWrapperMembers(pgid int, members []listProcess) []string {
 	var leader *listProcess
 	for i := range members {
@@ -45,20 +46,30 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 			leader = &members[i]
 		}
 	}
-	if leader == nil {
-		return nil
+	var requested []string
+	if leader != nil {
+		var ok bool
+		if requested, ok = wrapperArgv(leader.Argv); !ok {
+			return nil
+		}
 	}
-	requested, ok := wrapperArgv(leader.Argv)
-	if !ok {
-		return nil
+	// Once the leader has exited its helpers are orphans: they are known by
+	// their own argv (a wrapper fork, a tee with the wrapper's flag), and
+	// no longer by their parent.
+	isFork := func(argv []string) bool {
+		if leader != nil {
+			return slices.Equal(argv, leader.Argv)
+		}
+		_, ok := wrapperArgv(argv)
+		return ok
 	}
 	isWrapper := map[int]bool{}
 	for i := range members {
 		m := members[i]
 		switch {
-		case m.PID == pgid, slices.Equal(m.Argv, leader.Argv):
+		case m.PID == pgid, isFork(m.Argv):
 			isWrapper[m.PID] = true
-		case m.PPID == pgid && len(m.Argv) > 1 && path.Base(m.Argv[0]) == "tee" && m.Argv[1] == "--output-error=warn-nopipe":
+		case (m.PPID == pgid || leader == nil) && len(m.Argv) > 1 && path.Base(m.Argv[0]) == "tee" && m.Argv[1] == "--output-error=warn-nopipe":
 			isWrapper[m.PID] = true
 		}
 	}

@@ -38,6 +38,7 @@ type Handle struct {
 	outPipe    *outputPipe
 	errPipe    *outputPipe
 	stopStream context.CancelFunc
+	inherit    *inheritQueue // inherited output on its way to the host
 
 	streamDone chan struct{} // closed when the Start stream is over
 	end        *process.ProcessEvent_EndEvent

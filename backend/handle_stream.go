@@ -95,6 +95,7 @@ func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartRespons
 		publish(publication{err: h.unpublishedError(preStderr)})
 	}
 	h.finishPipes()
+	h.inherit.close()
 	close(h.streamDone)
 }
 
@@ -148,7 +149,7 @@ func (h *Handle) route(stdout bool, p []byte) {
 		// bytes are dropped and the outcome is unaffected.
 		_ = pipe.write(bytes.Clone(p))
 	case mode.Inherit:
-		_, _ = sink.Write(p)
+		h.inherit.write(sink, p)
 	}
 }
 

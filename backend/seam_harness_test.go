@@ -29,6 +29,27 @@ type wireLog struct {
 	calls  []string
 	faults map[string][]fault
 	seen   map[string]int
+	holds  map[string]chan struct{}
+	drops  map[string]bool
+	// forge, when set, may rewrite an answer (a unary response, or one
+	// event of a stream) before the runtime sees it; req is the request.
+	forge func(req, res any)
+}
+
+func (w *wireLog) forged(req, res any) {
+	w.mu.Lock()
+	f := w.forge
+	w.mu.Unlock()
+	if f != nil {
+		f(req, res)
+	}
+}
+
+// forgeWith installs f as the wire's forger.
+func (w *wireLog) forgeWith(f func(req, res any)) {
+	w.mu.Lock()
+	w.forge = f
+	w.mu.Unlock()
 }
 
 type fault struct {
@@ -52,6 +73,12 @@ func kindOf(procedure string, msg any) string {
 			return "Start:ps"
 		case strings.Contains(script, "getent passwd"):
 			return "Start:probe"
+		case strings.Contains(script, "rm -rf"):
+			return "Start:rm"
+		case strings.Contains(script, "read -r name len"):
+			return "Start:state"
+		case strings.Contains(script, "runner.bash"):
+			return "Start:terminal"
 		}
 		return "Start:other"
 	case *sandtopv1.SignalGroupRequest:
@@ -62,21 +89,52 @@ func kindOf(procedure string, msg any) string {
 	return method
 }
 
-func (w *wireLog) note(procedure string, msg any) error {
+func (w *wireLog) note(ctx context.Context, procedure string, msg any) error {
 	k := kindOf(procedure, msg)
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.calls = append(w.calls, k)
 	if w.seen == nil {
 		w.seen = map[string]int{}
 	}
 	w.seen[k]++
+	hold := w.holds[k]
 	for _, f := range w.faults[k] {
 		if f.nth == 0 || f.nth == w.seen[k] {
+			w.mu.Unlock()
 			return f.err
 		}
 	}
+	w.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return connect.NewError(connect.CodeCanceled, ctx.Err())
+		}
+	}
 	return nil
+}
+
+// holdOn makes every call of kind wait, before it reaches the daemon, until
+// release is called or the call's context ends: a slow network at a chosen
+// moment.
+func (w *wireLog) holdOn(kind string) (release func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.holds == nil {
+		w.holds = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	w.holds[kind] = ch
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			delete(w.holds, kind)
+			w.mu.Unlock()
+			close(ch)
+		})
+	}
 }
 
 // failOn makes the nth call (0: every call) of kind fail with err.
@@ -106,6 +164,17 @@ func (w *wireLog) count(kinds ...string) int {
 	return n
 }
 
+// livenessKinds are the calls that tell whether a group is alive, on
+// either plane.
+var livenessKinds = []string{"ListGroups", "Start:ps"}
+
+// failLiveness makes every liveness call fail.
+func (w *wireLog) failLiveness(err error) {
+	for _, k := range livenessKinds {
+		w.failOn(k, 0, err)
+	}
+}
+
 // signalCalls counts every call that sends a signal, on either plane.
 func (w *wireLog) signalCalls() int {
 	return w.count("Start:kill", "SignalGroup:SIGTERM", "SignalGroup:SIGKILL", "SendSignal:SIGNAL_SIGKILL", "SendSignal:SIGNAL_SIGTERM")
@@ -113,16 +182,20 @@ func (w *wireLog) signalCalls() int {
 
 func (w *wireLog) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if err := w.note(req.Spec().Procedure, req.Any()); err != nil {
+		if err := w.note(ctx, req.Spec().Procedure, req.Any()); err != nil {
 			return nil, err
 		}
-		return next(ctx, req)
+		res, err := next(ctx, req)
+		if err == nil {
+			w.forged(req.Any(), res.Any())
+		}
+		return res, err
 	}
 }
 
 func (w *wireLog) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
-		return &loggedConn{StreamingClientConn: next(ctx, spec), w: w}
+		return &loggedConn{StreamingClientConn: next(ctx, spec), w: w, ctx: ctx}
 	}
 }
 
@@ -132,11 +205,41 @@ func (w *wireLog) WrapStreamingHandler(next connect.StreamingHandlerFunc) connec
 
 type loggedConn struct {
 	connect.StreamingClientConn
-	w *wireLog
+	w    *wireLog
+	ctx  context.Context
+	kind string
+	req  any
+}
+
+// dropOutput drops the output events of the streams of kind (start and
+// end still arrive): output lost on the way, as a broken proxy would.
+func (w *wireLog) dropOutput(kind string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.drops == nil {
+		w.drops = map[string]bool{}
+	}
+	w.drops[kind] = true
+}
+
+func (c *loggedConn) Receive(msg any) error {
+	for {
+		if err := c.StreamingClientConn.Receive(msg); err != nil {
+			return err
+		}
+		c.w.mu.Lock()
+		drop := c.w.drops[c.kind]
+		c.w.mu.Unlock()
+		if m, ok := msg.(*process.StartResponse); !drop || !ok || m.GetEvent().GetData() == nil {
+			c.w.forged(c.req, msg)
+			return nil
+		}
+	}
 }
 
 func (c *loggedConn) Send(msg any) error {
-	if err := c.w.note(c.Spec().Procedure, msg); err != nil {
+	c.kind, c.req = kindOf(c.Spec().Procedure, msg), msg
+	if err := c.w.note(c.ctx, c.Spec().Procedure, msg); err != nil {
 		return err
 	}
 	return c.StreamingClientConn.Send(msg)

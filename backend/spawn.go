@@ -73,6 +73,7 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 
 	streamCtx, stopStream := context.WithCancel(r.bg)
 	h.stopStream = stopStream
+	h.inherit = newInheritQueue(streamCtx.Done())
 	wantStdin := true
 	cwd := spec.Cwd
 	req := &process.StartRequest{

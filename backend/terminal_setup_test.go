@@ -34,7 +34,12 @@ func bootstrapHook(t *testing.T, env *terminalTestEnv, script string) *terminalR
 // terminalDirs lists the state directories under <runtimeRoot>/terminals.
 func terminalDirs(t *testing.T, env *terminalTestEnv) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(env.d.RuntimeRoot, "terminals"))
+	return terminalDirsIn(t, env.d.RuntimeRoot)
+}
+
+func terminalDirsIn(t *testing.T, root string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(root, "terminals"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}

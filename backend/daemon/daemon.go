@@ -38,7 +38,8 @@ type Config struct {
 	StallTimeout  time.Duration // 0 → 2s
 	ExitRetention time.Duration // 0 → 60s
 	Token         string
-	Logger        *slog.Logger // nil → discard
+	WriteTimeout  time.Duration // one write to a client, 0 → 15s
+	Logger        *slog.Logger  // nil → discard
 
 	// ReapAllOrphans makes the daemon reap every child it did not start
 	// itself. Set it only when the daemon owns its OS process (RunServe
@@ -79,6 +80,9 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = defaultStallTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = defaultWriteTimeout
 	}
 	if cfg.ExitRetention <= 0 {
 		cfg.ExitRetention = defaultExitRetention

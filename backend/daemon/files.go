@@ -38,27 +38,27 @@ func (d *Daemon) openInRoot(p string) (*os.File, string, error) {
 	}
 	if _, ok := cutPathPrefix(abs, d.root); !ok {
 		return nil, "", connect.NewError(connect.CodePermissionDenied,
-			fmt.Errorf("path %q is outside the runtime root %s", p, d.root))
+			fmt.Errorf("path %q is outside the runtime root %s", clip(p), d.root))
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", connect.NewError(connect.CodeNotFound, fmt.Errorf("path %q does not exist", p))
+		return nil, "", connect.NewError(connect.CodeNotFound, fmt.Errorf("path %q does not exist", clip(p)))
 	}
 	if err != nil {
-		return nil, "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q: %w", p, err))
+		return nil, "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q: %w", clip(p), bare(err)))
 	}
 	rel, ok := cutPathPrefix(real, d.root)
 	if !ok {
 		return nil, "", connect.NewError(connect.CodePermissionDenied,
-			fmt.Errorf("path %q resolves to %s, outside the runtime root %s", p, real, d.root))
+			fmt.Errorf("path %q resolves to %s, outside the runtime root %s", clip(p), real, d.root))
 	}
 	f, err := openBeneath(d.root, rel)
 	if err != nil {
 		if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP) {
 			return nil, "", connect.NewError(connect.CodePermissionDenied,
-				fmt.Errorf("path %q escapes the runtime root %s", p, d.root))
+				fmt.Errorf("path %q escapes the runtime root %s", clip(p), d.root))
 		}
-		return nil, "", connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("open %q: %w", p, err))
+		return nil, "", connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("open %q: %w", clip(p), err))
 	}
 	return f, real, nil
 }
@@ -82,11 +82,13 @@ func openBeneath(root, rel string) (*os.File, error) {
 	}
 	defer unix.Close(dirfd)
 	fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_CLOEXEC,
+		// O_NONBLOCK: opening a FIFO a program planted must not wait for
+		// a writer (and pin an OS thread while it does).
+		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if errors.Is(err, unix.ENOSYS) { // kernel before 5.6: the EvalSymlinks check stands alone
-		return os.Open(filepath.Join(root, rel))
+		return os.OpenFile(filepath.Join(root, rel), os.O_RDONLY|unix.O_NONBLOCK, 0)
 	}
 	if err != nil {
 		return nil, err
@@ -98,10 +100,14 @@ func openBeneath(root, rel string) (*os.File, error) {
 func readRange(f *os.File, p string, offset, length uint64) (data []byte, size uint64, eof bool, err error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, 0, false, connect.NewError(connect.CodeInternal, fmt.Errorf("stat %q: %w", p, err))
+		return nil, 0, false, connect.NewError(connect.CodeInternal, fmt.Errorf("stat %q: %w", clip(p), err))
 	}
 	if fi.IsDir() {
-		return nil, 0, false, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q is a directory; use ListDir", p))
+		return nil, 0, false, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q is a directory; use ListDir", clip(p)))
+	}
+	if !fi.Mode().IsRegular() {
+		// A FIFO, socket or device could block or never end.
+		return nil, 0, false, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("path %q is not a regular file (%s)", clip(p), fi.Mode().Type()))
 	}
 	size = uint64(fi.Size())
 	if length == 0 || length > maxReadChunk {
@@ -113,7 +119,7 @@ func readRange(f *os.File, p string, offset, length uint64) (data []byte, size u
 	buf := make([]byte, min(length, size-offset))
 	n, err := f.ReadAt(buf, int64(offset))
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, 0, false, connect.NewError(connect.CodeInternal, fmt.Errorf("read %q: %w", p, err))
+		return nil, 0, false, connect.NewError(connect.CodeInternal, fmt.Errorf("read %q: %w", clip(p), err))
 	}
 	return buf[:n], size, offset+uint64(n) >= size, nil
 }

@@ -14,44 +14,69 @@ import (
 
 var pageSize = int64(os.Getpagesize())
 
-// snapshotGroups reads /proc and returns the process groups the daemon is
-// responsible for: the groups of its descendants (orphans reparented to it
-// included, since it is their subreaper) and of any process sharing a group
-// or session with a process it started. The daemon's own group is left out:
-// it holds the daemon, and the daemon never signals it.
-func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group {
-	now := time.Now()
-	stats := map[int]procStat{}
-	children := map[int][]int{}
+// procTable is one read of /proc: every process's stat, and who is whose
+// child.
+type procTable struct {
+	stats    map[int]procStat
+	children map[int][]int
+}
+
+func readProcTable() procTable {
+	t := procTable{stats: map[int]procStat{}, children: map[int][]int{}}
 	for _, pid := range allPids() {
 		st, err := readStat(pid)
 		if err != nil {
 			continue
 		}
-		stats[pid] = st
-		children[st.ppid] = append(children[st.ppid], pid)
+		t.stats[pid] = st
+		t.children[st.ppid] = append(t.children[st.ppid], pid)
 	}
+	return t
+}
+
+// startedProcs indexes the processes the daemon started by pid.
+func (d *Daemon) startedProcs() map[int]*proc {
 	started := map[int]*proc{}
 	for _, p := range d.reg.liveProcs() {
 		started[int(p.pid)] = p
 	}
+	return started
+}
 
+// sandboxGroups is the set of process groups the daemon is responsible for,
+// and so the only ones it lists and signals: the groups of its descendants
+// (orphans reparented to it included, since it is their subreaper) and of
+// any process sharing a group or session with a process it started (a
+// terminal's job groups). The daemon's own group is left out: it holds the
+// daemon, and the daemon never signals it.
+func (d *Daemon) sandboxGroups(t procTable, started map[int]*proc) map[int]bool {
 	wanted := map[int]bool{} // pgids
 	var walk func(int)
 	walk = func(pid int) {
-		for _, c := range children[pid] {
-			wanted[stats[c].pgid] = true
+		for _, c := range t.children[pid] {
+			wanted[t.stats[c].pgid] = true
 			walk(c)
 		}
 	}
 	walk(d.self.pid)
-	for _, st := range stats {
+	for _, st := range t.stats {
 		if started[st.pgid] != nil || started[st.sid] != nil {
 			wanted[st.pgid] = true
 		}
 	}
 	delete(wanted, d.self.pgid)
 	delete(wanted, 0)
+	return wanted
+}
+
+// snapshotGroups reads /proc and returns the sandbox's process groups
+// (sandboxGroups), with their members.
+func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group {
+	now := time.Now()
+	t := readProcTable()
+	stats := t.stats
+	started := d.startedProcs()
+	wanted := d.sandboxGroups(t, started)
 
 	byPgid := map[int]*sandtopv1.Group{}
 	seen := make(map[int]bool, len(stats))

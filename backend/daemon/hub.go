@@ -40,10 +40,21 @@ type chunk struct {
 // reader slower than the process paces it, as a terminal does), a stalled one
 // can hold the process up for at most stallTimeout once, and neither costs
 // memory beyond the shared window.
+//
+// The stall grace comes out of one budget per process: time the writer
+// spends waiting on subscribers that read nothing meanwhile is taken from
+// it, and it grows back at 1/stallBudgetRefill of the time that passes. So
+// a fresh stalled subscriber every second cannot throttle a process without
+// end: once the budget is spent, a lagging subscriber that has read nothing
+// for minStallGrace is cut at once.
 type hub struct {
 	replay int64
 	window int64
 	stall  time.Duration
+
+	budget   time.Duration // stall grace left, at most stall
+	budgetAt time.Time     // when budget was last brought up to date
+	waited   time.Duration // total time writers waited on subscribers (for tests)
 
 	mu       sync.Mutex
 	chunks   []chunk // contiguous, ordered by off
@@ -69,6 +80,8 @@ func newHub(replay int, stall time.Duration) *hub {
 		replay:   int64(replay),
 		window:   int64(replay) + lagWindow,
 		stall:    stall,
+		budget:   stall,
+		budgetAt: time.Now(),
 		subs:     make(map[*subscriber]struct{}),
 		changed:  make(chan struct{}),
 		progress: make(chan struct{}),
@@ -103,12 +116,13 @@ func (h *hub) enforceWindow() {
 			return
 		}
 		now := time.Now()
+		grace := h.grace(now)
 		var wait time.Duration = -1
 		for s := range h.subs {
 			if s.cursor >= limit {
 				continue
 			}
-			left := h.stall - now.Sub(s.lastRead)
+			left := grace - now.Sub(s.lastRead)
 			if left <= 0 {
 				h.cutOff(s, now.Sub(s.lastRead))
 				continue
@@ -129,6 +143,36 @@ func (h *hub) enforceWindow() {
 		}
 		t.Stop()
 		h.mu.Lock()
+		h.waited += time.Since(now)
+		h.charge(now)
+	}
+}
+
+const (
+	stallBudgetRefill = 8
+	minStallGrace     = 50 * time.Millisecond
+)
+
+// grace is how long a lagging subscriber may go without reading before it
+// is cut: the budget left, but never less than minStallGrace.
+func (h *hub) grace(now time.Time) time.Duration {
+	if now.After(h.budgetAt) {
+		h.budget = min(h.stall, h.budget+now.Sub(h.budgetAt)/stallBudgetRefill)
+		h.budgetAt = now
+	}
+	return max(h.budget, min(minStallGrace, h.stall))
+}
+
+// charge takes a wait that began at since from the budget when some lagging
+// subscriber read nothing during all of it: a stalled reader held the
+// writer up. A wait on readers that keep reading is pacing, and free.
+func (h *hub) charge(since time.Time) {
+	limit := h.end - h.window
+	for s := range h.subs {
+		if s.cursor < limit && s.lastRead.Before(since) {
+			h.budget = max(0, h.budget-time.Since(since))
+			return
+		}
 	}
 }
 

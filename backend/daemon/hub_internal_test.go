@@ -56,3 +56,36 @@ func TestHubKeepsOnlyTheReplayOnceReadersCatchUpOrLeave(t *testing.T) {
 		t.Fatalf("replay starts at %d, want %d", s3.cursor, h.end-replay)
 	}
 }
+
+// A fresh stalled subscriber every half second used to hold the writer for
+// a whole stall limit each, so a process barely moved. The stall grace now
+// comes out of one budget per process.
+func TestHubStalledSubscribersShareOneBudget(t *testing.T) {
+	const stall = time.Second
+	h := newHub(64<<10, stall)
+	chunk := make([]byte, 1<<20)
+	stop := time.After(5 * time.Second)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	subs := 0
+	for done := false; !done; {
+		select {
+		case <-stop:
+			done = true
+		case <-tick.C:
+			h.subscribe(false) // never reads
+			subs++
+		default:
+		}
+		h.publish(kindStdout, chunk)
+	}
+	// Only the writer's waits count, not a busy machine's slow publishes.
+	blocked := h.waited
+	if blocked > 3*time.Second {
+		t.Errorf("%d stalled subscribers held the writer for %s of 5s", subs, blocked.Round(time.Millisecond))
+	}
+	t.Logf("%d stalled subscribers held the writer for %s of 5s", subs, blocked.Round(time.Millisecond))
+	if h.retained() > h.window+int64(len(chunk)) {
+		t.Errorf("the log holds %d bytes, beyond the window", h.retained())
+	}
+}

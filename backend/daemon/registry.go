@@ -76,7 +76,7 @@ func (r *registry) lookup(sel *process.ProcessSelector) (*proc, error) {
 		if p := newestTagged(r.exited, s.Tag); p != nil {
 			return p, nil
 		}
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process with tag %q not found", s.Tag))
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("process with tag %q not found", clip(s.Tag)))
 	default:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("process selector is empty: set pid or tag"))
 	}

@@ -20,7 +20,7 @@ import (
 
 // startChildDaemon re-executes the test binary as a standalone daemon and
 // returns a client and the daemon's pid.
-func startChildDaemon(b *testing.B) (*envd.Client, int) {
+func startChildDaemon(b testing.TB) (*envd.Client, int) {
 	state, err := os.MkdirTemp("", "sandtopd-child-")
 	if err != nil {
 		b.Fatal(err)

@@ -2,15 +2,11 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"net"
 	"net/http"
 	"syscall"
 	"time"
-
-	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
@@ -25,9 +21,9 @@ const tokenHeader = "X-Access-Token"
 const compressMinBytes = 4 * readBufSize
 
 // buildHandler assembles the mux: /health, process.Process and (unless
-// Compat) the Supervisor extension, all behind the token check.
+// Compat) the Supervisor extension, all behind Guard.
 func (d *Daemon) buildHandler() http.Handler {
-	opts := []connect.HandlerOption{connect.WithCompressMinBytes(compressMinBytes)}
+	opts := d.HandlerOptions()
 	mux := http.NewServeMux()
 	mux.Handle(processconnect.NewProcessHandler(processService{d}, opts...))
 	if !d.cfg.Compat {
@@ -36,34 +32,11 @@ func (d *Daemon) buildHandler() http.Handler {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	})
-	return d.requireToken(mux)
+	return d.Guard(mux)
 }
 
 // Handler returns the whole HTTP surface, auth and /health included.
 func (d *Daemon) Handler() http.Handler { return d.handler }
-
-// requireToken checks X-Access-Token in constant time when a token is set.
-// /health stays open, as in envd, so clients can tell "down" from "denied".
-func (d *Daemon) requireToken(next http.Handler) http.Handler {
-	if d.cfg.Token == "" {
-		return next
-	}
-	want := sha256.Sum256([]byte(d.cfg.Token))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		got := sha256.Sum256([]byte(r.Header.Get(tokenHeader)))
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"code":"unauthenticated","message":"missing or invalid X-Access-Token"}`))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
 
 // Serve serves h2c and HTTP/1.1 on l until Shutdown. It returns nil after a
 // Shutdown.
@@ -75,6 +48,7 @@ func (d *Daemon) Serve(l net.Listener) error {
 		Handler:           d.handler,
 		Protocols:         &protos,
 		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext:       d.connContext,
 		IdleTimeout:       640 * time.Second, // above common proxy idle timeouts, as envd
 		ErrorLog:          nil,
 	}

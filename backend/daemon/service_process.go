@@ -21,7 +21,15 @@ var _ processconnect.ProcessHandler = processService{}
 
 func (s processService) Start(ctx context.Context, req *connect.Request[process.StartRequest], stream *connect.ServerStream[process.StartResponse]) error {
 	d := s.d
-	u, err := d.resolveUser(basicUser(req.Header().Get("Authorization")))
+	var name string
+	if h := req.Header().Get("Authorization"); h != "" {
+		n, err := parseBasicUser(h) // Guard has refused a malformed one already
+		if err != nil {
+			return connect.NewError(connect.CodeUnauthenticated, err)
+		}
+		name = n
+	}
+	u, err := d.resolveUser(name)
 	if err != nil {
 		return err
 	}

@@ -80,6 +80,9 @@ func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request
 	case int(pgid) == s.d.self.pgid:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("pgid %d is the daemon's own process group", pgid))
 	}
+	if err := s.d.checkSandboxGroup(int(pgid)); err != nil {
+		return nil, err
+	}
 	signal := syscall.Signal(sig)
 	if p := s.d.reg.byPid(pgid); p != nil && !p.exited() && (signal == syscall.SIGTERM || signal == syscall.SIGKILL) {
 		p.armStop()
@@ -95,6 +98,24 @@ func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request
 	default:
 		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("signal %d to group %d: %w", sig, pgid, err))
 	}
+}
+
+// checkSandboxGroup refuses a live group that is not the sandbox's (one the
+// daemon does not list), so a client cannot use the daemon to signal
+// processes it never started. A group with no member at all passes: the
+// signal then finds nobody.
+func (d *Daemon) checkSandboxGroup(pgid int) error {
+	t := readProcTable()
+	if d.sandboxGroups(t, d.startedProcs())[pgid] {
+		return nil
+	}
+	for _, st := range t.stats {
+		if st.pgid == pgid {
+			return connect.NewError(connect.CodePermissionDenied, fmt.Errorf(
+				"process group %d is not in this sandbox: the daemon signals only groups it started, adopted or lists (see ListGroups)", pgid))
+		}
+	}
+	return nil
 }
 
 // ptyProc finds a live process by pid and checks it has a terminal.
@@ -176,14 +197,14 @@ func (s supervisorService) ListDir(ctx context.Context, req *connect.Request[san
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stat %q: %w", req.Msg.GetPath(), err))
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stat %q: %w", clip(req.Msg.GetPath()), err))
 	}
 	if !fi.IsDir() {
-		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q is not a directory", req.Msg.GetPath()))
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q is not a directory", clip(req.Msg.GetPath())))
 	}
 	entries, err := f.ReadDir(-1)
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("list %q: %w", req.Msg.GetPath(), err))
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("list %q: %w", clip(req.Msg.GetPath()), err))
 	}
 	res := &sandtopv1.ListDirResponse{}
 	for _, e := range entries {

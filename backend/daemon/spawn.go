@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -34,13 +35,18 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 	if cfg == nil || cfg.GetCmd() == "" {
 		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("process.cmd is empty"))
 	}
-	cwd, err := resolveCwd(cfg.Cwd, sr.user.home)
+	if err := checkEnvNames(cfg.GetEnvs()); err != nil {
+		return nil, nil, err
+	}
+	cwd, err := resolveCwd(cfg.Cwd, sr.user)
 	if err != nil {
 		return nil, nil, err
 	}
 	env := childEnv(sr.user, d.cfg.Env, cfg.GetEnvs())
 	argv := append([]string{cfg.GetCmd()}, cfg.GetArgs()...)
-	path, err := lookPath(cfg.GetCmd(), envValue(env, "PATH"), cwd)
+	// The program is looked up on the sandbox's PATH, not on one the
+	// request sets: the request's PATH is the child's own business.
+	path, err := lookPath(cfg.GetCmd(), envValue(childEnv(sr.user, d.cfg.Env, nil), "PATH"), cwd)
 	if err != nil {
 		if sr.sessionDir != "" || executable(shellPath) != nil {
 			return nil, nil, connect.NewError(connect.CodeInvalidArgument, err)
@@ -157,7 +163,7 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 			_ = p.stdin.Close()
 		}
 		sub.unsubscribe()
-		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("start %s: %w", cfg.GetCmd(), err))
+		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("start %s: %w", clip(cfg.GetCmd()), bare(err)))
 	}
 	var readers sync.WaitGroup
 	if p.pty != nil {
@@ -208,6 +214,18 @@ func childEnv(u userInfo, base []string, req map[string]string) []string {
 		env = append(env, k+"="+vals[k])
 	}
 	return env
+}
+
+// checkEnvNames refuses names execve would misread: empty ones, and ones
+// holding "=" (the child would see another name and value) or NUL.
+func checkEnvNames(envs map[string]string) error {
+	for k := range envs {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return connect.NewError(connect.CodeInvalidArgument,
+				fmt.Errorf("env name %q is not valid: a name must be non-empty and hold no '=' or NUL", clip(k)))
+		}
+	}
+	return nil
 }
 
 func cutEnv(kv string) (k, v string, ok bool) {

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,6 +32,7 @@ func (u userInfo) apply(attr *syscall.SysProcAttr) {
 type selfInfo struct {
 	pid      int
 	pgid     int
+	uid      uint32
 	hostname string
 	user     userInfo
 	root     bool
@@ -55,25 +55,11 @@ func currentSelf() (selfInfo, error) {
 	return selfInfo{
 		pid:      os.Getpid(),
 		pgid:     pgid,
+		uid:      uint32(os.Geteuid()),
 		hostname: host,
 		user:     userInfo{name: u.Username, home: home},
 		root:     os.Geteuid() == 0,
 	}, nil
-}
-
-// basicUser extracts the user name from envd's "Authorization: Basic
-// base64(user:)" header; it picks a Unix user and is not a password check.
-func basicUser(header string) string {
-	const prefix = "Basic "
-	if !strings.HasPrefix(header, prefix) {
-		return ""
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(header[len(prefix):]))
-	if err != nil {
-		return ""
-	}
-	name, _, _ := strings.Cut(string(raw), ":")
-	return name
 }
 
 // resolveUser picks the user a child runs as. Without a name, or with the
@@ -85,11 +71,11 @@ func (d *Daemon) resolveUser(name string) (userInfo, error) {
 	}
 	if !d.self.root {
 		return userInfo{}, connect.NewError(connect.CodePermissionDenied,
-			fmt.Errorf("daemon runs as %q and cannot start processes as user %q", d.self.user.name, name))
+			fmt.Errorf("daemon runs as %q and cannot start processes as user %q", d.self.user.name, clip(name)))
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
-		return userInfo{}, connect.NewError(connect.CodeUnauthenticated, fmt.Errorf("invalid username: '%s'", name)) // envd's answer
+		return userInfo{}, connect.NewError(connect.CodeUnauthenticated, fmt.Errorf("invalid username: '%s'", clip(name))) // envd's answer
 	}
 	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
 	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
@@ -110,8 +96,15 @@ func (d *Daemon) resolveUser(name string) (userInfo, error) {
 
 // resolveCwd applies envd's rules: empty → home; "~" and relative paths are
 // relative to home; the result must be an existing directory.
-func resolveCwd(cwd *string, home string) (string, error) {
+func resolveCwd(cwd *string, u userInfo) (string, error) {
+	home := u.home
 	if cwd == nil || *cwd == "" {
+		// Say it is the home that is missing, not the program (which is
+		// what exec would blame).
+		if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
+			return "", connect.NewError(connect.CodeFailedPrecondition,
+				fmt.Errorf("home directory %q of user %q does not exist or is not a directory; pass a cwd", home, clip(u.name)))
+		}
 		return home, nil
 	}
 	dir := *cwd
@@ -125,13 +118,13 @@ func resolveCwd(cwd *string, home string) (string, error) {
 	}
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd '%s' does not exist", dir))
+		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd '%s' does not exist", clip(dir)))
 	}
 	if err != nil {
-		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd %q: %w", dir, err))
+		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd %q: %w", clip(dir), bare(err)))
 	}
 	if !fi.IsDir() {
-		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd %q is not a directory", dir))
+		return "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("cwd %q is not a directory", clip(dir)))
 	}
 	return dir, nil
 }
@@ -145,7 +138,7 @@ func lookPath(name, pathEnv, cwd string) (string, error) {
 			p = filepath.Join(cwd, p)
 		}
 		if err := executable(p); err != nil {
-			return "", fmt.Errorf("executable %q: %w", name, err)
+			return "", fmt.Errorf("executable %q: %w", clip(name), bare(err))
 		}
 		return p, nil
 	}
@@ -161,7 +154,7 @@ func lookPath(name, pathEnv, cwd string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("executable %q not found in PATH %q", name, pathEnv)
+	return "", fmt.Errorf("executable %q not found in PATH %q", clip(name), clip(pathEnv))
 }
 
 func executable(p string) error {

@@ -54,3 +54,10 @@ func readFileString(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	return string(b), err
 }
+
+// threads is the number of OS threads of this process (the daemon's, in
+// these tests).
+func threads(t *testing.T) int {
+	t.Helper()
+	return threadsOf(t, os.Getpid())
+}

@@ -1,0 +1,46 @@
+package daemon_test
+
+import (
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+)
+
+// SignalGroup used to accept any pgid above 1 but the daemon's own: a
+// client could kill a process the sandbox never started. It now reaches
+// only the groups the daemon lists.
+func TestSignalGroupReachesOnlyTheSandboxsGroups(t *testing.T) {
+	// A standalone daemon, so that a process this test starts is not its
+	// descendant.
+	c, _ := startChildDaemon(t)
+	foreign := exec.Command("sleep", "778")
+	foreign.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := foreign.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = foreign.Process.Kill(); _ = foreign.Wait() })
+	pgid := uint32(foreign.Process.Pid)
+
+	_, err := c.Supervisor.SignalGroup(ctxFor(t, 10*time.Second), connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: pgid, Signal: int32(syscall.SIGTERM)}))
+	wantCode(t, err, connect.CodePermissionDenied, "is not in this sandbox")
+	if !alive(foreign.Process.Pid) {
+		t.Fatal("the foreign process was signalled")
+	}
+
+	// A group the daemon started is signalled as before.
+	own, _ := startBg(t, c, startReq("sleep", "100"))
+	res, err := c.Supervisor.SignalGroup(ctxFor(t, 10*time.Second), connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: own, Signal: int32(syscall.SIGTERM)}))
+	if err != nil || !res.Msg.GetDelivered() {
+		t.Fatalf("own group: delivered=%v err=%v", res.Msg.GetDelivered(), err)
+	}
+	// A group with no member is not an error: nothing is delivered.
+	res, err = c.Supervisor.SignalGroup(ctxFor(t, 10*time.Second), connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: 1 << 22, Signal: int32(syscall.SIGTERM)}))
+	if err != nil || res.Msg.GetDelivered() {
+		t.Fatalf("empty group: delivered=%v err=%v", res.Msg.GetDelivered(), err)
+	}
+}
