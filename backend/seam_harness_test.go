@@ -37,14 +37,16 @@ type fault struct {
 }
 
 // kindOf names a call: the procedure's method, and for Start what the
-// script is for, so a compat "kill" is told apart from the wrapper.
-func kindOf(procedure string, msg any) string {
+// script is for, so a compat "kill" is told apart from the wrapper. A spawn
+// on sandtop's daemon (a shim start, with the session-dir header) counts as
+// the wrapper's Start too.
+func kindOf(procedure string, msg any, spawn bool) string {
 	method := procedure[strings.LastIndex(procedure, "/")+1:]
 	switch m := msg.(type) {
 	case *process.StartRequest:
 		script := strings.Join(m.GetProcess().GetArgs(), " ")
 		switch {
-		case strings.Contains(script, "sandtop-wrapper"):
+		case spawn, strings.Contains(script, "sandtop-wrapper"):
 			return "Start:wrapper"
 		case strings.Contains(script, "kill -s"):
 			return "Start:kill"
@@ -62,8 +64,8 @@ func kindOf(procedure string, msg any) string {
 	return method
 }
 
-func (w *wireLog) note(procedure string, msg any) error {
-	k := kindOf(procedure, msg)
+func (w *wireLog) note(procedure string, msg any, spawn bool) error {
+	k := kindOf(procedure, msg, spawn)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.calls = append(w.calls, k)
@@ -113,7 +115,7 @@ func (w *wireLog) signalCalls() int {
 
 func (w *wireLog) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if err := w.note(req.Spec().Procedure, req.Any()); err != nil {
+		if err := w.note(req.Spec().Procedure, req.Any(), false); err != nil {
 			return nil, err
 		}
 		return next(ctx, req)
@@ -136,7 +138,7 @@ type loggedConn struct {
 }
 
 func (c *loggedConn) Send(msg any) error {
-	if err := c.w.note(c.Spec().Procedure, msg); err != nil {
+	if err := c.w.note(c.Spec().Procedure, msg, c.RequestHeader().Get(daemon.SessionDirHeader) != ""); err != nil {
 		return err
 	}
 	return c.StreamingClientConn.Send(msg)

@@ -111,6 +111,9 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	d.handler = d.buildHandler()
 	theReaper.register(d)
+	if !cfg.Compat {
+		d.adoptShims()
+	}
 	return d, nil
 }
 

@@ -20,16 +20,8 @@ var pageSize = int64(os.Getpagesize())
 // it holds the daemon, and the daemon never signals it.
 func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group {
 	now := time.Now()
-	stats := map[int]procStat{}
-	children := map[int][]int{}
-	for _, pid := range allPids() {
-		st, err := readStat(pid)
-		if err != nil {
-			continue
-		}
-		stats[pid] = st
-		children[st.ppid] = append(children[st.ppid], pid)
-	}
+	stats, children := procTable()
+	tree := d.readShimTree(stats, children)
 	started := map[int]*proc{}
 	for _, p := range d.reg.liveProcs() {
 		started[int(p.pid)] = p
@@ -49,28 +41,55 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 			wanted[st.pgid] = true
 		}
 	}
+	shims := map[int]*shimLink{} // by group pgid
+	for _, l := range d.reg.liveShims() {
+		shims[l.pgid] = l
+		wanted[l.pgid] = true
+	}
 	delete(wanted, d.self.pgid)
 	delete(wanted, 0)
 
 	byPgid := map[int]*sandtopv1.Group{}
 	seen := make(map[int]bool, len(stats))
+	group := func(pgid, sid int) *sandtopv1.Group {
+		g := byPgid[pgid]
+		if g == nil {
+			g = &sandtopv1.Group{Pgid: uint32(pgid), Sid: uint32(sid)}
+			if p := started[pgid]; p != nil {
+				g.StartedPid, g.Tag, g.Pty = p.pid, p.tag, p.isPTY()
+			} else if l := shims[pgid]; l != nil {
+				g.StartedPid, g.Tag = uint32(l.pgid), l.tag
+			}
+			byPgid[pgid] = g
+		}
+		return g
+	}
 	for pid, st := range stats {
-		if !wanted[st.pgid] || pid == d.self.pid {
+		if !wanted[st.pgid] || pid == d.self.pid || tree.isShim[pid] || tree.escapee[pid] {
 			continue
 		}
 		if pgidFilter != 0 && uint32(st.pgid) != pgidFilter || sidFilter != 0 && uint32(st.sid) != sidFilter {
 			continue
 		}
 		seen[pid] = true
-		g := byPgid[st.pgid]
-		if g == nil {
-			g = &sandtopv1.Group{Pgid: uint32(st.pgid), Sid: uint32(st.sid)}
-			if p := started[st.pgid]; p != nil {
-				g.StartedPid, g.Tag, g.Pty = p.pid, p.tag, p.isPTY()
-			}
-			byPgid[st.pgid] = g
-		}
+		g := group(st.pgid, st.sid)
 		g.Members = append(g.Members, d.procInfo(st, now))
+	}
+	// A group whose members are gone still has work while escapees live.
+	for pgid, esc := range tree.escapees {
+		if pgidFilter != 0 && uint32(pgid) != pgidFilter || sidFilter != 0 {
+			continue
+		}
+		sid := 0
+		if l := d.reg.shimByPgid(pgid); l != nil {
+			sid = l.pid
+		}
+		g := group(pgid, sid)
+		for _, st := range esc {
+			seen[st.pid] = true
+			g.Escapees = append(g.Escapees, d.procInfo(st, now))
+		}
+		sort.Slice(g.Escapees, func(i, j int) bool { return g.Escapees[i].Pid < g.Escapees[j].Pid })
 	}
 	if pgidFilter == 0 && sidFilter == 0 {
 		d.cpu.forgetExcept(seen)
@@ -109,7 +128,7 @@ func groupsFingerprint(groups []*sandtopv1.Group) uint64 {
 	h := fnv.New64a()
 	for _, g := range groups {
 		fmt.Fprintf(h, "g%d/%d/%d/%v|", g.Pgid, g.Sid, g.StartedPid, g.Pty)
-		for _, m := range g.Members {
+		for _, m := range append(g.Members, g.Escapees...) {
 			fmt.Fprintf(h, "%d,%d,%d,%d,%d,%s,%d,%d,%q;", m.Pid, m.Ppid, m.Pgid, m.Sid, m.Tpgid, m.State, m.CpuTimeMs, m.RssBytes, m.Argv)
 		}
 	}

@@ -124,6 +124,7 @@ func (d *Daemon) KillAll(ctx context.Context) error {
 	for _, pgid := range escaped {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
+	d.killAllEscapees()
 	for _, p := range procs {
 		select {
 		case <-p.done:

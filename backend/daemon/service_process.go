@@ -25,7 +25,7 @@ func (s processService) Start(ctx context.Context, req *connect.Request[process.
 	if err != nil {
 		return err
 	}
-	p, sub, err := d.spawn(spawnRequest{req: req.Msg, user: u, sessionDir: req.Header().Get(SessionDirHeader)})
+	p, sub, err := d.spawn(spawnRequest{req: req.Msg, user: u, sessionDir: req.Header().Get(SessionDirHeader), spills: req.Header().Get(SpillHeader)})
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,9 @@ import (
 	"sandtop/backend/daemontest"
 )
 
-// With the session-dir header the child leads its own session and its pid
-// is in the new state directory when the start event arrives.
+// With the session-dir header the program runs under a shim: it leads its
+// own group in the shim's session, and its pid is in the new state
+// directory when the start event arrives.
 func TestStartWithSessionDirPublishesTheGroup(t *testing.T) {
 	env := daemontest.Start(t, daemon.Config{})
 	dir := filepath.Join(env.RuntimeRoot, "processes", "p1")
@@ -40,11 +41,17 @@ func TestStartWithSessionDirPublishesTheGroup(t *testing.T) {
 	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("state dir: %v %v", st, err)
 	}
-	if sid, err := unix.Getsid(pid); err != nil || sid != pid {
-		t.Fatalf("sid of %d = %d (%v), want its own session", pid, sid, err)
+	if pgid, err := unix.Getpgid(pid); err != nil || pgid != pid {
+		t.Fatalf("pgid of %d = %d (%v), want its own group", pid, pgid, err)
 	}
-	// Killed with its group before publishing anything itself: the daemon
-	// publishes the death, as the wrapper's outer half would.
+	sid, err := unix.Getsid(pid)
+	if err != nil || sid == pid {
+		t.Fatalf("sid of %d = %d (%v), want the shim's session", pid, sid, err)
+	}
+	if argv, _ := os.ReadFile("/proc/" + strconv.Itoa(sid) + "/cmdline"); !strings.HasPrefix(string(argv), "sandtop-shim\x00") {
+		t.Fatalf("session leader %d runs %q, want the shim", sid, argv)
+	}
+	// Killed with its group: the shim, outside the group, publishes it.
 	_ = unix.Kill(-pid, unix.SIGKILL)
 	for s.Receive() {
 	}

@@ -14,13 +14,28 @@ import (
 	"sandtop/backend/gen/process"
 )
 
+// newProc is a registered-to-be process for req with a fresh output hub.
+func newProc(d *Daemon, req *process.StartRequest, argv []string) *proc {
+	return &proc{
+		tag:          req.Tag,
+		config:       req.GetProcess(),
+		argv:         argv,
+		out:          newHub(d.cfg.ReplayBytes, d.cfg.StallTimeout),
+		leaderExited: make(chan struct{}),
+		cut:          make(chan struct{}),
+		done:         make(chan struct{}),
+	}
+}
+
 // spawnRequest is a validated StartRequest.
 type spawnRequest struct {
 	req  *process.StartRequest
 	user userInfo
-	// sessionDir is SessionDirHeader's value: a state directory to create
-	// and publish in, with the child leading a new session.
+	// sessionDir is SessionDirHeader's value: a state directory to create,
+	// where a shim publishes and supervises the group.
 	sessionDir string
+	// spills is SpillHeader's value.
+	spills string
 }
 
 // spawn starts the process described by sr, registers it, and returns it with
@@ -35,6 +50,9 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if sr.sessionDir != "" {
+		return d.spawnShim(sr, cwd)
+	}
 	env := childEnv(sr.user, d.cfg.Env, cfg.GetEnvs())
 	path, err := lookPath(cfg.GetCmd(), envValue(env, "PATH"), cwd)
 	if err != nil {
@@ -46,27 +64,9 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		Env:  env,
 		Dir:  cwd,
 	}
-	p := &proc{
-		tag:          req.Tag,
-		config:       cfg,
-		argv:         cmd.Args,
-		cmd:          cmd,
-		out:          newHub(d.cfg.ReplayBytes, d.cfg.StallTimeout),
-		leaderExited: make(chan struct{}),
-		done:         make(chan struct{}),
-	}
+	p := newProc(d, req, cmd.Args)
+	p.cmd = cmd
 	sub := p.out.subscribe(false)
-	var stateDir string
-	if sr.sessionDir != "" {
-		if req.Pty != nil {
-			sub.unsubscribe()
-			return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s is for pipe processes, not a PTY", SessionDirHeader))
-		}
-		if stateDir, err = d.sessionDir(sr.sessionDir, sr.user); err != nil {
-			sub.unsubscribe()
-			return nil, nil, err
-		}
-	}
 
 	var toClose []*os.File // child's ends, closed once it has them
 	closeAll := func() {
@@ -115,9 +115,6 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 			toClose = append(toClose, inR)
 		} // else os/exec gives the child /dev/null
 		attr.Setpgid = true // its own group, so signals reach all it starts
-		if stateDir != "" {
-			attr.Setpgid, attr.Setsid = false, true // a session of its own, like setsid
-		}
 	}
 	cmd.SysProcAttr = &attr
 
@@ -130,14 +127,6 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		d.reg.add(p)
 		return nil
 	})
-	if err == nil && stateDir != "" {
-		p.session = &sessionState{dir: stateDir, user: sr.user}
-		if perr := p.session.publishPid(p.pid); perr != nil {
-			d.log.Warn("publish session pid", "dir", stateDir, "err", perr)
-		}
-	} else if stateDir != "" {
-		_ = os.Remove(stateDir)
-	}
 	closeAll()
 	if err != nil {
 		p.stopReading()
