@@ -44,8 +44,8 @@ var (
 	//go:embed body.bash
 	bodyScript string
 
-	outerScript  = prepareScript + outerHalf
-	innerScript  = guardScript + innerHead + bodyScript
+	outerScript = prepareScript + outerHalf
+	innerScript = guardScript + innerHead + bodyScript
 )
 
 // Marker precedes the state directory in the argv of the inner half (and

@@ -45,9 +45,10 @@ const (
 	SupervisorFile = "supervisor"
 	// SocketFile: the shim's socket, where a new daemon reconnects.
 	SocketFile = "shim.sock"
-	// ProblemFile: why the exit status is unknown. Written before the
-	// program starts and removed once exit-code is published, so a
-	// supervisor that could not publish leaves a reason behind.
+	// ProblemFile: why the exit status is unknown, when the shim could not
+	// publish it. The shim then also leaves SupervisorFile behind, so a
+	// settled group with it and no exit-code reads as "exit unknown" even
+	// when not even this file fit on the disk.
 	ProblemFile = "problem"
 	// CoreFile: "1" when the signal that ended the program dumped core.
 	CoreFile = "core"

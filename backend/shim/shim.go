@@ -97,6 +97,8 @@ type supervisor struct {
 	readers [2]*os.File
 	pumps   sync.WaitGroup
 	ln      *net.UnixListener
+	// unpublished: the exit status could not be written.
+	unpublished bool
 }
 
 // prepare does everything that can fail before the program runs: the
@@ -122,7 +124,9 @@ func (s *supervisor) prepare() error {
 			return err
 		}
 	}
-	if err := dir.WriteLine(wrapper.ProblemFile, "exit unknown: the supervisor ended before it published the exit status"); err != nil {
+	// Proves, before the program runs, that the directory takes a file;
+	// removed once the group is published.
+	if err := dir.WriteLine(wrapper.ProblemFile, "exit unknown: the supervisor did not start the program"); err != nil {
 		return err
 	}
 	for i, c := range []struct {
@@ -202,6 +206,7 @@ func (s *supervisor) start() error {
 		_ = unix.Kill(-s.pid, unix.SIGKILL)
 		return err
 	}
+	_ = s.dir.Remove(wrapper.ProblemFile)
 	s.out.hello = Hello{ShimPid: os.Getpid(), Pid: s.pid, StartedUnixMs: s.started.UnixMilli(), Argv: s.spec.Argv, Tag: s.spec.Tag}
 	return nil
 }
@@ -298,7 +303,9 @@ func (s *supervisor) finish() {
 	}
 	_ = s.ln.Close()
 	_ = s.dir.Remove(wrapper.SocketFile)
-	_ = s.dir.Remove(wrapper.SupervisorFile)
+	if !s.unpublished {
+		_ = s.dir.Remove(wrapper.SupervisorFile)
+	}
 	s.out.close()
 }
 
@@ -319,10 +326,10 @@ func (s *supervisor) publishExit(ws unix.WaitStatus) {
 	if err == nil {
 		err = s.dir.WriteLine(wrapper.ExitCodeFile, strconv.Itoa(code))
 	}
-	if err == nil {
-		err = s.dir.Remove(wrapper.ProblemFile)
-	}
 	if err != nil {
+		// The supervisor file stays behind (see finish), so a reader
+		// knows the status is unknown even when not even this fits.
+		s.unpublished = true
 		reason := "exit unknown: could not publish the exit status: " + describe(err)
 		s.out.log(reason)
 		if s.dir.WriteLine(wrapper.ProblemFile, reason) != nil {
@@ -343,10 +350,10 @@ func (s *supervisor) writeOutlived() {
 	}
 }
 
-// overwrite rewrites an existing file in place: on a full disk a rename
-// needs room a truncate-and-write into freed blocks may not.
+// overwrite writes name in place, without a temporary file: on a full disk
+// a new inode with no data block may still fit where a rename does not.
 func overwrite(d *StateDir, name, line string) {
-	fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return
 	}
