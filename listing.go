@@ -96,6 +96,9 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 			lg.Members = append(lg.Members, members[g.Pgid]...)
 			lg.Escapees = escapees[g.Pgid]
 			lg.Command = markWrapperMembers(g.Pgid, lg.Members)
+			if lg.Command == nil {
+				lg.Command = leaderArgv(g.Pgid, lg.Members) // no wrapper: a shim runs it
+			}
 			if allStopped(lg.Members) {
 				lg.State = groupStopped
 			}
@@ -119,6 +122,16 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 	})
 	sort.Slice(doc.Terminals, func(i, j int) bool { return doc.Terminals[i].PID < doc.Terminals[j].PID })
 	return doc, nil
+}
+
+// leaderArgv is the argv of the group's leader, when it is a member.
+func leaderArgv(pgid int, members []listProcess) []string {
+	for _, m := range members {
+		if m.PID == pgid {
+			return m.Argv
+		}
+	}
+	return nil
 }
 
 // groupStopped is shown instead of running or leader-exited when every live
