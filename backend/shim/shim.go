@@ -124,9 +124,10 @@ func (s *supervisor) prepare() error {
 			return err
 		}
 	}
-	// Proves, before the program runs, that the directory takes a file;
-	// removed once the group is published.
-	if err := dir.WriteLine(wrapper.ProblemFile, "exit unknown: the supervisor did not start the program"); err != nil {
+	// Room for the reason, reserved while the disk takes it: should the
+	// exit status not fit later, this becomes the problem file by rename
+	// and in-place writes, which need no new space.
+	if err := dir.WriteFile(reservedProblem, make([]byte, 512)); err != nil {
 		return err
 	}
 	for i, c := range []struct {
@@ -206,7 +207,6 @@ func (s *supervisor) start() error {
 		_ = unix.Kill(-s.pid, unix.SIGKILL)
 		return err
 	}
-	_ = s.dir.Remove(wrapper.ProblemFile)
 	s.out.hello = Hello{ShimPid: os.Getpid(), Pid: s.pid, StartedUnixMs: s.started.UnixMilli(), Argv: s.spec.Argv, Tag: s.spec.Tag}
 	return nil
 }
@@ -327,14 +327,16 @@ func (s *supervisor) publishExit(ws unix.WaitStatus) {
 		err = s.dir.WriteLine(wrapper.ExitCodeFile, strconv.Itoa(code))
 	}
 	if err != nil {
-		// The supervisor file stays behind (see finish), so a reader
-		// knows the status is unknown even when not even this fits.
+		// The supervisor file stays behind too (see finish), so a reader
+		// knows the status is unknown even if the reason is lost.
 		s.unpublished = true
 		reason := "exit unknown: could not publish the exit status: " + describe(err)
 		s.out.log(reason)
-		if s.dir.WriteLine(wrapper.ProblemFile, reason) != nil {
+		if s.dir.Rename(reservedProblem, wrapper.ProblemFile) == nil {
 			overwrite(s.dir, wrapper.ProblemFile, reason)
 		}
+	} else {
+		_ = s.dir.Remove(reservedProblem)
 	}
 	s.out.exit(int(ws))
 }
@@ -350,14 +352,23 @@ func (s *supervisor) writeOutlived() {
 	}
 }
 
-// overwrite writes name in place, without a temporary file: on a full disk
-// a new inode with no data block may still fit where a rename does not.
+// reservedProblem holds the room for the problem file.
+const reservedProblem = ".problem"
+
+// overwrite writes line over the start of name, in place, and cuts the
+// rest: on a full disk, blocks the file already has still take it.
 func overwrite(d *StateDir, name, line string) {
-	fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
-	_, _ = unix.Write(fd, []byte(line+"\n"))
+	b := []byte(line + "\n")
+	if len(b) > 512 {
+		b = append(b[:511], '\n')
+	}
+	if n, err := unix.Pwrite(fd, b, 0); err == nil {
+		_ = unix.Ftruncate(fd, int64(n))
+	}
 	_ = unix.Close(fd)
 }
 
