@@ -187,7 +187,10 @@ func (s *supervisor) start() error {
 			code = 127
 		}
 		msg := "sandtop: " + s.spec.Argv[0] + ": " + err.Error()
-		p, err = os.StartProcess("/proc/self/exe", []string{"sandtop-exec-failed", execFailedSubcommand, strconv.Itoa(code), msg}, attr)
+		var ferr error
+		if p, ferr = os.StartProcess("/proc/self/exe", []string{"sandtop-exec-failed", execFailedSubcommand, strconv.Itoa(code), msg}, attr); ferr == nil {
+			err = nil
+		} // else the process attributes themselves failed (a cwd): say so
 	}
 	for _, w := range writers {
 		_ = w.Close()
