@@ -47,7 +47,7 @@ func (d *StateDir) WriteFile(name string, data []byte) error {
 		fd, err = unix.Openat(d.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	}
 	if err != nil {
-		return d.pathError("create", tmp, err)
+		return d.pathError("create", name, err)
 	}
 	f := os.NewFile(uintptr(fd), tmp)
 	_, werr := f.Write(data)
