@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -145,6 +147,17 @@ func testDaemonRestart(t *testing.T, sig syscall.Signal) {
 	}
 	if out := s.must("logs", strconv.Itoa(writer)); !strings.Contains(out, marker+"\n") {
 		t.Fatalf("logs after the restart lack %q, written while no daemon ran:\n%s", marker, tail(out, 5))
+	}
+
+	// logs -f: the replay (the ring kept while no daemon read, then what
+	// the new daemon received), then live lines.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	follow := exec.CommandContext(ctx, sandtopBin, "logs", "-f", strconv.Itoa(writer))
+	follow.Env = s.env
+	out, _ := follow.Output()
+	cancel()
+	if !strings.Contains(string(out), "line-") {
+		t.Fatalf("logs -f after the restart printed %q", tail(string(out), 3))
 	}
 
 	s.must("prune", "--older-than", "0s")
