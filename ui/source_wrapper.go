@@ -91,6 +91,8 @@ func foldWrappers(groups []Group) (kept []Group, stateDirs map[int]string) {
 				if pid := outerPid[dir]; pid != 0 {
 					g.LeaderPID = pid
 				}
+			} else if g.Argv == nil && !g.PTY && g.LeaderPID == g.PGID {
+				g.Argv = l.Argv // no wrapper: sandtop's daemon runs it under a shim
 			}
 		}
 		kept = append(kept, g)

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -20,8 +21,8 @@ import (
 )
 
 // With the session-dir header the program runs under a shim: it leads its
-// own group in the shim's session, and its pid is in the new state
-// directory when the start event arrives.
+// own session and group, and its pid is in the new state directory when
+// the start event arrives.
 func TestStartWithSessionDirPublishesTheGroup(t *testing.T) {
 	env := daemontest.Start(t, daemon.Config{})
 	dir := filepath.Join(env.RuntimeRoot, "processes", "p1")
@@ -48,12 +49,15 @@ func TestStartWithSessionDirPublishesTheGroup(t *testing.T) {
 	if pgid, err := unix.Getpgid(pid); err != nil || pgid != pid {
 		t.Fatalf("pgid of %d = %d (%v), want its own group", pid, pgid, err)
 	}
-	sid, err := unix.Getsid(pid)
-	if err != nil || sid == pid {
-		t.Fatalf("sid of %d = %d (%v), want the shim's session", pid, sid, err)
+	if sid, err := unix.Getsid(pid); err != nil || sid != pid {
+		t.Fatalf("sid of %d = %d (%v), want its own session", pid, sid, err)
 	}
-	if argv, _ := os.ReadFile("/proc/" + strconv.Itoa(sid) + "/cmdline"); !strings.HasPrefix(string(argv), "sandtop-shim\x00") {
-		t.Fatalf("session leader %d runs %q, want the shim", sid, argv)
+	st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var state string
+	var ppid int
+	_, _ = fmt.Sscanf(string(st[strings.LastIndexByte(string(st), ')')+2:]), "%s %d", &state, &ppid)
+	if argv, _ := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/cmdline"); !strings.HasPrefix(string(argv), "sandtop-shim\x00") {
+		t.Fatalf("parent %d runs %q, want the shim", ppid, argv)
 	}
 	// Killed with its group: the shim, outside the group, publishes it.
 	_ = unix.Kill(-pid, unix.SIGKILL)

@@ -167,7 +167,9 @@ func (s *supervisor) start() error {
 		s.readers[i], files[i+1] = r, w
 		writers = append(writers, w)
 	}
-	sys := &syscall.SysProcAttr{Setpgid: true}
+	// Its own session and group (pid = pgid = sid), as the wrapper's inner
+	// half had: the shim's session holds only the shim.
+	sys := &syscall.SysProcAttr{Setsid: true}
 	if s.spec.SetUser {
 		sys.Credential = &syscall.Credential{Uid: s.spec.Uid, Gid: s.spec.Gid, Groups: s.spec.Groups}
 	}
