@@ -20,7 +20,11 @@ func TestEscapeesAreListedEndedAndNamed(t *testing.T) {
 	eventually(t, 20*time.Second, "both escapees to be listed", func() bool {
 		g, ok := findGroup(listJSON(t), pgid)
 		esc = g.Escapees
-		return ok && len(esc) == 2
+		seen := map[string]bool{}
+		for _, e := range esc {
+			seen[strings.Join(e.Argv, " ")] = true
+		}
+		return ok && len(esc) == 2 && seen["sleep 3105"] && seen["sleep 3107"]
 	})
 	pids := map[string]int{}
 	for _, e := range esc {

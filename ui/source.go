@@ -89,8 +89,10 @@ type Group struct {
 	// LeaderPID is the pid the daemon started (0 when it did not start it);
 	// its output can be streamed with Source.Output.
 	LeaderPID int
-	Tag       string
-	Origin    Origin
+	// stateDir is the state directory a shim group's daemon named.
+	stateDir string
+	Tag      string
+	Origin   Origin
 	// Argv is what the group runs when the source knows better than the
 	// leader's argv (a wrapper leads the group); nil means the leader's.
 	Argv    []string

@@ -91,8 +91,11 @@ func foldWrappers(groups []Group) (kept []Group, stateDirs map[int]string) {
 				if pid := outerPid[dir]; pid != 0 {
 					g.LeaderPID = pid
 				}
-			} else if g.Argv == nil && !g.PTY && g.LeaderPID == g.PGID {
-				g.Argv = l.Argv // no wrapper: sandtop's daemon runs it under a shim
+			} else if g.stateDir != "" && g.Argv == nil {
+				// No wrapper: sandtop's daemon runs it under a shim and
+				// names its state directory.
+				g.Argv = l.Argv
+				stateDirs[g.PGID] = g.stateDir
 			}
 		}
 		kept = append(kept, g)

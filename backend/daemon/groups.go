@@ -60,6 +60,9 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 			} else if l := shims[pgid]; l != nil {
 				g.StartedPid, g.Tag = uint32(l.pgid), l.tag
 			}
+			if l := shims[pgid]; l != nil {
+				g.StateDir = l.dir
+			}
 			byPgid[pgid] = g
 		}
 		return g

@@ -315,7 +315,9 @@ type Group struct {
 	// Processes that left the group (setsid, a double fork) but are still
 	// supervised by the group's shim on sandtop's daemon: its descendants
 	// outside the group. They count as live work of the group.
-	Escapees      []*ProcInfo `protobuf:"bytes,20,rep,name=escapees,proto3" json:"escapees,omitempty"`
+	Escapees []*ProcInfo `protobuf:"bytes,20,rep,name=escapees,proto3" json:"escapees,omitempty"`
+	// The group's state directory, for a group under a shim.
+	StateDir      string `protobuf:"bytes,21,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -397,6 +399,13 @@ func (x *Group) GetEscapees() []*ProcInfo {
 		return x.Escapees
 	}
 	return nil
+}
+
+func (x *Group) GetStateDir() string {
+	if x != nil {
+		return x.StateDir
+	}
+	return ""
 }
 
 type ListGroupsRequest struct {
@@ -1450,7 +1459,7 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\trss_bytes\x18\v \x01(\x04R\brssBytes\x12\x12\n" +
 	"\x04argv\x18\f \x03(\tR\x04argv\x12\x10\n" +
 	"\x03tty\x18\r \x01(\tR\x03tty\x12\x12\n" +
-	"\x04comm\x18\x0e \x01(\tR\x04comm\"\xe1\x01\n" +
+	"\x04comm\x18\x0e \x01(\tR\x04comm\"\xfe\x01\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x10\n" +
 	"\x03sid\x18\x02 \x01(\rR\x03sid\x12.\n" +
@@ -1459,7 +1468,8 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"startedPid\x12\x15\n" +
 	"\x03tag\x18\x05 \x01(\tH\x00R\x03tag\x88\x01\x01\x12\x10\n" +
 	"\x03pty\x18\x06 \x01(\bR\x03pty\x120\n" +
-	"\bescapees\x18\x14 \x03(\v2\x14.sandtop.v1.ProcInfoR\bescapeesB\x06\n" +
+	"\bescapees\x18\x14 \x03(\v2\x14.sandtop.v1.ProcInfoR\bescapees\x12\x1b\n" +
+	"\tstate_dir\x18\x15 \x01(\tR\bstateDirB\x06\n" +
 	"\x04_tag\"9\n" +
 	"\x11ListGroupsRequest\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x10\n" +
