@@ -90,9 +90,10 @@ type Group struct {
 	// its output can be streamed with Source.Output.
 	LeaderPID int
 	// stateDir is the state directory a shim group's daemon named.
-	stateDir string
-	Tag      string
-	Origin   Origin
+	stateDir  string
+	requested []string // its requested argv, named by the daemon too
+	Tag       string
+	Origin    Origin
 	// Argv is what the group runs when the source knows better than the
 	// leader's argv (a wrapper leads the group); nil means the leader's.
 	Argv    []string

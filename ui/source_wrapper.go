@@ -94,7 +94,7 @@ func foldWrappers(groups []Group) (kept []Group, stateDirs map[int]string) {
 			} else if g.stateDir != "" && g.Argv == nil {
 				// No wrapper: sandtop's daemon runs it under a shim and
 				// names its state directory.
-				g.Argv = l.Argv
+				g.Argv = g.requested
 				stateDirs[g.PGID] = g.stateDir
 			}
 		}

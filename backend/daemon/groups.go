@@ -61,7 +61,7 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 				g.StartedPid, g.Tag = uint32(l.pgid), l.tag
 			}
 			if l := shims[pgid]; l != nil {
-				g.StateDir = l.dir
+				g.StateDir, g.Argv = l.dir, l.argv
 			}
 			byPgid[pgid] = g
 		}

@@ -34,6 +34,7 @@ type shimLink struct {
 	pgid int    // the group: the program's pid
 	dir  string // state directory
 	tag  *string
+	argv []string
 	conn net.Conn
 }
 
@@ -148,7 +149,7 @@ func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, err
 	}
 	p.pid = uint32(hello.Pid)
 	p.started = time.UnixMilli(hello.StartedUnixMs)
-	p.shim = &shimLink{pid: cmd.Process.Pid, pgid: hello.Pid, dir: dir, tag: req.Tag, conn: conn}
+	p.shim = &shimLink{pid: cmd.Process.Pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn}
 	d.reg.add(p)
 	d.reg.addShim(p.shim)
 	go d.followShim(p, hello)
@@ -347,7 +348,7 @@ func (d *Daemon) adoptShim(dir string) error {
 	p := newProc(d, &process.StartRequest{Tag: tag, Process: &process.ProcessConfig{Cmd: argv[0], Args: argv[1:]}}, argv)
 	p.pid = uint32(hello.Pid)
 	p.started = time.UnixMilli(hello.StartedUnixMs)
-	p.shim = &shimLink{pid: pid, pgid: hello.Pid, dir: dir, tag: tag, conn: conn}
+	p.shim = &shimLink{pid: pid, pgid: hello.Pid, dir: dir, tag: tag, argv: argv, conn: conn}
 	d.reg.add(p)
 	d.reg.addShim(p.shim)
 	go d.followShim(p, hello)

@@ -317,7 +317,10 @@ type Group struct {
 	// outside the group. They count as live work of the group.
 	Escapees []*ProcInfo `protobuf:"bytes,20,rep,name=escapees,proto3" json:"escapees,omitempty"`
 	// The group's state directory, for a group under a shim.
-	StateDir      string `protobuf:"bytes,21,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
+	StateDir string `protobuf:"bytes,21,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
+	// The argv that was asked for, for a group under a shim (the leader may
+	// have exec'd something else since).
+	Argv          []string `protobuf:"bytes,22,rep,name=argv,proto3" json:"argv,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -406,6 +409,13 @@ func (x *Group) GetStateDir() string {
 		return x.StateDir
 	}
 	return ""
+}
+
+func (x *Group) GetArgv() []string {
+	if x != nil {
+		return x.Argv
+	}
+	return nil
 }
 
 type ListGroupsRequest struct {
@@ -1459,7 +1469,7 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\trss_bytes\x18\v \x01(\x04R\brssBytes\x12\x12\n" +
 	"\x04argv\x18\f \x03(\tR\x04argv\x12\x10\n" +
 	"\x03tty\x18\r \x01(\tR\x03tty\x12\x12\n" +
-	"\x04comm\x18\x0e \x01(\tR\x04comm\"\xfe\x01\n" +
+	"\x04comm\x18\x0e \x01(\tR\x04comm\"\x92\x02\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x10\n" +
 	"\x03sid\x18\x02 \x01(\rR\x03sid\x12.\n" +
@@ -1469,7 +1479,8 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\x03tag\x18\x05 \x01(\tH\x00R\x03tag\x88\x01\x01\x12\x10\n" +
 	"\x03pty\x18\x06 \x01(\bR\x03pty\x120\n" +
 	"\bescapees\x18\x14 \x03(\v2\x14.sandtop.v1.ProcInfoR\bescapees\x12\x1b\n" +
-	"\tstate_dir\x18\x15 \x01(\tR\bstateDirB\x06\n" +
+	"\tstate_dir\x18\x15 \x01(\tR\bstateDir\x12\x12\n" +
+	"\x04argv\x18\x16 \x03(\tR\x04argvB\x06\n" +
 	"\x04_tag\"9\n" +
 	"\x11ListGroupsRequest\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x10\n" +
