@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"sandtop/config"
-	"sandtop/wrapper"
 )
 
 func TestParseEnvFlagsRejectsWhatTheSeamWould(t *testing.T) {
@@ -53,15 +52,9 @@ func TestWrapperArgvFindsTheRequestedCommand(t *testing.T) {
 	params := []string{"/bin/bash", "--noprofile", "--norc", "-c", "SCRIPT", "sandtop-wrapper", "/state", "ignore", "1", "1", "0022",
 		"/usr/bin/env", "/usr/bin/tee", "/usr/bin/head", "/usr/bin/rm"}
 	requested := []string{"--", "bash", "-c", "sleep 1 | sleep 2"}
-	inv := wrapper.Invocation{StateDir: "/state", Argv: []string{"bash", "-c", "sleep 1 | sleep 2"}, StdoutSpill: 1, StderrSpill: 1, Direct: true}
-	bash, direct, err := inv.Command("/bin/bash")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, leader := range map[string][]string{
 		"current": slices.Concat(params, []string{"/usr/bin/stdbuf"}, requested),
 		"older":   slices.Concat(params, requested),
-		"direct":  append([]string{bash}, direct...),
 	} {
 		t.Run(name, func(t *testing.T) { checkWrapperMembers(t, leader) })
 	}

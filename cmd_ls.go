@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"sandtop/backend"
 )
 
 func newLsCmd(g *globalFlags) *cobra.Command {
@@ -74,6 +76,8 @@ func printListTable(w io.Writer, doc listDoc, wide bool) {
 			exit = g.Signal
 		case g.ExitCode != nil:
 			exit = strconv.Itoa(*g.ExitCode)
+		case g.Problem != "" && g.State == string(backend.GroupSettled):
+			exit = "unknown"
 		}
 		cmdline := strings.Join(g.Command, " ")
 		var pids []string
@@ -86,6 +90,13 @@ func printListTable(w io.Writer, doc listDoc, wide bool) {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.PGID, g.State, exit, dash(g.Tag), dash(strings.Join(pids, ",")), g.ID, clip(cmdline, 120))
 		} else {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", g.PGID, g.State, exit, dash(g.Tag), len(pids), clip(cmdline, 60))
+		}
+		if exit == "unknown" {
+			fmt.Fprintf(tw, "  └ %s\t\t\t\t\t\n", clip(g.Problem, 100))
+		}
+		// Escapees sit under their group, marked, with their own pid.
+		for _, e := range g.Escapees {
+			fmt.Fprintf(tw, "  └ %d\tescapee\t\t\t\t%s\n", e.PID, clip(strings.Join(e.Argv, " "), 60))
 		}
 	}
 	tw.Flush()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -103,12 +104,22 @@ func teardownPrinting(cmd *cobra.Command, s *session, pgid int, grace time.Durat
 		case backend.PhaseKillSent:
 			fmt.Fprintf(w, "%7s  SIGKILL sent to group %d (members outlived the grace)\n", at, pgid)
 		case backend.PhaseEmpty:
+			for _, e := range ev.Escapees {
+				fmt.Fprintf(w, "%7s  ended escapee %d (%s), which had left the group\n", at, e.Pid, escapeeName(e))
+			}
 			fmt.Fprintf(w, "%7s  group %d is empty\n", at, pgid)
 		case backend.PhaseFailed:
 			fmt.Fprintf(w, "%7s  teardown failed: %v\n", at, ev.Err)
 		}
 	})
 	return err
+}
+
+func escapeeName(e backend.Escapee) string {
+	if len(e.Argv) > 0 {
+		return clip(strings.Join(e.Argv, " "), 60)
+	}
+	return e.Comm
 }
 
 func sigName(sig syscall.Signal) string {

@@ -43,6 +43,12 @@ type listGroup struct {
 	// Members are the live processes of the group, the wrapper's own
 	// included (marked); empty once settled.
 	Members []listProcess `json:"members"`
+	// Escapees are processes that left the group (setsid, a double fork)
+	// but are still supervised with it on sandtop's daemon: they keep the
+	// group live, and a teardown ends them too.
+	Escapees []listProcess `json:"escapees,omitempty"`
+	// Problem says why the exit status is unknown (or unreadable).
+	Problem string `json:"problem,omitempty"`
 }
 
 type listProcess struct {
@@ -82,7 +88,7 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 	if err != nil {
 		return doc, err
 	}
-	members, err := groupMembers(ctx, s)
+	members, escapees, err := groupMembers(ctx, s)
 	if err != nil {
 		return doc, err
 	}
@@ -92,10 +98,14 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 	}
 	for _, g := range groups {
 		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State), ExitCode: g.ExitCode,
-			Signal: g.Signal, Members: []listProcess{}}
+			Signal: g.Signal, Members: []listProcess{}, Problem: g.Problem}
 		if g.State != backend.GroupSettled && g.Pgid > 0 {
 			lg.Members = append(lg.Members, members[g.Pgid]...)
+			lg.Escapees = escapees[g.Pgid]
 			lg.Command = markWrapperMembers(g.Pgid, lg.Members)
+			if lg.Command == nil {
+				lg.Command = leaderArgv(g.Pgid, lg.Members) // no wrapper: a shim runs it
+			}
 			if allStopped(lg.Members) {
 				lg.State = groupStopped
 			}
@@ -124,6 +134,16 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 // originTerminal marks terminals in the listing, next to the groups'
 // "sandtop" and "agent".
 const originTerminal = "terminal"
+
+// leaderArgv is the argv of the group's leader, when it is a member.
+func leaderArgv(pgid int, members []listProcess) []string {
+	for _, m := range members {
+		if m.PID == pgid {
+			return m.Argv
+		}
+	}
+	return nil
+}
 
 // groupStopped is shown instead of running or leader-exited when every live
 // member is stopped (SIGSTOP, or a job-control stop): the group will not
@@ -154,33 +174,38 @@ func rank(state string) int {
 // groupMembers maps pgid to its live processes: from the extension's
 // grouped table with argv and usage, or from the control plane's bare
 // process table on a stock envd.
-func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, error) {
-	out := map[int][]listProcess{}
+func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, map[int][]listProcess, error) {
+	out, escapees := map[int][]listProcess{}, map[int][]listProcess{}
 	if s.Extension && s.Client.Supervisor != nil {
 		res, err := s.Client.Supervisor.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{}))
 		if err == nil {
-			for _, g := range res.Msg.GetGroups() {
-				for _, m := range g.GetMembers() {
-					if !live(m.GetState()) {
-						continue
-					}
-					out[int(g.GetPgid())] = append(out[int(g.GetPgid())], listProcess{PID: int(m.GetPid()), PPID: int(m.GetPpid()),
+			add := func(to map[int][]listProcess, pgid int, m *sandtopv1.ProcInfo) {
+				if live(m.GetState()) {
+					to[pgid] = append(to[pgid], listProcess{PID: int(m.GetPid()), PPID: int(m.GetPpid()),
 						State: m.GetState(), Argv: m.GetArgv(), CPUPercent: m.GetCpuPercent(), RSSBytes: m.GetRssBytes()})
 				}
 			}
-			return out, nil
+			for _, g := range res.Msg.GetGroups() {
+				for _, m := range g.GetMembers() {
+					add(out, int(g.GetPgid()), m)
+				}
+				for _, m := range g.GetEscapees() {
+					add(escapees, int(g.GetPgid()), m)
+				}
+			}
+			return out, escapees, nil
 		}
 	}
 	table, err := s.Runtime.Control().Processes(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, p := range table {
 		if p.Live() {
 			out[p.Pgid] = append(out[p.Pgid], listProcess{PID: p.Pid, State: p.State})
 		}
 	}
-	return out, nil
+	return out, escapees, nil
 }
 
 func live(state string) bool { return state != "" && state != "Z" && state != "X" && state != "x" }

@@ -58,6 +58,10 @@ type ProcessEntry struct {
 	Pid, Pgid, Sid int
 	// State is the one-letter state of /proc/<pid>/stat (R, S, D, T, Z, X…).
 	State string
+	// EscapeeOf is the group an escapee left (setsid, a double fork) while
+	// its shim still supervises it, on sandtop's daemon; 0 otherwise. It
+	// keeps that group live.
+	EscapeeOf int
 }
 
 // Live reports whether the entry is neither a zombie nor dead.

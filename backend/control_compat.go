@@ -100,7 +100,7 @@ func (c compatControl) GroupAlive(ctx context.Context, pgid int) (bool, error) {
 
 func groupLiveIn(rows []ProcessEntry, pgid int) bool {
 	for _, p := range rows {
-		if p.Pgid == pgid && p.Live() {
+		if (p.Pgid == pgid || p.EscapeeOf == pgid) && p.Live() {
 			return true
 		}
 	}

@@ -31,6 +31,9 @@ func (c extensionControl) groups(ctx context.Context, req *sandtopv1.ListGroupsR
 		for _, m := range g.GetMembers() {
 			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(m.GetPgid()), Sid: int(m.GetSid()), State: m.GetState()})
 		}
+		for _, m := range g.GetEscapees() {
+			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(m.GetPgid()), Sid: int(m.GetSid()), State: m.GetState(), EscapeeOf: int(g.GetPgid())})
+		}
 	}
 	return rows, nil
 }
@@ -84,6 +87,23 @@ func (c extensionControl) SignalGroup(ctx context.Context, pgid int, sig syscall
 		return false, fmt.Errorf("signal process group %d: %w", pgid, err)
 	}
 	return resp.Msg.GetDelivered(), nil
+}
+
+// SignalTree signals group pgid and every escapee of it (a teardown), and
+// returns the escapees it reached.
+func (c extensionControl) SignalTree(ctx context.Context, pgid int, sig syscall.Signal) (bool, []Escapee, error) {
+	if err := checkGroupID(pgid); err != nil {
+		return false, nil, err
+	}
+	resp, err := c.sup.SignalGroup(ctx, connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: uint32(pgid), Signal: int32(sig), Escapees: true}))
+	if err != nil {
+		return false, nil, fmt.Errorf("signal process group %d: %w", pgid, err)
+	}
+	var esc []Escapee
+	for _, m := range resp.Msg.GetEscapees() {
+		esc = append(esc, Escapee{Pid: int(m.GetPid()), Argv: m.GetArgv(), Comm: m.GetComm()})
+	}
+	return resp.Msg.GetDelivered(), esc, nil
 }
 
 func (c extensionControl) ForegroundGroup(ctx context.Context, pid int) (int, bool, bool, error) {

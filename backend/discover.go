@@ -168,6 +168,9 @@ func (c controlStates) readOne(ctx context.Context, root, id string) (stateDirFi
 		// Only a command that has ended needs its argv from here: a live
 		// leader shows it in the process table. One read less per poll.
 		f.argv = read(wrapper.ArgvFile)
+	} else if has[wrapper.SupervisorFile] || has[wrapper.ProblemFile] {
+		f.supervised = has[wrapper.SupervisorFile]
+		f.problem = read(wrapper.ProblemFile)
 	}
 	return f, nil
 }

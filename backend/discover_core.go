@@ -35,6 +35,10 @@ type stateDirFiles struct {
 	pid, exitCode          *string
 	signal, tag, argv      *string
 	stdoutSize, stderrSize int64
+	// problem and supervised: what sandtop's shim leaves when it could not
+	// publish the exit status (see wrapper.ProblemFile).
+	problem    *string
+	supervised bool
 }
 
 // stateReader reads every process state directory under a root, and the
@@ -106,6 +110,12 @@ func judgeGroup(root string, f stateDirFiles, table []ProcessEntry, origin Group
 	switch {
 	case !groupLiveIn(table, pgid):
 		g.State = GroupSettled
+		if g.ExitCode == nil && g.Problem == "" && (f.problem != nil || f.supervised) {
+			g.Problem = "exit unknown: the group's supervisor ended without publishing the exit status"
+			if f.problem != nil && trimmed(*f.problem) != "" {
+				g.Problem = trimmed(*f.problem)
+			}
+		}
 	case g.ExitCode != nil:
 		g.State = GroupLeaderExited
 	default:

@@ -40,8 +40,10 @@ func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartRespons
 				publish(publication{err: fmt.Errorf("spawn failed: deliver the environment: %w", err)})
 			}
 			if h.direct && e.Start.GetPid() > 1 {
-				// The daemon made it a session leader and wrote its pid.
+				// The shim published the program's pid, which leads its
+				// group; no line precedes the program's output.
 				publish(publication{pgid: int(e.Start.GetPid())})
+				stripped = true
 			}
 		case *process.ProcessEvent_Data:
 			out, errb := e.Data.GetStdout(), e.Data.GetStderr()

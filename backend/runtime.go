@@ -64,9 +64,8 @@ type Runtime struct {
 	control ControlPlane
 	runner  commandRunner
 	log     *slog.Logger
-	// direct: the daemon creates state directories and starts spawns as
-	// session leaders (the session-dir capability), so the wrapper runs in
-	// its direct form, one bash instead of four execs.
+	// direct: sandtop's daemon runs each spawn under its per-group
+	// supervisor (the shim capability); no wrapper runs in the sandbox.
 	direct bool
 
 	// bg outlives every spawn context; Dispose cancels it last.
@@ -127,7 +126,7 @@ func NewRuntimeClients(ctx context.Context, proc processconnect.ProcessClient, s
 				cfg.RuntimeRoot = hello.Msg.GetRuntimeRoot()
 			}
 			// The daemon only creates directories under its own root.
-			direct = slices.Contains(hello.Msg.GetCapabilities(), capSessionDir) && cfg.RuntimeRoot == hello.Msg.GetRuntimeRoot()
+			direct = slices.Contains(hello.Msg.GetCapabilities(), capShim) && cfg.RuntimeRoot == hello.Msg.GetRuntimeRoot()
 		case connect.CodeOf(err) == connect.CodeUnimplemented || connect.CodeOf(err) == connect.CodeNotFound:
 			// Stock envd: control commands it is.
 		default:

@@ -58,14 +58,16 @@ type fault struct {
 }
 
 // kindOf names a call: the procedure's method, and for Start what the
-// script is for, so a compat "kill" is told apart from the wrapper.
-func kindOf(procedure string, msg any) string {
+// script is for, so a compat "kill" is told apart from the wrapper. A spawn
+// on sandtop's daemon (a shim start, with the session-dir header) counts as
+// the wrapper's Start too.
+func kindOf(procedure string, msg any, spawn bool) string {
 	method := procedure[strings.LastIndex(procedure, "/")+1:]
 	switch m := msg.(type) {
 	case *process.StartRequest:
 		script := strings.Join(m.GetProcess().GetArgs(), " ")
 		switch {
-		case strings.Contains(script, "sandtop-wrapper"):
+		case spawn, strings.Contains(script, "sandtop-wrapper"):
 			return "Start:wrapper"
 		case strings.Contains(script, "kill -s"):
 			return "Start:kill"
@@ -89,8 +91,8 @@ func kindOf(procedure string, msg any) string {
 	return method
 }
 
-func (w *wireLog) note(ctx context.Context, procedure string, msg any) error {
-	k := kindOf(procedure, msg)
+func (w *wireLog) note(ctx context.Context, procedure string, msg any, spawn bool) error {
+	k := kindOf(procedure, msg, spawn)
 	w.mu.Lock()
 	w.calls = append(w.calls, k)
 	if w.seen == nil {
@@ -182,7 +184,7 @@ func (w *wireLog) signalCalls() int {
 
 func (w *wireLog) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if err := w.note(ctx, req.Spec().Procedure, req.Any()); err != nil {
+		if err := w.note(ctx, req.Spec().Procedure, req.Any(), false); err != nil {
 			return nil, err
 		}
 		res, err := next(ctx, req)
@@ -238,8 +240,9 @@ func (c *loggedConn) Receive(msg any) error {
 }
 
 func (c *loggedConn) Send(msg any) error {
-	c.kind, c.req = kindOf(c.Spec().Procedure, msg), msg
-	if err := c.w.note(c.ctx, c.Spec().Procedure, msg); err != nil {
+	spawn := c.RequestHeader().Get(daemon.SessionDirHeader) != ""
+	c.kind, c.req = kindOf(c.Spec().Procedure, msg, spawn), msg
+	if err := c.w.note(c.ctx, c.Spec().Procedure, msg, spawn); err != nil {
 		return err
 	}
 	return c.StreamingClientConn.Send(msg)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"connectrpc.com/connect"
 
@@ -38,34 +39,23 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	controlEnv, err := r.ControlEnvironment(ctx)
-	if err != nil {
-		return nil, err
-	}
-	payload, err := wrapper.EnvironmentPayload(env)
-	if err != nil {
-		return nil, err
-	}
 	id, err := newProcessID()
 	if err != nil {
 		return nil, err
 	}
 	h := r.newHandle(id, spec)
-	inv := wrapper.Invocation{
-		StateDir:    h.stateDir,
-		Argv:        spec.Argv,
-		Stdin:       wrapper.StdinIgnore,
-		StdoutSpill: spillCap(spec.Stdio.Stdout),
-		StderrSpill: spillCap(spec.Stdio.Stderr),
-		Tag:         spec.Tag,
-		Direct:      r.direct,
-	}
-	if !spec.Stdio.Stdin.Ignore {
-		inv.Stdin = wrapper.StdinForward
-	}
-	cmd, args, err := inv.Command(r.cfg.Bash)
-	if err != nil {
-		return nil, err
+	var startReq *connect.Request[process.StartRequest]
+	var payload []byte
+	if r.direct {
+		startReq, payload = r.shimStart(h, spec, env)
+	} else {
+		controlEnv, err := r.ControlEnvironment(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if startReq, payload, err = r.wrapperStart(h, spec, env, controlEnv); err != nil {
+			return nil, err
+		}
 	}
 	if spec.Stdio.Stdin.Data != nil {
 		payload = append(payload, *spec.Stdio.Stdin.Data...)
@@ -74,27 +64,13 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	streamCtx, stopStream := context.WithCancel(r.bg)
 	h.stopStream = stopStream
 	h.inherit = newInheritQueue(streamCtx.Done())
-	wantStdin := true
-	cwd := spec.Cwd
-	req := &process.StartRequest{
-		Process: &process.ProcessConfig{Cmd: cmd, Args: args, Envs: controlEnv, Cwd: &cwd},
-		Stdin:   &wantStdin,
-	}
-	if spec.Tag != "" {
-		req.Tag = &spec.Tag
-	}
-	startReq := connect.NewRequest(req)
-	if r.direct {
-		startReq.Header().Set(sessionDirHeader, h.stateDir)
-		h.direct = true
-	}
 	stream, err := r.proc.Start(streamCtx, startReq)
 	if err != nil {
 		stopStream()
 		return nil, fmt.Errorf("spawn failed: %w", err)
 	}
 	published := make(chan publication, 1)
-	go h.pump(stream, payload, !spec.Stdio.Stdin.Pipe, published)
+	go h.pump(stream, payload, !spec.Stdio.Stdin.Pipe && (!r.direct || !spec.Stdio.Stdin.Ignore), published)
 
 	select {
 	case p := <-published:
@@ -108,6 +84,66 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	r.own(h)
 	go h.monitor()
 	return h, nil
+}
+
+// wrapperStart is the Start of the bash wrapper (stock envd): the control
+// environment for bash, and the child environment framed at the head of
+// stdin.
+func (r *Runtime) wrapperStart(h *Handle, spec SpawnSpec, env []string, controlEnv map[string]string) (*connect.Request[process.StartRequest], []byte, error) {
+	payload, err := wrapper.EnvironmentPayload(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	inv := wrapper.Invocation{
+		StateDir:    h.stateDir,
+		Argv:        spec.Argv,
+		Stdin:       wrapper.StdinIgnore,
+		StdoutSpill: spillCap(spec.Stdio.Stdout),
+		StderrSpill: spillCap(spec.Stdio.Stderr),
+		Tag:         spec.Tag,
+	}
+	if !spec.Stdio.Stdin.Ignore {
+		inv.Stdin = wrapper.StdinForward
+	}
+	cmd, args, err := inv.Command(r.cfg.Bash)
+	if err != nil {
+		return nil, nil, err
+	}
+	wantStdin := true
+	cwd := spec.Cwd
+	req := &process.StartRequest{
+		Process: &process.ProcessConfig{Cmd: cmd, Args: args, Envs: controlEnv, Cwd: &cwd},
+		Stdin:   &wantStdin,
+	}
+	if spec.Tag != "" {
+		req.Tag = &spec.Tag
+	}
+	return connect.NewRequest(req), payload, nil
+}
+
+// shimStart is the plain spec for sandtop's daemon, whose shim runs the
+// program itself: its argv, its whole environment, its stdin mode, and the
+// spill caps in a header.
+func (r *Runtime) shimStart(h *Handle, spec SpawnSpec, env []string) (*connect.Request[process.StartRequest], []byte) {
+	envs := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		envs[k] = v
+	}
+	wantStdin := !spec.Stdio.Stdin.Ignore
+	cwd := spec.Cwd
+	req := &process.StartRequest{
+		Process: &process.ProcessConfig{Cmd: spec.Argv[0], Args: spec.Argv[1:], Envs: envs, Cwd: &cwd},
+		Stdin:   &wantStdin,
+	}
+	if spec.Tag != "" {
+		req.Tag = &spec.Tag
+	}
+	startReq := connect.NewRequest(req)
+	startReq.Header().Set(sessionDirHeader, h.stateDir)
+	startReq.Header().Set(spillHeader, fmt.Sprintf("%d %d", spillCap(spec.Stdio.Stdout), spillCap(spec.Stdio.Stderr)))
+	h.direct = true
+	return startReq, nil
 }
 
 // publication is the pump's answer to Spawn: the group, or why there is none.
@@ -191,12 +227,13 @@ func spillMax(c *Collect) int64 {
 	return c.Spill.MaxBytes
 }
 
-// The session-dir extension of Start (see the daemon's SessionDirHeader):
-// the daemon creates the state directory, makes the command a session
-// leader and writes its pid, so the start event publishes the group.
+// The shim extension of Start (see the daemon's SessionDirHeader): the
+// daemon creates the state directory and runs the program under its
+// per-group supervisor, which publishes the group before the start event.
 const (
-	capSessionDir    = "session-dir"
+	capShim          = "shim"
 	sessionDirHeader = "Sandtop-Session-Dir"
+	spillHeader      = "Sandtop-Spill"
 )
 
 // newProcessID is a random state-directory name, like the seed's UUIDs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -34,6 +35,41 @@ type TeardownEvent struct {
 	Deadline time.Time
 	// Err explains PhaseFailed, or a signal that could not be sent.
 	Err error
+	// Escapees are the processes that had left the group but were still
+	// supervised with it (sandtop's daemon only), signalled with it; on
+	// PhaseEmpty, every one of them has ended too.
+	Escapees []Escapee
+}
+
+// Escapee is a process that left its group (setsid, a double fork) and was
+// ended with it.
+type Escapee struct {
+	Pid  int
+	Argv []string
+	Comm string
+}
+
+// treeSignaller is a control plane that can signal a group's escapees
+// with it (sandtop's daemon).
+type treeSignaller interface {
+	SignalTree(ctx context.Context, pgid int, sig syscall.Signal) (bool, []Escapee, error)
+}
+
+// signalTree signals the group and, where the plane can, its escapees,
+// adding those to seen.
+func (r *Runtime) signalTree(ctx context.Context, pgid int, sig syscall.Signal, seen *[]Escapee) error {
+	ts, ok := r.control.(treeSignaller)
+	if !ok {
+		_, err := r.control.SignalGroup(ctx, pgid, sig)
+		return err
+	}
+	_, esc, err := ts.SignalTree(ctx, pgid, sig)
+	for _, e := range esc {
+		if !slices.ContainsFunc(*seen, func(o Escapee) bool { return o.Pid == e.Pid }) {
+			*seen = append(*seen, e)
+		}
+	}
+	return err
 }
 
 // tearHooks lets a handle follow the tiers and add its leader fallback.
@@ -72,16 +108,17 @@ func (r *Runtime) teardown(ctx context.Context, pgid int, grace time.Duration, h
 			progress(ev)
 		}
 	}
-	empty := func() error { emit(TeardownEvent{Phase: PhaseEmpty}); return nil }
+	var escapees []Escapee
+	empty := func() error { emit(TeardownEvent{Phase: PhaseEmpty, Escapees: escapees}); return nil }
 
 	// TERM tier: any failure here only means escalating.
 	if hooks.tier != nil {
 		hooks.tier(sigTerm)
 	}
-	_, err := r.control.SignalGroup(ctx, pgid, sigTerm)
+	err := r.signalTree(ctx, pgid, sigTerm, &escapees)
 	switch {
 	case err == nil:
-		emit(TeardownEvent{Phase: PhaseTermSent})
+		emit(TeardownEvent{Phase: PhaseTermSent, Escapees: escapees})
 		deadline := time.Now().Add(grace)
 		emit(TeardownEvent{Phase: PhaseWaiting, Deadline: deadline})
 		gone, werr := r.waitGroupEmpty(ctx, pgid, deadline)
@@ -104,7 +141,7 @@ func (r *Runtime) teardown(ctx context.Context, pgid int, grace time.Duration, h
 	if hooks.tier != nil {
 		hooks.tier(sigKill)
 	}
-	_, kerr := r.control.SignalGroup(ctx, pgid, sigKill)
+	kerr := r.signalTree(ctx, pgid, sigKill, &escapees)
 	if kerr != nil && r.sandboxGone(kerr) {
 		return empty()
 	}
@@ -114,7 +151,7 @@ func (r *Runtime) teardown(ctx context.Context, pgid int, grace time.Duration, h
 	// SIGKILL cannot be refused, but dying and being reaped takes time on
 	// a loaded sandbox: a tiny grace must not turn that into a failure.
 	deadline := time.Now().Add(max(grace, killSettle))
-	emit(TeardownEvent{Phase: PhaseKillSent, Deadline: deadline, Err: kerr})
+	emit(TeardownEvent{Phase: PhaseKillSent, Deadline: deadline, Err: kerr, Escapees: escapees})
 	gone, werr := r.waitGroupEmpty(ctx, pgid, deadline)
 	if gone {
 		return empty()

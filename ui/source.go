@@ -89,6 +89,9 @@ type Group struct {
 	// LeaderPID is the pid the daemon started (0 when it did not start it);
 	// its output can be streamed with Source.Output.
 	LeaderPID int
+	// stateDir is the state directory a shim group's daemon named.
+	stateDir  string
+	requested []string // its requested argv, named by the daemon too
 	Tag       string
 	Origin    Origin
 	// Argv is what the group runs when the source knows better than the

@@ -102,7 +102,7 @@ func (f *extFeed) table(ctx context.Context) liveTable {
 
 // convertGroup maps the wire group.
 func convertGroup(g *sandtopv1.Group) Group {
-	out := Group{PGID: int(g.GetPgid()), SID: int(g.GetSid()), LeaderPID: int(g.GetStartedPid()), Tag: g.GetTag(), PTY: g.GetPty()}
+	out := Group{PGID: int(g.GetPgid()), SID: int(g.GetSid()), LeaderPID: int(g.GetStartedPid()), Tag: g.GetTag(), PTY: g.GetPty(), stateDir: g.GetStateDir(), requested: g.GetArgv()}
 	for _, p := range g.GetMembers() {
 		out.Members = append(out.Members, Process{
 			PID: int(p.GetPid()), PPID: int(p.GetPpid()), PGID: int(p.GetPgid()), SID: int(p.GetSid()),

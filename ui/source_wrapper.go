@@ -91,6 +91,11 @@ func foldWrappers(groups []Group) (kept []Group, stateDirs map[int]string) {
 				if pid := outerPid[dir]; pid != 0 {
 					g.LeaderPID = pid
 				}
+			} else if g.stateDir != "" && g.Argv == nil {
+				// No wrapper: sandtop's daemon runs it under a shim and
+				// names its state directory.
+				g.Argv = g.requested
+				stateDirs[g.PGID] = g.stateDir
 			}
 		}
 		kept = append(kept, g)

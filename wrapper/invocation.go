@@ -29,10 +29,9 @@ import (
 
 // The scripts, assembled from their parts. The outer half runs the shared
 // functions and starts the inner half under setsid; the inner half (the
-// guard, its head, then the body) leads the new session. The direct form,
-// for daemons with the session-dir capability, is the shared functions,
-// the guard, its own head and the body, in the one process the daemon
-// already made a session leader.
+// guard, its head, then the body) leads the new session. sandtop's own
+// daemon runs no wrapper: its per-group supervisor (sandtop/backend/shim)
+// does this work.
 var (
 	//go:embed prepare.bash
 	prepareScript string
@@ -44,16 +43,13 @@ var (
 	innerHead string
 	//go:embed body.bash
 	bodyScript string
-	//go:embed direct.bash
-	directHead string
 
-	outerScript  = prepareScript + outerHalf
-	innerScript  = guardScript + innerHead + bodyScript
-	directScript = prepareScript + guardScript + directHead + bodyScript
+	outerScript = prepareScript + outerHalf
+	innerScript = guardScript + innerHead + bodyScript
 )
 
 // Marker precedes the state directory in the argv of the inner half (and
-// of the direct form), which is how listings tell the wrapper apart.
+// of the old direct form), which is how listings tell the wrapper apart.
 const Marker = "sandtop-wrapper"
 
 // PublishedPrefix starts the first line the wrapper writes to stdout, before
@@ -86,10 +82,6 @@ type Invocation struct {
 	StdoutSpill, StderrSpill int64
 	// Tag, when set, is written to the state directory's tag file.
 	Tag string
-	// Direct selects the direct form: the daemon creates StateDir and starts
-	// the command as a session leader (the session-dir capability), so the
-	// whole wrapper is one bash.
-	Direct bool
 }
 
 // Command returns the cmd and args for process.Process/Start. bash is the
@@ -101,13 +93,6 @@ func (inv Invocation) Command(bash string) (string, []string, error) {
 	stdin := "ignore"
 	if inv.Stdin == StdinForward {
 		stdin = "forward"
-	}
-	if inv.Direct {
-		// The inner half's argv layout, so listings recognise it alike.
-		args := []string{"--noprofile", "--norc", "-c", directScript, Marker,
-			inv.StateDir, stdin, strconv.FormatInt(inv.StdoutSpill, 10), strconv.FormatInt(inv.StderrSpill, 10), inv.Tag,
-			"-", "-", "-", "-", "-", "--"}
-		return bash, append(args, inv.Argv...), nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "state=%s stdin_mode=%s out_cap=%d err_cap=%d tag=%s\n",

@@ -35,3 +35,26 @@ func ProcessesRoot(runtimeRoot string) string {
 func StateDir(runtimeRoot, id string) string {
 	return path.Join(runtimeRoot, ProcessesDir, id)
 }
+
+// Files only sandtop's per-group supervisor (the shim its daemon runs)
+// publishes. The state directory belongs to the daemon's user there; the
+// program runs as its own user and cannot write it.
+const (
+	// SupervisorFile: "<shim pid> <start time in clock ticks>", so a new
+	// daemon finds the shim again and never mistakes a reused pid for it.
+	SupervisorFile = "supervisor"
+	// SocketFile: the shim's socket, where a new daemon reconnects.
+	SocketFile = "shim.sock"
+	// ProblemFile: why the exit status is unknown, when the shim could not
+	// publish it. The shim then also leaves SupervisorFile behind, so a
+	// settled group with it and no exit-code reads as "exit unknown" even
+	// when not even this file fit on the disk.
+	ProblemFile = "problem"
+	// CoreFile: "1" when the signal that ended the program dumped core.
+	CoreFile = "core"
+	// OutlivedFile: "pid pgid comm" of each process that outlived the
+	// program, at the moment it exited.
+	OutlivedFile = "outlived"
+	// RingFile: output kept while no daemon reads (and RingFile+".1").
+	RingFile = "output.ring"
+)

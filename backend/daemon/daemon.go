@@ -115,6 +115,9 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	d.handler = d.buildHandler()
 	theReaper.register(d)
+	if !cfg.Compat {
+		d.adoptShims()
+	}
 	return d, nil
 }
 

@@ -64,6 +64,11 @@ func (d *Daemon) sandboxGroups(t procTable, started map[int]*proc) map[int]bool 
 			wanted[st.pgid] = true
 		}
 	}
+	// A re-adopted group is no descendant of this daemon, but its shim is
+	// known.
+	for _, l := range d.reg.liveShims() {
+		wanted[l.pgid] = true
+	}
 	delete(wanted, d.self.pgid)
 	delete(wanted, 0)
 	return wanted
@@ -77,26 +82,56 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 	stats := t.stats
 	started := d.startedProcs()
 	wanted := d.sandboxGroups(t, started)
+	tree := d.readShimTree(stats, t.children)
+	shims := map[int]*shimLink{} // by group pgid
+	for _, l := range d.reg.liveShims() {
+		shims[l.pgid] = l
+	}
 
 	byPgid := map[int]*sandtopv1.Group{}
 	seen := make(map[int]bool, len(stats))
+	group := func(pgid, sid int) *sandtopv1.Group {
+		g := byPgid[pgid]
+		if g == nil {
+			g = &sandtopv1.Group{Pgid: uint32(pgid), Sid: uint32(sid)}
+			if p := started[pgid]; p != nil {
+				g.StartedPid, g.Tag, g.Pty = p.pid, p.tag, p.isPTY()
+			} else if l := shims[pgid]; l != nil {
+				g.StartedPid, g.Tag = uint32(l.pgid), l.tag
+			}
+			if l := shims[pgid]; l != nil {
+				g.Origin, g.StateDir, g.Argv = originSandtop, l.dir, l.argv
+			}
+			byPgid[pgid] = g
+		}
+		return g
+	}
 	for pid, st := range stats {
-		if !wanted[st.pgid] || pid == d.self.pid {
+		if !wanted[st.pgid] || pid == d.self.pid || tree.isShim[pid] || tree.escapee[pid] {
 			continue
 		}
 		if pgidFilter != 0 && uint32(st.pgid) != pgidFilter || sidFilter != 0 && uint32(st.sid) != sidFilter {
 			continue
 		}
 		seen[pid] = true
-		g := byPgid[st.pgid]
-		if g == nil {
-			g = &sandtopv1.Group{Pgid: uint32(st.pgid), Sid: uint32(st.sid)}
-			if p := started[st.pgid]; p != nil {
-				g.StartedPid, g.Tag, g.Pty = p.pid, p.tag, p.isPTY()
-			}
-			byPgid[st.pgid] = g
-		}
+		g := group(st.pgid, st.sid)
 		g.Members = append(g.Members, d.procInfo(st, now))
+	}
+	// A group whose members are gone still has work while escapees live.
+	for pgid, esc := range tree.escapees {
+		if pgidFilter != 0 && uint32(pgid) != pgidFilter || sidFilter != 0 {
+			continue
+		}
+		sid := 0
+		if l := d.reg.shimByPgid(pgid); l != nil {
+			sid = l.pid
+		}
+		g := group(pgid, sid)
+		for _, st := range esc {
+			seen[st.pid] = true
+			g.Escapees = append(g.Escapees, d.procInfo(st, now))
+		}
+		sort.Slice(g.Escapees, func(i, j int) bool { return g.Escapees[i].Pid < g.Escapees[j].Pid })
 	}
 	if pgidFilter == 0 && sidFilter == 0 {
 		d.cpu.forgetExcept(seen)
@@ -105,7 +140,9 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 	groups := make([]*sandtopv1.Group, 0, len(byPgid))
 	for _, g := range byPgid {
 		sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].Pid < g.Members[j].Pid })
-		markOrigin(g, started[int(g.Pgid)])
+		if g.Origin == "" {
+			markOrigin(g, started[int(g.Pgid)])
+		}
 		groups = append(groups, g)
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].Pgid < groups[j].Pgid })
@@ -116,8 +153,8 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 // its leader's argv: sandtop's wrapper, or an agent provider's wrapper,
 // which names its state directory (no configuration needed to find it).
 func markOrigin(g *sandtopv1.Group, started *proc) {
-	if started != nil && started.session != nil {
-		g.Origin, g.StateDir = originSandtop, started.session.dir
+	if started != nil && started.shim != nil {
+		g.Origin, g.StateDir = originSandtop, started.shim.dir
 		return
 	}
 	for _, m := range g.Members {
@@ -162,7 +199,7 @@ func groupsFingerprint(groups []*sandtopv1.Group) uint64 {
 	h := fnv.New64a()
 	for _, g := range groups {
 		fmt.Fprintf(h, "g%d/%d/%d/%v/%s/%s|", g.Pgid, g.Sid, g.StartedPid, g.Pty, g.Origin, g.StateDir)
-		for _, m := range g.Members {
+		for _, m := range append(g.Members, g.Escapees...) {
 			fmt.Fprintf(h, "%d,%d,%d,%d,%d,%s,%d,%d,%q;", m.Pid, m.Ppid, m.Pgid, m.Sid, m.Tpgid, m.State, m.CpuTimeMs, m.RssBytes, m.Argv)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -34,19 +35,21 @@ type proc struct {
 	stdin     *os.File   // write end of the stdin pipe; nil when off or closed
 	inputFile *os.File   // the PTY master or the stdin write end, fixed at start
 
-	// session is set for a session-dir start: where to publish a death
-	// the wrapper could not publish itself.
-	session *sessionState
+	// shim is set for a session-dir start: the group's supervisor, which
+	// feeds out and reports the exit (cmd is nil then).
+	shim *shimLink
 
 	readers  []*os.File // read ends (or the PTY master), closed to stop reading
 	stopOnce sync.Once
+	cut      chan struct{} // closed by stopReading
 	// stopArmed means: once the leader has exited, stop waiting for the
 	// output pipes (a signal was sent; leftovers must not hold the end).
 	stopArmed    atomic.Bool
 	leaderExited chan struct{}
 
 	done     chan struct{} // closed after the end event is published
-	state    *os.ProcessState
+	status   syscall.WaitStatus
+	hasState bool // status is known (false also when a shim died unreported)
 	exitedAt time.Time
 }
 
@@ -56,6 +59,7 @@ func (p *proc) isPTY() bool { return p.pty != nil }
 // stopReading closes the output read ends so the readers finish now.
 func (p *proc) stopReading() {
 	p.stopOnce.Do(func() {
+		close(p.cut)
 		for _, f := range p.readers {
 			_ = f.Close()
 		}
@@ -95,9 +99,8 @@ func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
 	waitErr := p.cmd.Wait()
 	p.exitedAt = time.Now()
-	p.state = p.cmd.ProcessState
-	if p.session != nil {
-		p.session.publishDeath(p.state)
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		p.status, p.hasState = ws, true
 	}
 	close(p.leaderExited)
 	if p.stopArmed.Load() {
@@ -111,20 +114,27 @@ func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
 		p.stdin = nil
 	}
 	p.stdinMu.Unlock()
-	p.out.close(endEventFor(p.state, waitErr))
+	p.out.close(p.endEvent(waitErr))
 	close(p.done)
 	onExit(p)
 }
 
-// endEventFor renders exit facts the way envd does: exit_code -1 and a
+// endEvent renders exit facts the way envd does: exit_code -1 and a
 // status like "signal: killed" for a signal, "exit status 3" otherwise, and
 // the Wait error (if any) as error.
-func endEventFor(st *os.ProcessState, waitErr error) *process.ProcessEvent_EndEvent {
+func (p *proc) endEvent(waitErr error) *process.ProcessEvent_EndEvent {
 	ev := &process.ProcessEvent_EndEvent{ExitCode: -1}
-	if st != nil {
-		ev.ExitCode = int32(st.ExitCode())
-		ev.Exited = st.Exited()
-		ev.Status = st.String()
+	if ws, ok := p.waitStatus(); ok {
+		switch {
+		case ws.Exited():
+			ev.ExitCode, ev.Exited = int32(ws.ExitStatus()), true
+			ev.Status = "exit status " + strconv.Itoa(ws.ExitStatus())
+		case ws.Signaled():
+			ev.Status = "signal: " + ws.Signal().String()
+		}
+		if ws.CoreDump() {
+			ev.Status += " (core dumped)"
+		}
 	}
 	if waitErr != nil {
 		msg := waitErr.Error()
@@ -135,11 +145,7 @@ func endEventFor(st *os.ProcessState, waitErr error) *process.ProcessEvent_EndEv
 
 // waitStatus returns the raw wait status of an exited process.
 func (p *proc) waitStatus() (syscall.WaitStatus, bool) {
-	if p.state == nil {
-		return 0, false
-	}
-	ws, ok := p.state.Sys().(syscall.WaitStatus)
-	return ws, ok
+	return p.status, p.hasState
 }
 
 // exited reports whether the end event has been published.

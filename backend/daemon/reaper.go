@@ -87,7 +87,10 @@ func (r *reaper) mayReap(pid, pgid, sid int) bool {
 	defer r.mu.Unlock()
 	all, adopted := false, false
 	for d := range r.daemons {
-		if p := d.reg.byPid(uint32(pid)); p != nil && !p.leaderReaped() {
+		if p := d.reg.byPid(uint32(pid)); p != nil && p.cmd != nil && !p.leaderReaped() {
+			return false
+		}
+		if d.reg.isShimChild(pid) {
 			return false
 		}
 		all = all || d.cfg.ReapAllOrphans

@@ -20,6 +20,10 @@ type registry struct {
 	seq    uint64
 	live   map[uint32]*proc
 	exited map[uint32]*proc
+	// shims: live shim connections by shim pid; shimChildren: shims forked
+	// here whose exit os/exec has not collected yet.
+	shims        map[int]*shimLink
+	shimChildren map[int]bool
 }
 
 func newRegistry(retention time.Duration) *registry {
@@ -138,4 +142,72 @@ func (r *registry) all() []*proc {
 		out = append(out, p)
 	}
 	return out
+}
+
+// addShim records a live shim connection; removeShim forgets it.
+func (r *registry) addShim(l *shimLink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shims == nil {
+		r.shims = map[int]*shimLink{}
+	}
+	r.shims[l.pid] = l
+}
+
+func (r *registry) removeShim(l *shimLink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shims[l.pid] == l {
+		delete(r.shims, l.pid)
+	}
+}
+
+func (r *registry) shimByPid(pid int) *shimLink {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shims[pid]
+}
+
+// shimByPgid finds the live shim of group pgid.
+func (r *registry) shimByPgid(pgid int) *shimLink {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.shims {
+		if l.pgid == pgid {
+			return l
+		}
+	}
+	return nil
+}
+
+// liveShims lists the shims still connected.
+func (r *registry) liveShims() []*shimLink {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*shimLink, 0, len(r.shims))
+	for _, l := range r.shims {
+		out = append(out, l)
+	}
+	return out
+}
+
+// markShimChild tracks shims this OS process forked and still waits for,
+// which the reaper must leave to os/exec.
+func (r *registry) markShimChild(pid int, waiting bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shimChildren == nil {
+		r.shimChildren = map[int]bool{}
+	}
+	if waiting {
+		r.shimChildren[pid] = true
+	} else {
+		delete(r.shimChildren, pid)
+	}
+}
+
+func (r *registry) isShimChild(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shimChildren[pid]
 }

@@ -109,6 +109,7 @@ func (d *Daemon) KillAll(ctx context.Context) error {
 	for _, pid := range inOurGroup {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	d.killAllEscapees()
 	for _, p := range procs {
 		select {
 		case <-p.done:

@@ -33,7 +33,7 @@ func (s processService) Start(ctx context.Context, req *connect.Request[process.
 	if err != nil {
 		return err
 	}
-	p, sub, err := d.spawn(spawnRequest{req: req.Msg, user: u, sessionDir: req.Header().Get(SessionDirHeader)})
+	p, sub, err := d.spawn(spawnRequest{req: req.Msg, user: u, sessionDir: req.Header().Get(SessionDirHeader), spills: req.Header().Get(SpillHeader)})
 	if err != nil {
 		return err
 	}
@@ -179,12 +179,12 @@ func (s processService) SendSignal(ctx context.Context, req *connect.Request[pro
 }
 
 // signalProc signals the process as envd does, the started pid alone; a
-// session-dir start (which leads its own session) gets its whole group. It
+// session-dir start (a group under a shim) gets its whole group. It
 // also stops the end event from waiting on leftover pipe holders.
 func (d *Daemon) signalProc(p *proc, sig syscall.Signal) error {
 	p.armStop()
 	var firstErr error
-	if p.session != nil {
+	if p.shim != nil {
 		firstErr = killGroup(int(p.pid), sig)
 	} else {
 		firstErr = syscall.Kill(int(p.pid), sig)

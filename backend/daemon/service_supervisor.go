@@ -14,7 +14,7 @@ import (
 )
 
 // Capabilities lists what Hello advertises.
-var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay", CapSessionDir}
+var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay", CapShim}
 
 // supervisorService implements sandtop.v1.Supervisor.
 type supervisorService struct{ d *Daemon }
@@ -88,11 +88,15 @@ func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request
 		p.armStop()
 	}
 	err := killGroup(int(pgid), signal)
+	var escapees []*sandtopv1.ProcInfo
+	if req.Msg.GetEscapees() {
+		escapees = s.d.signalEscapees(int(pgid), signal)
+	}
 	switch {
 	case err == nil:
-		return connect.NewResponse(&sandtopv1.SignalGroupResponse{Delivered: true}), nil
+		return connect.NewResponse(&sandtopv1.SignalGroupResponse{Delivered: true, Escapees: escapees}), nil
 	case errors.Is(err, syscall.ESRCH):
-		return connect.NewResponse(&sandtopv1.SignalGroupResponse{Delivered: false}), nil
+		return connect.NewResponse(&sandtopv1.SignalGroupResponse{Delivered: len(escapees) > 0, Escapees: escapees}), nil
 	case errors.Is(err, syscall.EPERM):
 		return nil, connect.NewError(connect.CodePermissionDenied, fmt.Errorf("signal %d to group %d: %w", sig, pgid, err))
 	default:

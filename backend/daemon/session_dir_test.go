@@ -2,11 +2,16 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"golang.org/x/sys/unix"
@@ -15,8 +20,9 @@ import (
 	"sandtop/backend/daemontest"
 )
 
-// With the session-dir header the child leads its own session and its pid
-// is in the new state directory when the start event arrives.
+// With the session-dir header the program runs under a shim: it leads its
+// own session and group, and its pid is in the new state directory when
+// the start event arrives.
 func TestStartWithSessionDirPublishesTheGroup(t *testing.T) {
 	env := daemontest.Start(t, daemon.Config{})
 	dir := filepath.Join(env.RuntimeRoot, "processes", "p1")
@@ -40,11 +46,20 @@ func TestStartWithSessionDirPublishesTheGroup(t *testing.T) {
 	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("state dir: %v %v", st, err)
 	}
+	if pgid, err := unix.Getpgid(pid); err != nil || pgid != pid {
+		t.Fatalf("pgid of %d = %d (%v), want its own group", pid, pgid, err)
+	}
 	if sid, err := unix.Getsid(pid); err != nil || sid != pid {
 		t.Fatalf("sid of %d = %d (%v), want its own session", pid, sid, err)
 	}
-	// Killed with its group before publishing anything itself: the daemon
-	// publishes the death, as the wrapper's outer half would.
+	st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var state string
+	var ppid int
+	_, _ = fmt.Sscanf(string(st[strings.LastIndexByte(string(st), ')')+2:]), "%s %d", &state, &ppid)
+	if argv, _ := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/cmdline"); !strings.HasPrefix(string(argv), "sandtop-shim\x00") {
+		t.Fatalf("parent %d runs %q, want the shim", ppid, argv)
+	}
+	// Killed with its group: the shim, outside the group, publishes it.
 	_ = unix.Kill(-pid, unix.SIGKILL)
 	for s.Receive() {
 	}
@@ -104,4 +119,78 @@ func startTrueIn(env *daemontest.Env, dir string) error {
 	for s.Receive() {
 	}
 	return s.Err()
+}
+
+// A program that replaces its state files with links (to a file it wants
+// the daemon's user to truncate or own) only replaces entries of its own
+// directory: the shim writes through the directory's descriptor with
+// O_NOFOLLOW and renames over the links, never following them.
+func TestShimNeverFollowsLinksPlantedInTheStateDir(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	dir := filepath.Join(env.RuntimeRoot, "processes", "p1")
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `for f in exit-code signal core outlived problem; do ln -sf "$VICTIM" "$STATE/$f"; done; kill -TERM $$`
+	req := connect.NewRequest(startReq("/bin/bash", "-c", script))
+	req.Msg.Process.Envs = map[string]string{"VICTIM": victim, "STATE": dir, "PATH": "/usr/bin:/bin"}
+	req.Header().Set(daemon.SessionDirHeader, dir)
+	s, err := env.Client.Process.Start(ctxFor(t, 30*time.Second), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Receive() {
+	}
+	_ = s.Close()
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Fatalf("the link's target was written: %q", b)
+	}
+	for name, want := range map[string]string{"exit-code": "143\n", "signal": "15\n"} {
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil || !fi.Mode().IsRegular() {
+			t.Fatalf("%s: %v %v, want a regular file", name, fi, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Fatalf("%s = %q, want %q", name, b, want)
+		}
+	}
+}
+
+// The program runs as the requested user but its shim keeps the daemon's:
+// the state directory is the daemon's, and the program cannot write it.
+func TestShimStateDirIsNotWritableByTheProgramsUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs a root daemon to run a program as another user")
+	}
+	if _, err := user.Lookup("nobody"); err != nil {
+		t.Skip("no user nobody")
+	}
+	env := daemontest.Start(t, daemon.Config{})
+	dir := filepath.Join(env.RuntimeRoot, "processes", "p2")
+	_ = os.Chmod(env.RuntimeRoot, 0o711) // let nobody traverse to it
+	req := connect.NewRequest(startReq("/bin/sh", "-c", `id -u; ln -s /etc/passwd "$STATE/exit-code" 2>&1 || echo refused`))
+	cwd := "/"
+	req.Msg.Process.Cwd = &cwd
+	req.Msg.Process.Envs = map[string]string{"STATE": dir, "PATH": "/usr/bin:/bin"}
+	req.Header().Set(daemon.SessionDirHeader, dir)
+	req.Header().Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("nobody:")))
+	s, err := env.Client.Process.Start(ctxFor(t, 30*time.Second), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := drainStart(s)
+	_ = s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := r.stdout.String(); strings.HasPrefix(out, "0\n") || !strings.Contains(out, "refused") {
+		t.Fatalf("program output %q: want another uid, refused a write in the state dir", out)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 0 {
+		t.Fatalf("state dir %v %v, want it owned by the daemon's user", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "exit-code")); string(b) != "0\n" {
+		t.Fatalf("exit-code = %q", b)
+	}
 }

@@ -18,13 +18,28 @@ import (
 // shellPath runs a command that cannot be found, as envd's sh would.
 const shellPath = "/bin/sh"
 
+// newProc is a registered-to-be process for req with a fresh output hub.
+func newProc(d *Daemon, req *process.StartRequest, argv []string) *proc {
+	return &proc{
+		tag:          req.Tag,
+		config:       req.GetProcess(),
+		argv:         argv,
+		out:          newHub(d.cfg.ReplayBytes, d.cfg.StallTimeout),
+		leaderExited: make(chan struct{}),
+		cut:          make(chan struct{}),
+		done:         make(chan struct{}),
+	}
+}
+
 // spawnRequest is a validated StartRequest.
 type spawnRequest struct {
 	req  *process.StartRequest
 	user userInfo
-	// sessionDir is SessionDirHeader's value: a state directory to create
-	// and publish in, with the child leading a new session.
+	// sessionDir is SessionDirHeader's value: a state directory to create,
+	// where a shim publishes and supervises the group.
 	sessionDir string
+	// spills is SpillHeader's value.
+	spills string
 }
 
 // spawn starts the process described by sr, registers it, and returns it with
@@ -42,13 +57,16 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if sr.sessionDir != "" {
+		return d.spawnShim(sr, cwd)
+	}
 	env := childEnv(sr.user, d.cfg.Env, cfg.GetEnvs())
 	argv := append([]string{cfg.GetCmd()}, cfg.GetArgs()...)
 	// The program is looked up on the sandbox's PATH, not on one the
 	// request sets: the request's PATH is the child's own business.
 	path, err := lookPath(cfg.GetCmd(), envValue(childEnv(sr.user, d.cfg.Env, nil), "PATH"), cwd)
 	if err != nil {
-		if sr.sessionDir != "" || executable(shellPath) != nil {
+		if executable(shellPath) != nil {
 			return nil, nil, connect.NewError(connect.CodeInvalidArgument, err)
 		}
 		// envd runs every command through sh's exec, so a command it cannot
@@ -62,27 +80,9 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		Env:  env,
 		Dir:  cwd,
 	}
-	p := &proc{
-		tag:          req.Tag,
-		config:       cfg,
-		argv:         cmd.Args,
-		cmd:          cmd,
-		out:          newHub(d.cfg.ReplayBytes, d.cfg.StallTimeout),
-		leaderExited: make(chan struct{}),
-		done:         make(chan struct{}),
-	}
+	p := newProc(d, req, cmd.Args)
+	p.cmd = cmd
 	sub := p.out.subscribe(false)
-	var stateDir string
-	if sr.sessionDir != "" {
-		if req.Pty != nil {
-			sub.unsubscribe()
-			return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s is for pipe processes, not a PTY", SessionDirHeader))
-		}
-		if stateDir, err = d.sessionDir(sr.sessionDir, sr.user); err != nil {
-			sub.unsubscribe()
-			return nil, nil, err
-		}
-	}
 
 	var toClose []*os.File // child's ends, closed once it has them
 	closeAll := func() {
@@ -132,13 +132,9 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		} // else os/exec gives the child /dev/null
 		// As in envd, a plain child stays in the daemon's process group and
 		// session, so `setsid` under it does not fork. Group-wide control is
-		// for session-dir starts, which lead a session of their own.
-		attr.Setsid = stateDir != ""
+		// for session-dir starts, which run under a shim of their own.
 	}
 	cmd.SysProcAttr = &attr
-	if stateDir != "" {
-		p.session = &sessionState{dir: stateDir, user: sr.user} // before anyone can look p up
-	}
 
 	err = theReaper.starting(func() error {
 		if err := cmd.Start(); err != nil {
@@ -149,13 +145,6 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		d.reg.add(p)
 		return nil
 	})
-	if err == nil && stateDir != "" {
-		if perr := p.session.publishPid(p.pid); perr != nil {
-			d.log.Warn("publish session pid", "dir", stateDir, "err", perr)
-		}
-	} else if stateDir != "" {
-		_ = os.Remove(stateDir)
-	}
 	closeAll()
 	if err != nil {
 		p.stopReading()

@@ -317,9 +317,16 @@ type Group struct {
 	// for a DeepSeek Harness provider's wrapper (dsh-subprocess-e2b), empty
 	// when unknown.
 	Origin string `protobuf:"bytes,7,opt,name=origin,proto3" json:"origin,omitempty"`
-	// The state directory that origin's wrapper publishes in (its argv names
-	// it), when known.
-	StateDir      string `protobuf:"bytes,8,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
+	// The state directory the group publishes in: its shim's, or the one its
+	// wrapper's argv names, when known.
+	StateDir string `protobuf:"bytes,8,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
+	// Processes that left the group (setsid, a double fork) but are still
+	// supervised by the group's shim on sandtop's daemon: its descendants
+	// outside the group. They count as live work of the group.
+	Escapees []*ProcInfo `protobuf:"bytes,20,rep,name=escapees,proto3" json:"escapees,omitempty"`
+	// The argv that was asked for, for a group under a shim (the leader may
+	// have exec'd something else since).
+	Argv          []string `protobuf:"bytes,22,rep,name=argv,proto3" json:"argv,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -408,6 +415,20 @@ func (x *Group) GetStateDir() string {
 		return x.StateDir
 	}
 	return ""
+}
+
+func (x *Group) GetEscapees() []*ProcInfo {
+	if x != nil {
+		return x.Escapees
+	}
+	return nil
+}
+
+func (x *Group) GetArgv() []string {
+	if x != nil {
+		return x.Argv
+	}
+	return nil
 }
 
 type ListGroupsRequest struct {
@@ -615,7 +636,10 @@ type SignalGroupRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Pgid  uint32                 `protobuf:"varint,1,opt,name=pgid,proto3" json:"pgid,omitempty"`
 	// A Linux signal number, 1..64.
-	Signal        int32 `protobuf:"varint,2,opt,name=signal,proto3" json:"signal,omitempty"`
+	Signal int32 `protobuf:"varint,2,opt,name=signal,proto3" json:"signal,omitempty"`
+	// Also signal every escapee of the group (see Group.escapees), as a
+	// teardown does; with SIGKILL, until no escapee is left to signal.
+	Escapees      bool `protobuf:"varint,20,opt,name=escapees,proto3" json:"escapees,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -664,10 +688,19 @@ func (x *SignalGroupRequest) GetSignal() int32 {
 	return 0
 }
 
+func (x *SignalGroupRequest) GetEscapees() bool {
+	if x != nil {
+		return x.Escapees
+	}
+	return false
+}
+
 type SignalGroupResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// False when the group had no member left (ESRCH).
-	Delivered     bool `protobuf:"varint,1,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	Delivered bool `protobuf:"varint,1,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	// The escapees that were signalled (with SignalGroupRequest.escapees).
+	Escapees      []*ProcInfo `protobuf:"bytes,20,rep,name=escapees,proto3" json:"escapees,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -707,6 +740,13 @@ func (x *SignalGroupResponse) GetDelivered() bool {
 		return x.Delivered
 	}
 	return false
+}
+
+func (x *SignalGroupResponse) GetEscapees() []*ProcInfo {
+	if x != nil {
+		return x.Escapees
+	}
+	return nil
 }
 
 type ForegroundRequest struct {
@@ -1442,7 +1482,7 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\trss_bytes\x18\v \x01(\x04R\brssBytes\x12\x12\n" +
 	"\x04argv\x18\f \x03(\tR\x04argv\x12\x10\n" +
 	"\x03tty\x18\r \x01(\tR\x03tty\x12\x12\n" +
-	"\x04comm\x18\x0e \x01(\tR\x04comm\"\xe4\x01\n" +
+	"\x04comm\x18\x0e \x01(\tR\x04comm\"\xaa\x02\n" +
 	"\x05Group\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x10\n" +
 	"\x03sid\x18\x02 \x01(\rR\x03sid\x12.\n" +
@@ -1452,7 +1492,9 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\x03tag\x18\x05 \x01(\tH\x00R\x03tag\x88\x01\x01\x12\x10\n" +
 	"\x03pty\x18\x06 \x01(\bR\x03pty\x12\x16\n" +
 	"\x06origin\x18\a \x01(\tR\x06origin\x12\x1b\n" +
-	"\tstate_dir\x18\b \x01(\tR\bstateDirB\x06\n" +
+	"\tstate_dir\x18\b \x01(\tR\bstateDir\x120\n" +
+	"\bescapees\x18\x14 \x03(\v2\x14.sandtop.v1.ProcInfoR\bescapees\x12\x12\n" +
+	"\x04argv\x18\x16 \x03(\tR\x04argvB\x06\n" +
 	"\x04_tag\"9\n" +
 	"\x11ListGroupsRequest\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x10\n" +
@@ -1465,12 +1507,14 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"intervalMs\"d\n" +
 	"\x13WatchGroupsResponse\x12)\n" +
 	"\x06groups\x18\x01 \x03(\v2\x11.sandtop.v1.GroupR\x06groups\x12\"\n" +
-	"\rtaken_unix_ms\x18\x02 \x01(\x03R\vtakenUnixMs\"@\n" +
+	"\rtaken_unix_ms\x18\x02 \x01(\x03R\vtakenUnixMs\"\\\n" +
 	"\x12SignalGroupRequest\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x16\n" +
-	"\x06signal\x18\x02 \x01(\x05R\x06signal\"3\n" +
+	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12\x1a\n" +
+	"\bescapees\x18\x14 \x01(\bR\bescapees\"e\n" +
 	"\x13SignalGroupResponse\x12\x1c\n" +
-	"\tdelivered\x18\x01 \x01(\bR\tdelivered\"%\n" +
+	"\tdelivered\x18\x01 \x01(\bR\tdelivered\x120\n" +
+	"\bescapees\x18\x14 \x03(\v2\x14.sandtop.v1.ProcInfoR\bescapees\"%\n" +
 	"\x11ForegroundRequest\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\rR\x03pid\"c\n" +
 	"\x12ForegroundResponse\x12\x14\n" +
@@ -1572,33 +1616,35 @@ var file_sandtop_v1_supervisor_proto_goTypes = []any{
 }
 var file_sandtop_v1_supervisor_proto_depIdxs = []int32{
 	2,  // 0: sandtop.v1.Group.members:type_name -> sandtop.v1.ProcInfo
-	3,  // 1: sandtop.v1.ListGroupsResponse.groups:type_name -> sandtop.v1.Group
-	3,  // 2: sandtop.v1.WatchGroupsResponse.groups:type_name -> sandtop.v1.Group
-	12, // 3: sandtop.v1.ListTerminalsResponse.terminals:type_name -> sandtop.v1.Terminal
-	18, // 4: sandtop.v1.ListDirResponse.entries:type_name -> sandtop.v1.DirEntry
-	0,  // 5: sandtop.v1.Supervisor.Hello:input_type -> sandtop.v1.HelloRequest
-	4,  // 6: sandtop.v1.Supervisor.ListGroups:input_type -> sandtop.v1.ListGroupsRequest
-	6,  // 7: sandtop.v1.Supervisor.WatchGroups:input_type -> sandtop.v1.WatchGroupsRequest
-	8,  // 8: sandtop.v1.Supervisor.SignalGroup:input_type -> sandtop.v1.SignalGroupRequest
-	10, // 9: sandtop.v1.Supervisor.Foreground:input_type -> sandtop.v1.ForegroundRequest
-	13, // 10: sandtop.v1.Supervisor.ListTerminals:input_type -> sandtop.v1.ListTerminalsRequest
-	15, // 11: sandtop.v1.Supervisor.ReadFile:input_type -> sandtop.v1.ReadFileRequest
-	17, // 12: sandtop.v1.Supervisor.ListDir:input_type -> sandtop.v1.ListDirRequest
-	20, // 13: sandtop.v1.Supervisor.ExitStatus:input_type -> sandtop.v1.ExitStatusRequest
-	1,  // 14: sandtop.v1.Supervisor.Hello:output_type -> sandtop.v1.HelloResponse
-	5,  // 15: sandtop.v1.Supervisor.ListGroups:output_type -> sandtop.v1.ListGroupsResponse
-	7,  // 16: sandtop.v1.Supervisor.WatchGroups:output_type -> sandtop.v1.WatchGroupsResponse
-	9,  // 17: sandtop.v1.Supervisor.SignalGroup:output_type -> sandtop.v1.SignalGroupResponse
-	11, // 18: sandtop.v1.Supervisor.Foreground:output_type -> sandtop.v1.ForegroundResponse
-	14, // 19: sandtop.v1.Supervisor.ListTerminals:output_type -> sandtop.v1.ListTerminalsResponse
-	16, // 20: sandtop.v1.Supervisor.ReadFile:output_type -> sandtop.v1.ReadFileResponse
-	19, // 21: sandtop.v1.Supervisor.ListDir:output_type -> sandtop.v1.ListDirResponse
-	21, // 22: sandtop.v1.Supervisor.ExitStatus:output_type -> sandtop.v1.ExitStatusResponse
-	14, // [14:23] is the sub-list for method output_type
-	5,  // [5:14] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	2,  // 1: sandtop.v1.Group.escapees:type_name -> sandtop.v1.ProcInfo
+	3,  // 2: sandtop.v1.ListGroupsResponse.groups:type_name -> sandtop.v1.Group
+	3,  // 3: sandtop.v1.WatchGroupsResponse.groups:type_name -> sandtop.v1.Group
+	2,  // 4: sandtop.v1.SignalGroupResponse.escapees:type_name -> sandtop.v1.ProcInfo
+	12, // 5: sandtop.v1.ListTerminalsResponse.terminals:type_name -> sandtop.v1.Terminal
+	18, // 6: sandtop.v1.ListDirResponse.entries:type_name -> sandtop.v1.DirEntry
+	0,  // 7: sandtop.v1.Supervisor.Hello:input_type -> sandtop.v1.HelloRequest
+	4,  // 8: sandtop.v1.Supervisor.ListGroups:input_type -> sandtop.v1.ListGroupsRequest
+	6,  // 9: sandtop.v1.Supervisor.WatchGroups:input_type -> sandtop.v1.WatchGroupsRequest
+	8,  // 10: sandtop.v1.Supervisor.SignalGroup:input_type -> sandtop.v1.SignalGroupRequest
+	10, // 11: sandtop.v1.Supervisor.Foreground:input_type -> sandtop.v1.ForegroundRequest
+	13, // 12: sandtop.v1.Supervisor.ListTerminals:input_type -> sandtop.v1.ListTerminalsRequest
+	15, // 13: sandtop.v1.Supervisor.ReadFile:input_type -> sandtop.v1.ReadFileRequest
+	17, // 14: sandtop.v1.Supervisor.ListDir:input_type -> sandtop.v1.ListDirRequest
+	20, // 15: sandtop.v1.Supervisor.ExitStatus:input_type -> sandtop.v1.ExitStatusRequest
+	1,  // 16: sandtop.v1.Supervisor.Hello:output_type -> sandtop.v1.HelloResponse
+	5,  // 17: sandtop.v1.Supervisor.ListGroups:output_type -> sandtop.v1.ListGroupsResponse
+	7,  // 18: sandtop.v1.Supervisor.WatchGroups:output_type -> sandtop.v1.WatchGroupsResponse
+	9,  // 19: sandtop.v1.Supervisor.SignalGroup:output_type -> sandtop.v1.SignalGroupResponse
+	11, // 20: sandtop.v1.Supervisor.Foreground:output_type -> sandtop.v1.ForegroundResponse
+	14, // 21: sandtop.v1.Supervisor.ListTerminals:output_type -> sandtop.v1.ListTerminalsResponse
+	16, // 22: sandtop.v1.Supervisor.ReadFile:output_type -> sandtop.v1.ReadFileResponse
+	19, // 23: sandtop.v1.Supervisor.ListDir:output_type -> sandtop.v1.ListDirResponse
+	21, // 24: sandtop.v1.Supervisor.ExitStatus:output_type -> sandtop.v1.ExitStatusResponse
+	16, // [16:25] is the sub-list for method output_type
+	7,  // [7:16] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_sandtop_v1_supervisor_proto_init() }

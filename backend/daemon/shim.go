@@ -1,0 +1,387 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
+
+	"sandtop/backend/gen/process"
+	"sandtop/backend/shim"
+	"sandtop/wrapper"
+)
+
+// shimStartTimeout bounds how long a shim may take to report the program
+// started (or why not); generous, for a loaded machine.
+const shimStartTimeout = 30 * time.Second
+
+// shimLink is the daemon's side of one group's shim.
+type shimLink struct {
+	pid  int    // the shim
+	pgid int    // the group: the program's pid
+	dir  string // state directory
+	tag  *string
+	argv []string
+	conn net.Conn
+}
+
+// spawnShim starts the command of a session-dir Start under a shim and
+// returns once the program runs and its pid is published.
+func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, error) {
+	req := sr.req
+	cfg := req.GetProcess()
+	if req.Pty != nil {
+		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s is for pipe processes, not a PTY", SessionDirHeader))
+	}
+	outCap, errCap, err := parseSpills(sr.spills)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := exactEnv(cfg.GetEnvs())
+	pathEnv := envValue(env, "PATH")
+	if pathEnv == "" {
+		pathEnv = os.Getenv("PATH")
+	}
+	// A program that cannot be executed is an exit status (127 or 126),
+	// as with the wrapper on stock envd, not a failed Start.
+	path, execErr := lookPath(cfg.GetCmd(), pathEnv, cwd)
+	dir, err := d.sessionDir(sr.sessionDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	argv := append([]string{cfg.GetCmd()}, cfg.GetArgs()...)
+	spec := shim.Spec{
+		StateDir: dir, Path: path, Argv: argv, Env: env, Dir: cwd,
+		StdoutSpill: outCap, StderrSpill: errCap, Tag: req.GetTag(),
+		RingBytes: int64(d.cfg.ReplayBytes),
+	}
+	if execErr != nil {
+		spec.ExecError, spec.ExecCode = execErr.Error(), 126
+		if errors.Is(execErr, fs.ErrNotExist) || strings.Contains(execErr.Error(), "not found in PATH") {
+			spec.ExecCode = 127
+		}
+	}
+	if c := sr.user.cred; c != nil {
+		spec.SetUser, spec.Uid, spec.Gid, spec.Groups = true, c.Uid, c.Gid, c.Groups
+	}
+	p := newProc(d, req, argv)
+	sub := p.out.subscribe(false)
+	fail := func(err error) (*proc, *subscriber, error) {
+		sub.unsubscribe()
+		_ = os.RemoveAll(dir)
+		return nil, nil, err
+	}
+
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fail(connect.NewError(connect.CodeInternal, fmt.Errorf("shim socket: %w", err)))
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "shim"), os.NewFile(uintptr(fds[1]), "daemon")
+	conn, err := net.FileConn(ours)
+	_ = ours.Close()
+	if err != nil {
+		_ = theirs.Close()
+		return fail(connect.NewError(connect.CodeInternal, fmt.Errorf("shim socket: %w", err)))
+	}
+	cmd := &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: []string{"sandtop-shim", shim.Subcommand, dir},
+		// Nothing of the daemon's environment; one P is all a shim needs.
+		Env:         []string{"GOMAXPROCS=1"},
+		Dir:         "/",
+		ExtraFiles:  []*os.File{theirs},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	var inR *os.File
+	if req.Stdin == nil || req.GetStdin() {
+		r, w, err := os.Pipe()
+		if err != nil {
+			_, _ = conn.Close(), theirs.Close()
+			return fail(connect.NewError(connect.CodeInternal, fmt.Errorf("stdin pipe: %w", err)))
+		}
+		inR, cmd.Stdin = r, r
+		p.stdin, p.inputFile = w, w
+	}
+	closeStdin := func() {
+		if p.stdin != nil {
+			_ = p.stdin.Close()
+		}
+	}
+	err = theReaper.starting(func() error {
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		d.reg.markShimChild(cmd.Process.Pid, true)
+		return nil
+	})
+	_ = theirs.Close()
+	if inR != nil {
+		_ = inR.Close()
+	}
+	if err != nil {
+		_ = conn.Close()
+		closeStdin()
+		return fail(connect.NewError(connect.CodeInternal, fmt.Errorf("start the shim: %w", err)))
+	}
+	go func() {
+		_ = cmd.Wait() // the shim's status says nothing: the program's comes over conn
+		d.reg.markShimChild(cmd.Process.Pid, false)
+	}()
+	hello, err := shimHandshake(conn, &spec)
+	if err != nil {
+		_ = conn.Close()
+		closeStdin()
+		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+		return fail(err)
+	}
+	p.pid = uint32(hello.Pid)
+	p.started = time.UnixMilli(hello.StartedUnixMs)
+	p.shim = &shimLink{pid: cmd.Process.Pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn}
+	d.reg.add(p)
+	d.reg.addShim(p.shim)
+	go d.followShim(p, hello)
+	d.log.Info("process started", "pid", p.pid, "cmd", cfg.GetCmd(), "shim", cmd.Process.Pid, "tag", req.GetTag())
+	return p, sub, nil
+}
+
+// shimHandshake sends the spec and reads the shim's answer.
+func shimHandshake(conn net.Conn, spec *shim.Spec) (shim.Hello, error) {
+	_ = conn.SetDeadline(time.Now().Add(shimStartTimeout))
+	defer conn.SetDeadline(time.Time{})
+	if err := shim.WriteJSON(conn, shim.FrameSpec, spec); err != nil {
+		return shim.Hello{}, connect.NewError(connect.CodeInternal, fmt.Errorf("send the spec to the shim: %w", err))
+	}
+	return readHello(conn)
+}
+
+func readHello(conn net.Conn) (shim.Hello, error) {
+	var h shim.Hello
+	kind, b, err := shim.ReadFrame(conn)
+	switch {
+	case err != nil:
+		return h, connect.NewError(connect.CodeInternal, fmt.Errorf("the shim ended without starting the program: %w", err))
+	case kind == shim.FrameFailed:
+		return h, connect.NewError(connect.CodeFailedPrecondition, errors.New(string(b)))
+	case kind != shim.FrameHello:
+		return h, connect.NewError(connect.CodeInternal, fmt.Errorf("the shim answered with frame %d", kind))
+	}
+	if err := json.Unmarshal(b, &h); err != nil || h.Pid <= 1 {
+		return h, connect.NewError(connect.CodeInternal, fmt.Errorf("the shim sent a bad hello %q", b))
+	}
+	return h, nil
+}
+
+// followShim feeds the shim's frames into p until the shim goes away, and
+// publishes the end event once the program was reaped and its output ended
+// (or a signal cut the wait for output short).
+func (d *Daemon) followShim(p *proc, hello shim.Hello) {
+	link := p.shim
+	var mu sync.Mutex // orders publish against the end
+	ended := false
+	var eofs [2]chan struct{}
+	for i := range eofs {
+		eofs[i] = make(chan struct{})
+	}
+	var eofOnce [2]sync.Once
+	markEOF := func(i int) { eofOnce[i].Do(func() { close(eofs[i]) }) }
+	exitOnce := sync.Once{}
+	leaderExit := func(ws syscall.WaitStatus, known bool) {
+		exitOnce.Do(func() {
+			p.exitedAt = time.Now()
+			p.status, p.hasState = ws, known
+			close(p.leaderExited)
+			if p.stopArmed.Load() {
+				p.stopReading()
+			}
+		})
+	}
+	if hello.StdoutEOF {
+		markEOF(0)
+	}
+	if hello.StderrEOF {
+		markEOF(1)
+	}
+	if hello.Exited {
+		leaderExit(syscall.WaitStatus(hello.Status), true)
+	}
+	go func() {
+		<-p.leaderExited
+		for _, c := range eofs {
+			select {
+			case <-c:
+			case <-p.cut:
+			}
+		}
+		p.stopReading()
+		p.stdinMu.Lock()
+		if p.stdin != nil {
+			_ = p.stdin.Close()
+			p.stdin = nil
+		}
+		p.stdinMu.Unlock()
+		var err error
+		if !p.hasState {
+			err = errors.New("the group's supervisor ended without reporting the exit status")
+		}
+		mu.Lock()
+		ended = true
+		p.out.close(p.endEvent(err))
+		mu.Unlock()
+		close(p.done)
+		d.reg.retire(p)
+	}()
+	for {
+		kind, b, err := shim.ReadFrame(link.conn)
+		if err != nil {
+			break
+		}
+		switch kind {
+		case shim.FrameStdout, shim.FrameStderr:
+			mu.Lock()
+			if !ended {
+				k := kindStdout
+				if kind == shim.FrameStderr {
+					k = kindStderr
+				}
+				p.out.publish(k, b)
+			}
+			mu.Unlock()
+		case shim.FrameStdoutEOF:
+			markEOF(0)
+		case shim.FrameStderrEOF:
+			markEOF(1)
+		case shim.FrameExit:
+			n, _ := strconv.Atoi(string(b))
+			leaderExit(syscall.WaitStatus(n), true)
+		case shim.FrameLog:
+			d.log.Warn("group supervisor", "pgid", link.pgid, "dir", link.dir, "msg", string(b))
+		}
+	}
+	_ = link.conn.Close()
+	d.reg.removeShim(link)
+	// The shim is gone (or its socket broke): nothing more will come.
+	leaderExit(0, false)
+	markEOF(0)
+	markEOF(1)
+}
+
+// adoptShims reconnects to the shims a previous daemon left running, found
+// through the runtime root: each state directory's supervisor file names a
+// shim by pid and start time, so a reused pid is never taken for it.
+func (d *Daemon) adoptShims() {
+	processes := filepath.Join(d.root, wrapper.ProcessesDir)
+	entries, err := os.ReadDir(processes)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(processes, e.Name())
+		if err := d.adoptShim(dir); err != nil {
+			d.log.Debug("not adopted", "dir", dir, "err", err)
+		}
+	}
+}
+
+func (d *Daemon) adoptShim(dir string) error {
+	sd, err := shim.OpenStateDir(dir)
+	if err != nil {
+		return err
+	}
+	defer sd.Close()
+	f, err := sd.Open(wrapper.SupervisorFile)
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 64)
+	n, _ := f.Read(b)
+	_ = f.Close()
+	fields := strings.Fields(string(b[:n]))
+	if len(fields) != 2 {
+		return fmt.Errorf("supervisor file %q", b[:n])
+	}
+	pid, err1 := strconv.Atoi(fields[0])
+	ticks, err2 := strconv.ParseUint(fields[1], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 1 {
+		return fmt.Errorf("supervisor file %q", b[:n])
+	}
+	if pr, err := shim.ReadProc(pid); err != nil || pr.StartTicks != ticks || pr.Sid != pid {
+		return fmt.Errorf("shim %d is gone", pid)
+	}
+	if d.reg.shimByPid(pid) != nil {
+		return nil // ours already
+	}
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sd.ProcPath(wrapper.SocketFile), Net: "unix"})
+	if err != nil {
+		return err
+	}
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	hello, err := readHello(conn)
+	_ = conn.SetDeadline(time.Time{})
+	if err != nil || hello.ShimPid != pid {
+		_ = conn.Close()
+		return fmt.Errorf("hello from shim %d: %v", pid, err)
+	}
+	var tag *string
+	if hello.Tag != "" {
+		tag = &hello.Tag
+	}
+	argv := hello.Argv
+	if len(argv) == 0 {
+		argv = []string{"?"}
+	}
+	p := newProc(d, &process.StartRequest{Tag: tag, Process: &process.ProcessConfig{Cmd: argv[0], Args: argv[1:]}}, argv)
+	p.pid = uint32(hello.Pid)
+	p.started = time.UnixMilli(hello.StartedUnixMs)
+	p.shim = &shimLink{pid: pid, pgid: hello.Pid, dir: dir, tag: tag, argv: argv, conn: conn}
+	d.reg.add(p)
+	d.reg.addShim(p.shim)
+	go d.followShim(p, hello)
+	d.log.Info("group adopted", "pgid", hello.Pid, "shim", pid, "dir", dir, "exited", hello.Exited)
+	return nil
+}
+
+// parseSpills reads SpillHeader.
+func parseSpills(v string) (int64, int64, error) {
+	if v == "" {
+		return -1, -1, nil
+	}
+	f := strings.Fields(v)
+	if len(f) == 2 {
+		out, err1 := strconv.ParseInt(f[0], 10, 64)
+		errc, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 == nil && err2 == nil && out >= -1 && errc >= -1 {
+			return out, errc, nil
+		}
+	}
+	return 0, 0, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s: %q is not two byte counts (-1 for none)", SpillHeader, v))
+}
+
+// exactEnv renders the request's envs, sorted by name for a stable order.
+func exactEnv(req map[string]string) []string {
+	keys := make([]string, 0, len(req))
+	for k := range req {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	env := make([]string, 0, len(keys))
+	for _, k := range keys {
+		env = append(env, k+"="+req[k])
+	}
+	return env
+}

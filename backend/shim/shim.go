@@ -1,0 +1,421 @@
+// Package shim is the per-group supervisor sandtop's daemon runs for every
+// session-dir Start: its own executable, re-run with a hidden first
+// argument (Subcommand). The shim leads a new session, is the child
+// subreaper of everything the program starts, keeps the daemon's user (the
+// program alone runs as the requested user, so it cannot write the state
+// directory), publishes the group in the wrapper's layout with no-follow
+// atomic writes, reaps with wait4 and publishes the exact exit facts, caps
+// the spill files, and forwards output to the daemon — or, while no daemon
+// reads, into a bounded ring file, so the program never blocks or gets
+// SIGPIPE. It exits once no process it supervises is left.
+//
+// The program leads its own process group inside the shim's session, so a
+// signal to the group (the published pgid) never reaches the shim.
+package shim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandtop/wrapper"
+)
+
+// Subcommand is the hidden first argument that makes the executable a shim.
+const Subcommand = "__sandtop-shim"
+
+// Any binary that links the daemon can serve as its shim (the sandtop
+// executable, and test binaries that run a daemon in-process, since the
+// daemon starts /proc/self/exe): the dispatch happens before main.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == Subcommand {
+		os.Exit(Main())
+	}
+	if len(os.Args) == 4 && os.Args[1] == execFailedSubcommand {
+		// Stands in for a program that could not be executed, so the
+		// group still exists and ends with the shell's status for it.
+		code, _ := strconv.Atoi(os.Args[2])
+		fmt.Fprintln(os.Stderr, os.Args[3])
+		os.Exit(code)
+	}
+}
+
+// execFailedSubcommand runs in place of a program that cannot be executed.
+const execFailedSubcommand = "__sandtop-exec-failed"
+
+// Main runs the shim with fd 3 connected to the daemon, fd 0 the program's
+// stdin, and returns the exit code.
+func Main() int {
+	ctl, err := net.FileConn(os.NewFile(3, "daemon"))
+	if err != nil {
+		return 2
+	}
+	kind, b, err := ReadFrame(ctl)
+	if err != nil || kind != FrameSpec {
+		return 2
+	}
+	var spec Spec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		_ = WriteFrame(ctl, FrameFailed, []byte("shim: bad spec: "+err.Error()))
+		return 2
+	}
+	s := &supervisor{spec: spec}
+	if err := s.prepare(); err != nil {
+		_ = WriteFrame(ctl, FrameFailed, []byte(describe(err)))
+		return 1
+	}
+	if err := s.start(); err != nil {
+		_ = WriteFrame(ctl, FrameFailed, []byte(describe(err)))
+		s.abandon()
+		return 1
+	}
+	s.out.attach(ctl)
+	s.serve()
+	s.reap()
+	s.finish()
+	return 0
+}
+
+// supervisor is the state of one shim.
+type supervisor struct {
+	spec    Spec
+	dir     *StateDir
+	pid     int // the program; its pgid
+	started time.Time
+	out     *router
+	spills  [2]*spill
+	readers [2]*os.File
+	pumps   sync.WaitGroup
+	ln      *net.UnixListener
+	// unpublished: the exit status could not be written.
+	unpublished bool
+}
+
+// prepare does everything that can fail before the program runs: the
+// state directory, the files that describe the group, the spills, the
+// socket. A failure here is the Start's error.
+func (s *supervisor) prepare() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("shim: become child subreaper: %w", err)
+	}
+	// SIGHUP would end a session leader whose terminal went away; it has
+	// none, but a caught signal is reset for the program on exec anyway.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	dir, err := OpenStateDir(s.spec.StateDir)
+	if err != nil {
+		return err
+	}
+	s.dir = dir
+	if err := dir.WriteFile(wrapper.ArgvFile, nulTerminated(s.spec.Argv)); err != nil {
+		return err
+	}
+	if s.spec.Tag != "" {
+		if err := dir.WriteLine(wrapper.TagFile, s.spec.Tag); err != nil {
+			return err
+		}
+	}
+	// Room for the reason, reserved while the disk takes it: should the
+	// exit status not fit later, this becomes the problem file by rename
+	// and in-place writes, which need no new space.
+	if err := dir.WriteFile(reservedProblem, make([]byte, 512)); err != nil {
+		return err
+	}
+	for i, c := range []struct {
+		name string
+		cap  int64
+	}{{wrapper.StdoutSpillFile, s.spec.StdoutSpill}, {wrapper.StderrSpillFile, s.spec.StderrSpill}} {
+		if c.cap < 0 {
+			continue
+		}
+		f, err := dir.Create(c.name)
+		if err != nil {
+			return err
+		}
+		s.spills[i] = &spill{f: f, left: c.cap}
+	}
+	_ = dir.Remove(wrapper.SocketFile)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: dir.ProcPath(wrapper.SocketFile), Net: "unix"})
+	if err != nil {
+		return &os.PathError{Op: "listen", Path: dir.Path() + "/" + wrapper.SocketFile, Err: err}
+	}
+	ln.SetUnlinkOnClose(false) // the /proc path would not name it later
+	s.ln = ln
+	s.out = &router{ring: newRing(dir, s.spec.RingBytes)}
+	return nil
+}
+
+// start runs the program and publishes its pid.
+func (s *supervisor) start() error {
+	var files [3]*os.File
+	files[0] = os.Stdin
+	var writers []*os.File
+	for i := range 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("shim: output pipe: %w", err)
+		}
+		s.readers[i], files[i+1] = r, w
+		writers = append(writers, w)
+	}
+	// Its own session and group (pid = pgid = sid), as the wrapper's inner
+	// half had: the shim's session holds only the shim.
+	sys := &syscall.SysProcAttr{Setsid: true}
+	if s.spec.SetUser {
+		sys.Credential = &syscall.Credential{Uid: s.spec.Uid, Gid: s.spec.Gid, Groups: s.spec.Groups}
+	}
+	attr := &os.ProcAttr{Dir: s.spec.Dir, Env: s.spec.Env, Files: files[:], Sys: sys}
+	var p *os.Process
+	err := errors.New(s.spec.ExecError)
+	if s.spec.ExecError == "" {
+		p, err = os.StartProcess(s.spec.Path, s.spec.Argv, attr)
+	}
+	if err != nil {
+		// As a shell would: 127 when there is no such program, 126 when
+		// it cannot be executed; the message goes to the program's stderr.
+		code := 126
+		if s.spec.ExecCode != 0 {
+			code = s.spec.ExecCode
+		} else if errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		msg := "sandtop: " + s.spec.Argv[0] + ": " + err.Error()
+		var ferr error
+		if p, ferr = os.StartProcess("/proc/self/exe", []string{"sandtop-exec-failed", execFailedSubcommand, strconv.Itoa(code), msg}, attr); ferr == nil {
+			err = nil
+		} // else the process attributes themselves failed (a cwd): say so
+	}
+	for _, w := range writers {
+		_ = w.Close()
+	}
+	_ = os.Stdin.Close() // the program's stdin ends with the daemon's pipe alone
+	if err != nil {
+		return fmt.Errorf("start %s: %w", s.spec.Argv[0], err)
+	}
+	s.pid, s.started = p.Pid, time.Now()
+	_ = p.Release()
+	if err := s.dir.WriteLine(wrapper.PidFile, strconv.Itoa(s.pid)); err != nil {
+		_ = unix.Kill(-s.pid, unix.SIGKILL)
+		return err
+	}
+	ticks, _ := StartTicks(os.Getpid())
+	if err := s.dir.WriteLine(wrapper.SupervisorFile, fmt.Sprintf("%d %d", os.Getpid(), ticks)); err != nil {
+		_ = unix.Kill(-s.pid, unix.SIGKILL)
+		return err
+	}
+	s.out.hello = Hello{ShimPid: os.Getpid(), Pid: s.pid, StartedUnixMs: s.started.UnixMilli(), Argv: s.spec.Argv, Tag: s.spec.Tag}
+	return nil
+}
+
+// abandon cleans up after a failed start: reap what was started.
+func (s *supervisor) abandon() {
+	for {
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(-1, &ws, 0, nil); err == unix.ECHILD || (err != nil && err != unix.EINTR) {
+			return
+		}
+	}
+}
+
+// serve pumps the output and accepts reconnecting daemons.
+func (s *supervisor) serve() {
+	kinds := [2]byte{FrameStdout, FrameStderr}
+	for i := range 2 {
+		s.pumps.Add(1)
+		go s.pump(s.readers[i], s.spills[i], kinds[i])
+	}
+	go s.accept()
+}
+
+func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
+	defer s.pumps.Done()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if sp != nil {
+				if werr := sp.write(buf[:n]); werr != nil {
+					s.out.log(fmt.Sprintf("spill %s: %v", sp.f.Name(), werr))
+				}
+			}
+			s.out.output(kind, buf[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
+	if sp != nil {
+		_ = sp.f.Close()
+	}
+	s.out.eof(kind)
+}
+
+// accept hands each daemon that connects the group (see router.attach). Only
+// the shim's own user (or root) may connect; the directory already keeps
+// others out.
+func (s *supervisor) accept() {
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		if !sameUser(c) {
+			_ = c.Close()
+			continue
+		}
+		s.out.attach(c)
+	}
+}
+
+// reap collects every child until none is left: the program (whose status
+// is published), members it left behind, and escapees reparented here.
+func (s *supervisor) reap() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return // ECHILD: nothing left
+		}
+		if pid == s.pid {
+			s.publishExit(ws)
+		}
+	}
+}
+
+// finish waits briefly for output held by non-descendants, then leaves.
+func (s *supervisor) finish() {
+	done := make(chan struct{})
+	go func() { s.pumps.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		for _, r := range s.readers {
+			_ = r.Close()
+		}
+		<-done
+	}
+	_ = s.ln.Close()
+	_ = s.dir.Remove(wrapper.SocketFile)
+	if !s.unpublished {
+		_ = s.dir.Remove(wrapper.SupervisorFile)
+	}
+	s.out.close()
+}
+
+// publishExit writes the exact facts: the signal (and core) or the exit
+// code, exit-code last since readers take it as the end.
+func (s *supervisor) publishExit(ws unix.WaitStatus) {
+	s.writeOutlived()
+	var err error
+	code := ws.ExitStatus()
+	if ws.Signaled() {
+		sig := int(ws.Signal())
+		code = 128 + sig
+		err = s.dir.WriteLine(wrapper.SignalFile, strconv.Itoa(sig))
+		if err == nil && ws.CoreDump() {
+			err = s.dir.WriteLine(wrapper.CoreFile, "1")
+		}
+	}
+	if err == nil {
+		err = s.dir.WriteLine(wrapper.ExitCodeFile, strconv.Itoa(code))
+	}
+	if err != nil {
+		// The supervisor file stays behind too (see finish), so a reader
+		// knows the status is unknown even if the reason is lost.
+		s.unpublished = true
+		reason := "exit unknown: could not publish the exit status: " + describe(err)
+		s.out.log(reason)
+		if s.dir.Rename(reservedProblem, wrapper.ProblemFile) == nil {
+			overwrite(s.dir, wrapper.ProblemFile, reason)
+		}
+	} else {
+		_ = s.dir.Remove(reservedProblem)
+	}
+	s.out.exit(int(ws))
+}
+
+// writeOutlived records the processes still running when the program ended.
+func (s *supervisor) writeOutlived() {
+	var b strings.Builder
+	for _, d := range Descendants(os.Getpid()) {
+		fmt.Fprintf(&b, "%d %d %s\n", d.Pid, d.Pgid, d.Comm)
+	}
+	if b.Len() > 0 {
+		_ = s.dir.WriteFile(wrapper.OutlivedFile, []byte(b.String()))
+	}
+}
+
+// reservedProblem holds the room for the problem file.
+const reservedProblem = ".problem"
+
+// overwrite writes line over the start of name, in place, and cuts the
+// rest: on a full disk, blocks the file already has still take it.
+func overwrite(d *StateDir, name, line string) {
+	fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	b := []byte(line + "\n")
+	if len(b) > 512 {
+		b = append(b[:511], '\n')
+	}
+	if n, err := unix.Pwrite(fd, b, 0); err == nil {
+		_ = unix.Ftruncate(fd, int64(n))
+	}
+	_ = unix.Close(fd)
+}
+
+// spill is one capped spill file.
+type spill struct {
+	f    *os.File
+	left int64
+	err  error
+}
+
+func (sp *spill) write(b []byte) error {
+	if sp.err != nil || sp.left <= 0 {
+		return nil
+	}
+	n := min(int64(len(b)), sp.left)
+	sp.left -= n
+	if _, err := sp.f.Write(b[:n]); err != nil {
+		sp.err = err
+		return err
+	}
+	return nil
+}
+
+func nulTerminated(argv []string) []byte {
+	var b []byte
+	for _, a := range argv {
+		b = append(append(b, a...), 0)
+	}
+	return b
+}
+
+func sameUser(c *net.UnixConn) bool {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *unix.Ucred
+	_ = raw.Control(func(fd uintptr) {
+		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	if err != nil || cred == nil {
+		return false
+	}
+	return cred.Uid == 0 || int(cred.Uid) == os.Geteuid()
+}
