@@ -89,6 +89,7 @@ func TestStressGroupSignalsPublishExactFacts(t *testing.T) {
 			s := newSeam(t, p.compat, nil)
 			start := time.Now()
 			misreported, hung := runStress(t, s, n, 50)
+			t.Logf("slowest spawn-to-settled per case:%v", stressTimes)
 			t.Logf("%s plane: %d group signals, 50 at a time, %d CPU hogs: %d misreported, %d hung, %v",
 				p.name, n, 2*runtime.NumCPU(), misreported, hung, time.Since(start).Round(time.Millisecond))
 			if misreported+hung > 0 {
@@ -148,6 +149,8 @@ func runStress(t *testing.T, s *seam, n, inFlight int) (misreported, hung int) {
 const stressSettle = 90 * time.Second
 
 func stressOne(s *seam, c stressCase) (Outcome, bool, error) {
+	t0 := time.Now()
+	defer func() { stressTimes.add(c.name, time.Since(t0)) }()
 	ctx, cancel := context.WithTimeout(context.Background(), stressSettle)
 	defer cancel()
 	h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", c.script}, Cwd: "/", Stdio: collectBoth(1024), GraceMs: 100})
@@ -188,4 +191,31 @@ func sameOutcome(a, b Outcome) bool {
 		return false
 	}
 	return a.Signal == b.Signal
+}
+
+// stressTimes keeps, per case, the slowest spawn-to-settled time seen.
+var stressTimes = &caseTimes{max: map[string]time.Duration{}}
+
+type caseTimes struct {
+	mu  sync.Mutex
+	max map[string]time.Duration
+}
+
+func (c *caseTimes) add(name string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d > c.max[name] {
+		c.max[name] = d
+	}
+}
+
+func (c *caseTimes) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for name, d := range c.max {
+		fmt.Fprintf(&b, " %s=%v", name, d.Round(time.Millisecond))
+	}
+	c.max = map[string]time.Duration{}
+	return b.String()
 }
