@@ -115,6 +115,8 @@ while :; do
 			sentinel=
 		fi
 	else
+		# No trap may cut this wait short: it is the last one.
+		trap - CHLD
 		wait "$child"
 		waited=$?
 		# Only a listing of the job can tell 128+n from signal n now.
@@ -133,7 +135,12 @@ case $how in
 Done) rc=0 ;;
 Done\(*\)) rc=${how#Done\(} rc=${rc%\)} ;;
 Exit\ *) rc=${how#Exit } ;;
-waited) rc=$waited ;;
+waited)
+	# The job was gone before it was listed (only without a sentinel):
+	# 128+n is taken for signal n, the common case.
+	rc=$waited
+	case $rc in 129 | 1[3-8][0-9] | 19[0-2]) signal=$((rc - 128)) ;; esac
+	;;
 *)
 	if [ -n "$waited" ]; then
 		rc=$waited

@@ -9,7 +9,7 @@ exec 3>&1 4>&2 2>/dev/null
 # ends, which is when we end. The body blocks in `wait` on the sentinel
 # (see body.bash). Made before the traps below, while a group signal still
 # ends us outright; the sentinel ignores the signals a group is sent.
-exec 8> >(trap '' HUP INT QUIT TERM USR1 USR2 SEGV ALRM; read -r _ >/dev/null 3>&- 4>&-)
+exec 8> >(exec >/dev/null 3>&- 4>&-; trap '' HUP INT QUIT TERM USR1 USR2 SEGV ALRM; read -r _)
 sentinel=$!
 
 # A group signal may arrive before the child exists; remember it (a trap,
