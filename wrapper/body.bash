@@ -1,7 +1,18 @@
 # sandtop wrapper, body: run by the inner half and by the direct form once
 # the group is published, the state files exist, child_env holds the child
-# environment and fd 7 the job notices. It starts the requested argv and
-# publishes its exit status.
+# environment, fd 7 is an unlinked scratch file and fd 8 keeps the sentinel
+# (see guard.bash) alive. It starts the requested argv and publishes how it
+# ended: its exit code, or the signal that killed it.
+#
+# Only bash's job table knows whether a status of 128+n was an exit code or
+# signal n, and `wait` on the child is what loses it: in posix mode a wait
+# that collects the child deletes the job (and then may still answer 145
+# for a CHLD trap), and outside posix mode bash deletes a dead job at its
+# next foreground command. So the child is never waited for until `jobs -l`
+# has said how it ended. In posix mode bash keeps a dead job for the last
+# asynchronous pid ($!, the child: nothing is started in the background
+# after it) until `jobs` or `wait` reports it; we block in `wait` on the
+# sentinel instead, which a CHLD trap cuts short, and look again.
 
 # finish ends the wrapper with the command's status. The direct form has no
 # outer half to re-raise a fatal signal for the daemon's wait status, so it
@@ -15,18 +26,22 @@ finish() {
 	exit "$1"
 }
 
+# Signals a group is sent that must not end the wrapper or its tee and head
+# (their death would cut the program's output short, not end the program).
+quiet='HUP INT QUIT TERM USR1 USR2 SEGV ALRM'
+
 # head writes a regular file through stdio and would hold up to a block back
 # until it exits, leaving a long-running program's spill empty; stdbuf -o0
 # (when the sandbox has it) makes it write each chunk as it reads it.
 capped=("$head_bin")
 if [ -n "$stdbuf_bin" ]; then capped=("$stdbuf_bin" -o0 "$head_bin"); fi
 if [ "$out_cap" -ge 0 ]; then
-	exec 5> >("$tee_bin" --output-error=warn-nopipe >("${capped[@]}" -c "$out_cap" >"$state/stdout.log"))
+	exec 5> >(trap '' $quiet; exec 8>&-; exec "$tee_bin" --output-error=warn-nopipe >("${capped[@]}" -c "$out_cap" >"$state/stdout.log"))
 else
 	exec 5>&3
 fi
 if [ "$err_cap" -ge 0 ]; then
-	exec 6> >("$tee_bin" --output-error=warn-nopipe >("${capped[@]}" -c "$err_cap" >"$state/stderr.log") >&4)
+	exec 6> >(trap '' $quiet; exec 8>&-; exec "$tee_bin" --output-error=warn-nopipe >("${capped[@]}" -c "$err_cap" >"$state/stderr.log") >&4)
 else
 	exec 6>&4
 fi
@@ -42,71 +57,101 @@ if [ -n "$pending" ]; then
 fi
 
 umask "$user_umask"
-# POSIX mode keeps a dead $! in the job table until `jobs` or `wait` reports
-# it, and makes `wait` return early, with the job untouched, when a CHLD
-# trap is pending. Without it bash may silently discard the job (at its next
-# fork or job notice) before any trap lists it, and a SIGTERM death would be
-# published as exit 143. Set here, after the process substitutions.
+# Job listings in the C locale, so "Done" and "Exit" read as such.
+LC_ALL=C
+# Set here, after the process substitutions (bash 5.0 has none in posix
+# mode). The trap only notes that some child changed; the loop below looks.
 set -o posix
-trap 'jobs -l >&7' CHLD
+woke= waited=
+trap 'woke=1' CHLD
 # Asynchronous commands get SIGINT/SIGQUIT ignored and stdin from /dev/null
 # unless told otherwise; undo both.
 if [ "$stdin_mode" = ignore ]; then
-	"$env_bin" -i --default-signal "${child_env[@]}" "$@" </dev/null >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&- &
+	"$env_bin" -i --default-signal "${child_env[@]}" "$@" </dev/null >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- &
 else
-	"$env_bin" -i --default-signal "${child_env[@]}" "$@" <&0 >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&- &
+	"$env_bin" -i --default-signal "${child_env[@]}" "$@" <&0 >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- &
 fi
 child=$!
 # From here on we outlive group signals so the status gets published; the
 # child got every signal back at its default through env --default-signal.
-trap '' TERM INT HUP QUIT
+trap '' $quiet
 if [ -n "$pending" ]; then kill -s "$pending" "$child" 2>/dev/null; fi
 exec 5>&- 6>&- 0</dev/null
 unset child_env
 
-# Each CHLD trap (ours, or a tee's) cuts a wait short with 145 and leaves
-# the job alone; a wait that does collect the child returns its status, and
-# later ones 127. Keep the one that says something.
-waited=
-while kill -0 "$child" 2>/dev/null; do
-	wait "$child"
-	r=$?
-	case $r in 127 | 145) ;; *) waited=$r ;; esac
-done
-# Unless a trap already listed it, the job is still in the table: list it
-# now, so fd 7 holds bash's own record of how the child ended.
-jobs -l >&7
+# how_child_ended lists the jobs into fd 7's file and sets how to the
+# child's state as listed: "Running", "Stopped", "Done", "Done(3)",
+# "Exit 3", or the first word of a signal's name ("Terminated",
+# "Segmentation"); empty when the child is not listed at all.
+how_child_ended() {
+	local line
+	how=
+	jobs -l >"/proc/$$/fd/7"
+	while IFS= read -r line; do
+		case $line in \[*) ;; *) continue ;; esac
+		set -f
+		set -- $line
+		set +f
+		if [ "$2" = "$child" ]; then
+			how=$3
+			if [ "$3" = Exit ]; then how="Exit $4"; fi
+		fi
+	done <"/proc/$$/fd/7"
+}
 
-how=
-while IFS= read -r line; do
-	set -f
-	set -- $line
-	while [ $# -gt 1 ]; do
-		if [ "$1" = "$child" ]; then how=$2; fi
-		shift
-	done
-done </proc/$$/fd/7
+# ${woke:-$sentinel} makes the check and the wait one command: a CHLD trap
+# that ran before it sets woke and `wait 1` returns at once; one that comes
+# later is pending when wait starts (or interrupts it) and wait returns 145.
+# Either way we look again, so no death can slip between look and wait.
+while :; do
+	woke=
+	how_child_ended
+	case $how in Running* | Stopped*) ;; *) break ;; esac
+	if [ -n "$sentinel" ]; then
+		wait "${woke:-$sentinel}"
+		if [ $? = 127 ] && [ -z "$woke" ]; then
+			# The sentinel is gone (killed on its own, or a bash without
+			# waitable process substitutions): wait for the child itself.
+			sentinel=
+		fi
+	else
+		# No trap may cut this wait short: it is the last one.
+		trap - CHLD
+		wait "$child"
+		waited=$?
+		# Only a listing of the job can tell 128+n from signal n now.
+		how_child_ended
+		if [ -z "$how" ]; then how=waited; fi
+		break
+	fi
+done
+trap - CHLD
+# Let a CHLD trap still pending run (now as the default) before the wait
+# that only has to give the number.
+:
 
 signal=
 case $how in
 Done) rc=0 ;;
 Done\(*\)) rc=${how#Done\(} rc=${rc%\)} ;;
-Exit | Running | Stopped* | '') rc=$waited ;;
-*) signal=yes rc=$waited ;;
+Exit\ *) rc=${how#Exit } ;;
+waited)
+	# The job was gone before it was listed (only without a sentinel):
+	# 128+n is taken for signal n, the common case.
+	rc=$waited
+	case $rc in 129 | 1[3-8][0-9] | 19[0-2]) signal=$((rc - 128)) ;; esac
+	;;
+*)
+	if [ -n "$waited" ]; then
+		rc=$waited
+	else
+		wait "$child"
+		rc=$?
+	fi
+	case $rc in 129 | 1[3-8][0-9] | 19[0-2]) signal=$((rc - 128)) ;; esac
+	;;
 esac
-if [ -z "$rc" ] && [ -n "$signal" ]; then
-	# No wait here collected the child, and a wait now may keep answering
-	# 145 for a CHLD trap bash never clears. A command substitution starts
-	# with no pending traps and a copy of the job table: its wait answers.
-	rc=$(wait "$child" 2>/dev/null; printf %s "$?")
-	case $rc in 129 | 1[3-8][0-9] | 19[0-2]) [ "$rc" != 145 ] || rc= ;; *) rc= ;; esac
-fi
-if [ -z "$rc" ]; then
-	signal=
-	wait "$child"
-	rc=$?
-fi
-trap - CHLD
-if [ -n "$signal" ]; then printf '%s\n' "$((rc - 128))" >"$state/signal"; fi
+case $rc in '' | *[!0-9]*) rc=255 ;; esac
+if [ -n "$signal" ]; then printf '%s\n' "$signal" >"$state/signal"; fi
 printf '%s\n' "$rc" >"$state/exit-code"
-finish "$rc" "${signal:+$((rc - 128))}"
+finish "$rc" "$signal"

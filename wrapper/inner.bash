@@ -12,8 +12,7 @@ printf '%s\n' "$$" >"$state/pid"
 # need not delay it. Nothing else has written to fd 3 yet.
 printf 'sandtop-published %s\n' "$$" >&3
 mapfile -d '' child_env <"$state/environment"
-# Job notices go to an unlinked file; they are how we learn whether the child
-# died from a signal, which $? alone cannot tell (143 vs SIGTERM).
+# fd 7: an unlinked scratch file for the body's job listings.
 exec 7<>"$state/.jobs"
 "$rm_bin" -f -- "$state/environment" "$state/.jobs"
 
