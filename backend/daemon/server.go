@@ -12,6 +12,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"sandtop/backend/daemon/fsservice"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
 )
@@ -24,12 +25,16 @@ const tokenHeader = "X-Access-Token"
 // (group tables, directory listings) still compress.
 const compressMinBytes = 4 * readBufSize
 
-// buildHandler assembles the mux: /health, process.Process and (unless
-// Compat) the Supervisor extension, all behind the token check.
+// buildHandler assembles the mux: /health, process.Process, envd's
+// filesystem half (filesystem.Filesystem and /files) and (unless Compat) the
+// Supervisor extension, all behind the token check.
 func (d *Daemon) buildHandler() http.Handler {
 	opts := []connect.HandlerOption{connect.WithCompressMinBytes(compressMinBytes)}
 	mux := http.NewServeMux()
 	mux.Handle(processconnect.NewProcessHandler(processService{d}, opts...))
+	files := fsservice.New(fsservice.Config{Identify: d.fsIdentity, Keepalive: keepaliveInterval, Done: d.done, Logger: d.log})
+	mux.Handle(files.Handler(opts...))
+	mux.Handle("/files", files.FilesHandler())
 	if !d.cfg.Compat {
 		mux.Handle(sandtopv1connect.NewSupervisorHandler(supervisorService{d}, opts...))
 	}
