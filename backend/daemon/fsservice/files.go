@@ -1,6 +1,7 @@
 package fsservice
 
 import (
+	"bufio"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -139,11 +140,16 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", ct)
 		w.Header().Set("Content-Encoding", "gzip")
-		gz := gzip.NewWriter(w)
+		// Buffer gzip's output: unbuffered, it reaches the client as many
+		// tiny chunks, which some clients (undici) decompress very slowly.
+		out := bufio.NewWriterSize(w, 64<<10)
+		gz, _ := gzip.NewWriterLevel(out, gzip.BestSpeed)
 		bp := copyBufs.Get().(*[]byte)
 		_, _ = io.CopyBuffer(gz, f, *bp)
 		copyBufs.Put(bp)
-		_ = gz.Close()
+		if gz.Close() == nil {
+			_ = out.Flush()
+		}
 		return
 	}
 	// ServeContent handles Range and conditional requests and copies with
