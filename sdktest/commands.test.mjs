@@ -32,27 +32,42 @@ test('run: stdin', async () => {
 
 test('background, list and kill', async () => {
   const h = await sbx.commands.run('sleep 300', { background: true, timeoutMs: 0 })
-  assert.ok(h.pid > 0)
-  const listed = await sbx.commands.list()
-  const mine = listed.find((p) => p.pid === h.pid)
-  assert.ok(mine, `pid ${h.pid} not in list ${JSON.stringify(listed)}`)
-  assert.equal(mine.cmd, '/bin/bash')
-  assert.ok(await sbx.commands.kill(h.pid))
-  await assert.rejects(h.wait(), (e) => e instanceof CommandExitError)
-  await eventually('the killed pid to leave the list', async () => !(await sbx.commands.list()).some((p) => p.pid === h.pid))
-  assert.equal(await sbx.commands.kill(h.pid), false)
+  try {
+    assert.ok(h.pid > 0)
+    const listed = await sbx.commands.list()
+    const mine = listed.find((p) => p.pid === h.pid)
+    assert.ok(mine, `pid ${h.pid} not in list ${JSON.stringify(listed)}`)
+    assert.equal(mine.cmd, '/bin/bash')
+    assert.ok(await sbx.commands.kill(h.pid))
+    await assert.rejects(h.wait(), (e) => e instanceof CommandExitError)
+    await eventually('the killed pid to leave the list', async () => !(await sbx.commands.list()).some((p) => p.pid === h.pid))
+    assert.equal(await sbx.commands.kill(h.pid), false)
+  } finally {
+    await sbx.commands.kill(h.pid).catch(() => {})
+  }
 })
 
 test('pty: create, input, resize and kill', async () => {
   let out = ''
   const dec = new TextDecoder()
+  const enc = new TextEncoder()
   const h = await sbx.pty.create({ cols: 80, rows: 24, timeoutMs: 0, onData: (d) => { out += dec.decode(d, { stream: true }) } })
-  await sbx.pty.sendInput(h.pid, new TextEncoder().encode('stty size\n'))
-  await eventually('stty size 24 80', async () => out.includes('24 80'))
-  await sbx.pty.resize(h.pid, { cols: 100, rows: 30 })
-  await sbx.pty.sendInput(h.pid, new TextEncoder().encode('stty size; echo SDK""MARK\n'))
-  await eventually('stty size 30 100', async () => out.includes('30 100') && out.includes('SDKMARK'))
-  assert.ok(await sbx.pty.kill(h.pid))
-  const r = await h.wait().catch((e) => e)
-  assert.ok(r instanceof CommandExitError || r.exitCode !== 0, `pty ended with ${JSON.stringify(r)}`)
+  try {
+    // Type until the shell answers: input sent before an interactive bash
+    // has set up its terminal may be flushed.
+    let last = 0
+    const typing = (line) => async () => {
+      if (Date.now() - last > 1000) { last = Date.now(); await sbx.pty.sendInput(h.pid, enc.encode(line)) }
+      return false
+    }
+    await eventually('stty size 24 80', async () => out.includes('24 80') || typing('stty size\n')())
+    await sbx.pty.resize(h.pid, { cols: 100, rows: 30 })
+    last = 0
+    await eventually('stty size 30 100', async () => (out.includes('30 100') && out.includes('SDKMARK')) || typing('stty size; echo SDK""MARK\n')())
+    assert.ok(await sbx.pty.kill(h.pid))
+    const r = await h.wait().catch((e) => e)
+    assert.ok(r instanceof CommandExitError || r.exitCode !== 0, `pty ended with ${JSON.stringify(r)}`)
+  } finally {
+    await sbx.pty.kill(h.pid).catch(() => {})
+  }
 })

@@ -76,13 +76,16 @@ test('watchDir events', async () => {
   await sbx.files.makeDir(dir)
   const events = []
   const w = await sbx.files.watchDir(dir, (e) => { events.push(e) }, { timeoutMs: 0 })
-  await sbx.files.write(`${dir}/new.txt`, 'a')
-  await sbx.files.rename(`${dir}/new.txt`, `${dir}/renamed.txt`)
-  await sbx.files.remove(`${dir}/renamed.txt`)
-  const has = (name, type) => events.some((e) => e.name === name && e.type === type)
-  await eventually('create, write, rename and remove events', async () =>
-    has('new.txt', 'create') && has('new.txt', 'write') && has('new.txt', 'rename') && has('renamed.txt', 'remove'))
-  await w.stop()
+  try {
+    await sbx.files.write(`${dir}/new.txt`, 'a')
+    await sbx.files.rename(`${dir}/new.txt`, `${dir}/renamed.txt`)
+    await sbx.files.remove(`${dir}/renamed.txt`)
+    const has = (name, type) => events.some((e) => e.name === name && e.type === type)
+    await eventually('create, write, rename and remove events', async () =>
+      has('new.txt', 'create') && has('new.txt', 'write') && has('new.txt', 'rename') && has('renamed.txt', 'remove'))
+  } finally {
+    await w.stop()
+  }
   await sbx.files.remove(dir)
 })
 
