@@ -50,7 +50,7 @@ func BenchmarkFiles1GiB(b *testing.B) {
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
 	src := filepath.Join(dir, "src")
-	if out, err := exec.Command("dd", "if=/dev/urandom", "of="+src, "bs=1M", fmt.Sprint(size>>20)).CombinedOutput(); err != nil {
+	if out, err := exec.Command("dd", "if=/dev/urandom", "of="+src, "bs=1M", fmt.Sprint("count=", size>>20)).CombinedOutput(); err != nil {
 		b.Fatalf("dd: %v: %s", err, out)
 	}
 	rss := func(b *testing.B) {
