@@ -458,6 +458,8 @@ func TestFilesystemActsAsUser(t *testing.T) {
 	if mk.Msg.GetEntry().GetOwner() != "nobody" {
 		t.Errorf("MakeDir as nobody: owner %q", mk.Msg.GetEntry().GetOwner())
 	}
+	_, err = e.fs.Stat(ctx, as("no-such-user-here", &fspb.StatRequest{Path: d}))
+	wantCode(t, err, connect.CodeUnauthenticated, "no-such-user-here")
 	// The daemon's own threads keep root's rights afterwards.
 	if _, err := e.fs.Stat(ctx, as("", &fspb.StatRequest{Path: d + "/private/secret"})); err != nil {
 		t.Errorf("daemon user after nobody's requests: %v", err)

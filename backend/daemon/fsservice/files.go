@@ -73,13 +73,9 @@ func fail(w http.ResponseWriter, err error) {
 	jsonError(w, httpStatus(err), msg)
 }
 
-// filesIdentity resolves the query's user; like envd, an unknown user is 401.
+// filesIdentity resolves the query's user.
 func (s *Service) filesIdentity(r *http.Request) (Identity, error) {
-	id, err := s.cfg.Identify(r.URL.Query().Get("username"))
-	if err != nil && connect.CodeOf(err) != connect.CodePermissionDenied {
-		err = connect.NewError(connect.CodeUnauthenticated, err)
-	}
-	return id, err
+	return s.identifyName(r.URL.Query().Get("username"))
 }
 
 func (s *Service) filesTarget(r *http.Request) (Identity, string, error) {

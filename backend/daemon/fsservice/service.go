@@ -66,7 +66,23 @@ func (s *Service) Handler(opts ...connect.HandlerOption) (string, http.Handler) 
 // identify picks the identity from envd's Basic "user:" header.
 func (s *Service) identify(h http.Header) (Identity, error) {
 	name, _, _ := (&http.Request{Header: h}).BasicAuth()
-	return s.cfg.Identify(name)
+	return s.identifyName(name)
+}
+
+// identifyName resolves a user name. As in envd, a user that cannot be
+// resolved is Unauthenticated (/files: 401); one the daemon may not act as
+// stays PermissionDenied.
+func (s *Service) identifyName(name string) (Identity, error) {
+	id, err := s.cfg.Identify(name)
+	if err == nil || connect.CodeOf(err) == connect.CodePermissionDenied {
+		return id, err
+	}
+	msg := err.Error()
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		msg = ce.Message()
+	}
+	return Identity{}, connect.NewError(connect.CodeUnauthenticated, errors.New(msg))
 }
 
 // target resolves the request's identity and one path.
