@@ -465,3 +465,16 @@ func TestFilesystemActsAsUser(t *testing.T) {
 		t.Errorf("daemon user after nobody's requests: %v", err)
 	}
 }
+
+// envd has the filesystem half, so the envd-only mode serves it too.
+func TestFilesystemInCompatMode(t *testing.T) {
+	env := daemontest.StartTCP(t, daemon.Config{Compat: true})
+	fs := filesystemconnect.NewFilesystemClient(http.DefaultClient, env.Addr)
+	st, err := fs.Stat(ctxFor(t, 10*time.Second), connect.NewRequest(&fspb.StatRequest{Path: "/"}))
+	if err != nil || st.Msg.GetEntry().GetType() != fspb.FileType_FILE_TYPE_DIRECTORY {
+		t.Fatalf("Stat / in compat mode: %v %v", st, err)
+	}
+	if code, _ := get(t, filesURL(env.Addr, "/", "")); code != http.StatusBadRequest {
+		t.Errorf("GET /files of a directory in compat mode: %d, want 400", code)
+	}
+}
