@@ -19,7 +19,7 @@ func TestWrapperPublishesSignalWhenGroupIsSignalledEarly(t *testing.T) {
 		if i%2 == 1 {
 			spill = 1000 // tee and head join the group
 		}
-		w := startWrapped(t, false, []string{"/bin/sh", "-c", "exec cat /dev/zero"}, spill)
+		w := startWrapped(t, []string{"/bin/sh", "-c", "exec cat /dev/zero"}, spill)
 		time.Sleep(time.Duration(i%4) * time.Millisecond)
 		w.signal(t, syscall.SIGTERM)
 		fact := w.fact(t)

@@ -38,13 +38,12 @@ type wrapped struct {
 	exited chan struct{}
 }
 
-// startWrapped starts argv through the wrapper: the classic halves, or the
-// direct form as sandtop's daemon starts it (a new session, the state
-// directory made beforehand). It returns once the group is published.
-func startWrapped(t *testing.T, direct bool, argv []string, spill int64) *wrapped {
+// startWrapped starts argv through the wrapper's classic halves, as on stock
+// envd. It returns once the group is published.
+func startWrapped(t *testing.T, argv []string, spill int64) *wrapped {
 	t.Helper()
 	dir := StateDir(t.TempDir(), "p1")
-	inv := Invocation{StateDir: dir, Argv: argv, StdoutSpill: spill, StderrSpill: NoSpill, Direct: direct}
+	inv := Invocation{StateDir: dir, Argv: argv, StdoutSpill: spill, StderrSpill: NoSpill}
 	cmd, args, err := inv.Command("/bin/bash")
 	if err != nil {
 		t.Fatal(err)
@@ -53,14 +52,7 @@ func startWrapped(t *testing.T, direct bool, argv []string, spill int64) *wrappe
 	c := exec.Command(cmd, args...)
 	c.Env = []string{"PATH=" + os.Getenv("PATH")}
 	c.Stdin = strings.NewReader(string(payload))
-	if direct {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	} else {
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	}
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := c.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -145,27 +137,20 @@ func signalFact(sig syscall.Signal) string {
 	return fmt.Sprintf("signal %d (exit-code %d)", sig, 128+int(sig))
 }
 
-// manyTimes runs one case n times, 8 at a time, in both wrapper forms.
-func manyTimes(t *testing.T, n int, run func(t *testing.T, direct bool)) {
-	for _, form := range []struct {
-		name   string
-		direct bool
-	}{{"classic", false}, {"direct", true}} {
-		t.Run(form.name, func(t *testing.T) {
-			var wg sync.WaitGroup
-			slots := make(chan struct{}, 8)
-			for range n {
-				wg.Add(1)
-				slots <- struct{}{}
-				go func() {
-					defer wg.Done()
-					defer func() { <-slots }()
-					run(t, form.direct)
-				}()
-			}
-			wg.Wait()
-		})
+// manyTimes runs one case n times, 8 at a time.
+func manyTimes(t *testing.T, n int, run func(t *testing.T)) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 8)
+	for range n {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			run(t)
+		}()
 	}
+	wg.Wait()
 }
 
 // A running program killed through its group is published as that signal,
@@ -176,7 +161,7 @@ func TestWrapperPublishesGroupSignalsUnderLoad(t *testing.T) {
 	sigs := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGSEGV, syscall.SIGHUP, syscall.SIGQUIT}
 	i := 0
 	var mu sync.Mutex
-	manyTimes(t, 40, func(t *testing.T, direct bool) {
+	manyTimes(t, 40, func(t *testing.T) {
 		mu.Lock()
 		sig := sigs[i%len(sigs)]
 		spill := NoSpill
@@ -185,7 +170,7 @@ func TestWrapperPublishesGroupSignalsUnderLoad(t *testing.T) {
 		}
 		i++
 		mu.Unlock()
-		w := startWrapped(t, direct, []string{"/bin/sh", "-c", "echo ready; exec sleep 100"}, spill)
+		w := startWrapped(t, []string{"/bin/sh", "-c", "echo ready; exec sleep 100"}, spill)
 		w.ready(t)
 		w.signal(t, sig)
 		if got := w.fact(t); got != signalFact(sig) {
@@ -198,8 +183,8 @@ func TestWrapperPublishesGroupSignalsUnderLoad(t *testing.T) {
 // has too) is published as exit 143, not as SIGTERM.
 func TestWrapperTellsExit143FromSIGTERMUnderLoad(t *testing.T) {
 	cpuHogs(t)
-	manyTimes(t, 30, func(t *testing.T, direct bool) {
-		w := startWrapped(t, direct, []string{"/bin/sh", "-c", `trap 'exit 143' TERM; echo ready; while :; do sleep 0.05; done`}, NoSpill)
+	manyTimes(t, 30, func(t *testing.T) {
+		w := startWrapped(t, []string{"/bin/sh", "-c", `trap 'exit 143' TERM; echo ready; while :; do sleep 0.05; done`}, NoSpill)
 		w.ready(t)
 		w.signal(t, syscall.SIGTERM)
 		if got := w.fact(t); got != "exit 143" {
@@ -212,8 +197,8 @@ func TestWrapperTellsExit143FromSIGTERMUnderLoad(t *testing.T) {
 // must publish that, not 145 (the CHLD trap's status) or an exit code.
 func TestWrapperPublishesSIGTERMOfAStoppedProgramOnceContinued(t *testing.T) {
 	cpuHogs(t)
-	manyTimes(t, 20, func(t *testing.T, direct bool) {
-		w := startWrapped(t, direct, []string{"/bin/sh", "-c", "echo ready; exec sleep 100"}, 1000)
+	manyTimes(t, 20, func(t *testing.T) {
+		w := startWrapped(t, []string{"/bin/sh", "-c", "echo ready; exec sleep 100"}, 1000)
 		// With a spill the program's stdout is the tee: read the spill.
 		deadline := time.Now().Add(30 * time.Second)
 		for !strings.Contains(readOr(filepath.Join(w.dir, StdoutSpillFile)), "ready") {
@@ -249,12 +234,12 @@ func TestWrapperPublishesSelfInflictedEnds(t *testing.T) {
 	}
 	var mu sync.Mutex
 	i := 0
-	manyTimes(t, 3*len(cases), func(t *testing.T, direct bool) {
+	manyTimes(t, 3*len(cases), func(t *testing.T) {
 		mu.Lock()
 		c := cases[i%len(cases)]
 		i++
 		mu.Unlock()
-		w := startWrapped(t, direct, []string{"/bin/sh", "-c", "ulimit -c 0; " + c.script}, 100)
+		w := startWrapped(t, []string{"/bin/sh", "-c", "ulimit -c 0; " + c.script}, 100)
 		if got := w.fact(t); got != c.want {
 			t.Errorf("%s: published %s, want %s", c.script, got, c.want)
 		}
@@ -265,9 +250,9 @@ func TestWrapperPublishesSelfInflictedEnds(t *testing.T) {
 // outright: neither death is the program's, which is published as its own.
 func TestWrapperIgnoresTheDeathOfItsTeeAndHead(t *testing.T) {
 	cpuHogs(t)
-	manyTimes(t, 10, func(t *testing.T, direct bool) {
+	manyTimes(t, 10, func(t *testing.T) {
 		ready := filepath.Join(t.TempDir(), "ready")
-		w := startWrapped(t, direct, []string{"/bin/sh", "-c", `trap "exit 7" TERM; i=0; while [ $i -lt 200 ]; do echo 0123456789abcdef; i=$((i+1)); done; : >"$1"; while :; do sleep 0.05; done`, "sh", ready}, 64)
+		w := startWrapped(t, []string{"/bin/sh", "-c", `trap "exit 7" TERM; i=0; while [ $i -lt 200 ]; do echo 0123456789abcdef; i=$((i+1)); done; : >"$1"; while :; do sleep 0.05; done`, "sh", ready}, 64)
 		// Once the program has written past the cap (so the head is gone)
 		// and writes no more, kill the tee too.
 		deadline := time.Now().Add(30 * time.Second)

@@ -33,7 +33,7 @@ const (
 type Config struct {
 	RuntimeRoot   string        // dir (0700) for state the seam publishes; created if missing
 	Env           []string      // sandbox-wide base env ("K=V"), layered after PATH/HOME/USER/LOGNAME
-	Compat        bool          // serve only process.Process (stock envd behaviour surface)
+	Compat        bool          // serve only envd's services: process.Process, filesystem.Filesystem, /files
 	ReplayBytes   int           // per process, 0 → 256 KiB
 	StallTimeout  time.Duration // 0 → 2s
 	ExitRetention time.Duration // 0 → 60s

@@ -17,7 +17,7 @@ import (
 type ServeOptions struct {
 	Listen     string // "unix:/path" or "host:port"; empty → unix:<runtime dir>/sandtop.sock
 	TokenFile  string // file holding the access token; empty → no token
-	Compat     bool   // serve only process.Process, as stock envd does
+	Compat     bool   // serve only envd's services, as stock envd does
 	StateDir   string // holds runtime/ (the runtime root) and daemon.log; empty → DefaultStateDir()
 	KillOnExit bool   // SIGKILL every managed group when serving stops
 	Env        []string
@@ -144,7 +144,7 @@ func ServeMain(ctx context.Context, args []string, stderr io.Writer) error {
 	var compat string
 	fs.StringVar(&o.Listen, "listen", "", "unix:PATH or HOST:PORT (default unix:"+DefaultSocket()+")")
 	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the X-Access-Token; required beyond loopback")
-	fs.StringVar(&compat, "compat", "", `"envd" serves only process.Process, like stock envd`)
+	fs.StringVar(&compat, "compat", "", `"envd" serves only envd's services (process, filesystem), like stock envd`)
 	fs.StringVar(&o.StateDir, "state-dir", "", "directory for the runtime root and daemon.log (default "+DefaultStateDir()+")")
 	fs.BoolVar(&o.KillOnExit, "kill-on-exit", false, "SIGKILL every managed process group when the daemon stops")
 	if err := fs.Parse(args); err != nil {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"sandtop/backend/daemon/fsservice"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
 )
@@ -20,12 +21,16 @@ const tokenHeader = "X-Access-Token"
 // (group tables, directory listings) still compress.
 const compressMinBytes = 4 * readBufSize
 
-// buildHandler assembles the mux: /health, process.Process and (unless
-// Compat) the Supervisor extension, all behind Guard.
+// buildHandler assembles the mux: /health, process.Process, envd's
+// filesystem half (filesystem.Filesystem and /files) and (unless Compat) the
+// Supervisor extension, all behind Guard.
 func (d *Daemon) buildHandler() http.Handler {
 	opts := d.HandlerOptions()
 	mux := http.NewServeMux()
 	mux.Handle(processconnect.NewProcessHandler(processService{d}, opts...))
+	files := fsservice.New(fsservice.Config{Identify: d.fsIdentity, Keepalive: keepaliveInterval, Done: d.done, Logger: d.log})
+	mux.Handle(files.Handler(opts...))
+	mux.Handle("/files", files.FilesHandler())
 	if !d.cfg.Compat {
 		mux.Handle(sandtopv1connect.NewSupervisorHandler(supervisorService{d}, opts...))
 	}

@@ -15,7 +15,7 @@ fi
 bin="$(mktemp -d)"
 [[ $check == 1 ]] || trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/" google.golang.org/protobuf/cmd/protoc-gen-go connectrpc.com/connect/cmd/protoc-gen-connect-go
-protos=(process/process.proto sandtop/v1/supervisor.proto)
+protos=(process/process.proto filesystem/filesystem.proto sandtop/v1/supervisor.proto)
 mkdir -p "$out"
 protoc -I backend/proto \
   --plugin=protoc-gen-go="$bin/protoc-gen-go" \
