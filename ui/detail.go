@@ -214,7 +214,7 @@ func (m *Model) drainStreams() tea.Cmd {
 		m.events.add(m.now(), levelWarn, "output flood: skipped %d bytes to stay live", dropped)
 	}
 	if len(data) > 0 {
-		d.out.append(data)
+		d.out.append(data, m.now())
 	}
 	var cmds []tea.Cmd
 	if werr := d.input.failure(); werr != nil && !d.ended {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/textinput"
 	"strconv"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 type bulkDialog struct {
 	targets []Group
 	grace   time.Duration
-	input   lineInput
+	input   textinput.Model
 	where   string // the sandbox, when there are several
 	noCount bool
 }
@@ -44,7 +45,7 @@ func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 		m.marks = map[int]bool{}
 		return true, tea.Batch(cmds...)
 	}
-	d.input.Update(msg)
+	d.input, _ = d.input.Update(msg)
 	return false, nil
 }
 

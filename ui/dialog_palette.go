@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/textinput"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -34,7 +35,7 @@ var paletteCommands = []paletteCommand{
 
 // palette is the ":" command line with its list of commands.
 type palette struct {
-	input  lineInput
+	input  textinput.Model
 	cursor int
 }
 
@@ -70,7 +71,7 @@ func (p *palette) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 	case "enter":
 		return true, m.runPalette(p.input.Value(), p.matches(), p.cursor)
 	}
-	p.input.Update(msg)
+	p.input, _ = p.input.Update(msg)
 	p.cursor = 0
 	return false, nil
 }

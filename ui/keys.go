@@ -85,6 +85,20 @@ func (m *Model) outputKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		o.setFollow(true)
 	case key.Matches(msg, k.Follow):
 		o.setFollow(!o.follow)
+	case key.Matches(msg, k.Wrap):
+		o.setWrap(!o.wrap)
+	case key.Matches(msg, k.Timestamps):
+		o.timestamps = !o.timestamps
+	case key.Matches(msg, k.Collapse):
+		w, _ := m.detailInner()
+		o.scrollX(-max(tabWidth, w/2))
+	case key.Matches(msg, k.Expand):
+		w, _ := m.detailInner()
+		o.scrollX(max(tabWidth, w/2))
+	case key.Matches(msg, k.Copy):
+		return m.copyOutput(), true
+	case key.Matches(msg, k.Save):
+		m.openDialog(newPrompt(promptSave, "save output to", m.defaultSaveName()))
 	case key.Matches(msg, k.Filter):
 		m.openDialog(newPrompt(promptSearch, "search output", o.query))
 	case key.Matches(msg, k.SearchNext):

@@ -203,6 +203,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.gen == m.resizeGen {
 			return m, m.resizeRemote()
 		}
+	case exportDoneMsg:
+		m.onExportDone(msg)
 	case resizeDoneMsg:
 		if msg.err != nil {
 			m.events.add(m.now(), levelWarn, "resize of terminal %d to %dx%d failed: %v", msg.pid, msg.cols, msg.rows, msg.err)

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -47,6 +48,9 @@ type Options struct {
 	// NoConfirm turns confirmations off, one action at a time. The zero
 	// value confirms everything destructive.
 	NoConfirm NoConfirm
+	// Clipboard receives the OSC 52 sequence of a copy; nil means stdout,
+	// the terminal the TUI draws on.
+	Clipboard io.Writer
 	// Now is the clock, for tests; nil means time.Now.
 	Now func() time.Time
 	// ProgramOptions are passed to tea.NewProgram by Run (input, output).
