@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/key"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -15,14 +16,17 @@ func (m *Model) openContextPicker() {
 }
 
 func (d *contextPicker) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch s := msg.String(); s {
-	case "esc", "q", "c":
+	if key.Matches(msg, m.keys.Contexts) {
 		return true, nil
-	case "up", "k":
+	}
+	switch s := msg.String(); m.dialogAction(msg, false) {
+	case actCancel:
+		return true, nil
+	case actUp:
 		d.cursor = (d.cursor - 1 + len(m.ctxs)) % len(m.ctxs)
-	case "down", "j":
+	case actDown:
 		d.cursor = (d.cursor + 1) % len(m.ctxs)
-	case "enter":
+	case actOK:
 		return true, m.switchTo(d.cursor)
 	default:
 		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(m.ctxs) {

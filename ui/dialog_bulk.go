@@ -26,11 +26,11 @@ func newBulkDialog(targets []Group, grace time.Duration) *bulkDialog {
 }
 
 func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	switch m.dialogAction(msg, true) {
+	case actCancel:
 		m.setStatus(levelInfo, "bulk teardown cancelled")
 		return true, nil
-	case "enter":
+	case actOK:
 		if !d.noCount && d.input.Value() != strconv.Itoa(len(d.targets)) {
 			m.setStatus(levelWarn, fmt.Sprintf("type %d to confirm, or esc to cancel", len(d.targets)))
 			d.input.SetValue("")

@@ -27,12 +27,17 @@ func (d *confirmDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 	switch msg.String() {
 	case "y", "Y":
 		return true, d.action(m)
-	case "n", "N", "esc", "q":
+	case "n", "N":
 		m.setStatus(levelInfo, "cancelled")
 		return true, nil
-	case "left", "right", "tab", "shift+tab", "h", "l":
+	}
+	switch m.dialogAction(msg, false) {
+	case actCancel:
+		m.setStatus(levelInfo, "cancelled")
+		return true, nil
+	case actSwitch, actUp, actDown:
 		d.yes = !d.yes
-	case "enter":
+	case actOK:
 		if d.yes {
 			return true, d.action(m)
 		}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/key"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -14,8 +15,11 @@ type helpDialog struct{ keys KeyMap }
 func newHelpDialog(k KeyMap) *helpDialog { return &helpDialog{keys: k} }
 
 func (d *helpDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc", "q", "?", "enter":
+	if key.Matches(msg, m.keys.Help) {
+		return true, nil
+	}
+	switch m.dialogAction(msg, false) {
+	case actCancel, actOK:
 		return true, nil
 	}
 	return false, nil

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	"strings"
 
@@ -37,6 +38,7 @@ var paletteCommands = []paletteCommand{
 type palette struct {
 	input  textinput.Model
 	cursor int
+	primed bool // suggestions set
 }
 
 func newPalette(value string) *palette { return &palette{input: newInput(":", value)} }
@@ -54,26 +56,54 @@ func (p *palette) matches() []paletteCommand {
 }
 
 func (p *palette) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
-		return true, nil
-	case "up":
-		p.cursor = max(0, p.cursor-1)
-		return false, nil
-	case "down":
-		p.cursor = min(len(p.matches())-1, p.cursor+1)
-		return false, nil
-	case "tab":
-		if ms := p.matches(); len(ms) > 0 {
+	if !p.primed {
+		p.input.ShowSuggestions = true
+		p.input.SetSuggestions(m.paletteSuggestions())
+		p.primed = true
+	}
+	if key.Matches(msg, m.keys.NextPane) {
+		if s := p.input.CurrentSuggestion(); s != "" && s != p.input.Value() {
+			p.input.SetValue(s)
+			p.input.CursorEnd()
+		} else if ms := p.matches(); len(ms) > 0 {
 			p.input.SetValue(ms[min(p.cursor, len(ms)-1)].name + " ")
+			p.input.CursorEnd()
 		}
 		return false, nil
-	case "enter":
+	}
+	switch m.dialogAction(msg, true) {
+	case actCancel:
+		return true, nil
+	case actUp:
+		p.cursor = max(0, p.cursor-1)
+		return false, nil
+	case actDown:
+		p.cursor = min(len(p.matches())-1, p.cursor+1)
+		return false, nil
+	case actOK:
 		return true, m.runPalette(p.input.Value(), p.matches(), p.cursor)
 	}
 	p.input, _ = p.input.Update(msg)
 	p.cursor = 0
 	return false, nil
+}
+
+// paletteSuggestions are what tab completes a typed line to: every
+// command, the signals of the menu, and the sandboxes.
+func (m *Model) paletteSuggestions() []string {
+	var out []string
+	for _, c := range paletteCommands {
+		out = append(out, c.name)
+	}
+	for _, s := range menuSignals {
+		out = append(out, "signal "+strings.TrimPrefix(s.name, "SIG"))
+	}
+	for _, sb := range m.ctxs {
+		if sb.spec.Name != "" {
+			out = append(out, "ctx "+sb.spec.Name)
+		}
+	}
+	return out
 }
 
 // runPalette executes a typed line; a bare prefix picks the highlighted

@@ -35,15 +35,15 @@ func promptSymbol(k promptKind) string {
 func (p *prompt) inline() {}
 
 func (p *prompt) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	switch m.dialogAction(msg, true) {
+	case actCancel:
 		if p.kind == promptFilter {
 			m.tree.filter = ""
 			m.tree.rebuild()
 			return true, m.syncDetail()
 		}
 		return true, nil
-	case "enter":
+	case actOK:
 		if p.kind == promptSave {
 			return true, m.saveOutput(p.input.Value())
 		}

@@ -48,14 +48,14 @@ type signalMenu struct {
 func newSignalMenu(t signalTarget) *signalMenu { return &signalMenu{target: t} }
 
 func (d *signalMenu) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch s := msg.String(); s {
-	case "esc", "q":
+	switch s := msg.String(); m.dialogAction(msg, false) {
+	case actCancel:
 		return true, nil
-	case "up", "k":
+	case actUp:
 		d.cursor = (d.cursor - 1 + len(menuSignals)) % len(menuSignals)
-	case "down", "j":
+	case actDown:
 		d.cursor = (d.cursor + 1) % len(menuSignals)
-	case "enter":
+	case actOK:
 		return true, m.chooseSignal(d.target, menuSignals[d.cursor])
 	default:
 		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(menuSignals) {
