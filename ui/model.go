@@ -67,6 +67,7 @@ type Model struct {
 	width, height int
 	lay           layout
 	zoomed        bool
+	attachZoomed  bool // zoomed by an attach, undone on detach
 
 	focus        focus
 	pane         pane
