@@ -35,6 +35,9 @@ type listGroup struct {
 	Command  []string `json:"command,omitempty"`
 	ExitCode *int     `json:"exit_code,omitempty"`
 	Signal   string   `json:"signal,omitempty"`
+	// Started is when the group's oldest live member started; absent once
+	// settled, or when the daemon cannot tell (stock envd).
+	Started *time.Time `json:"started,omitempty"`
 	// Members are the live processes of the group, the wrapper's own
 	// included (marked); empty once settled.
 	Members []listProcess `json:"members"`
@@ -52,6 +55,8 @@ type listProcess struct {
 	// CPUPercent and RSSBytes need the daemon's extension (not stock envd).
 	CPUPercent float64 `json:"cpu_percent,omitempty"`
 	RSSBytes   uint64  `json:"rss_bytes,omitempty"`
+	// Started needs the daemon's extension too.
+	Started *time.Time `json:"started,omitempty"`
 }
 
 type listTerminal struct {
@@ -89,6 +94,7 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 		if g.State != backend.GroupSettled && g.Pgid > 0 {
 			lg.Members = append(lg.Members, members[g.Pgid]...)
 			lg.Command = markWrapperMembers(g.Pgid, lg.Members)
+			lg.Started = oldestStart(lg.Members)
 			if allStopped(lg.Members) {
 				lg.State = groupStopped
 			}
@@ -153,8 +159,13 @@ func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, error
 					if !live(m.GetState()) {
 						continue
 					}
-					out[int(g.GetPgid())] = append(out[int(g.GetPgid())], listProcess{PID: int(m.GetPid()), PPID: int(m.GetPpid()),
-						State: m.GetState(), Argv: m.GetArgv(), CPUPercent: m.GetCpuPercent(), RSSBytes: m.GetRssBytes()})
+					p := listProcess{PID: int(m.GetPid()), PPID: int(m.GetPpid()),
+						State: m.GetState(), Argv: m.GetArgv(), CPUPercent: m.GetCpuPercent(), RSSBytes: m.GetRssBytes()}
+					if ms := m.GetStartTimeUnixMs(); ms > 0 {
+						t := time.UnixMilli(ms).UTC()
+						p.Started = &t
+					}
+					out[int(g.GetPgid())] = append(out[int(g.GetPgid())], p)
 				}
 			}
 			return out, nil
@@ -173,3 +184,15 @@ func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, error
 }
 
 func live(state string) bool { return state != "" && state != "Z" && state != "X" && state != "x" }
+
+// oldestStart is the earliest start time among members, nil if none is
+// known.
+func oldestStart(members []listProcess) *time.Time {
+	var t *time.Time
+	for _, m := range members {
+		if m.Started != nil && (t == nil || m.Started.Before(*t)) {
+			t = m.Started
+		}
+	}
+	return t
+}

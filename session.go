@@ -44,11 +44,15 @@ func openSession(ctx context.Context, g *globalFlags) (*session, error) {
 		}
 		return nil, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one", len(ts), strings.Join(names, ", ")))
 	}
-	opened, err := target.Open(ctx, ts[0], backend.RuntimeConfig{PollInterval: 50 * time.Millisecond})
+	g.logger().Debug("opening sandbox", "target", ts[0].Name)
+	opened, err := target.Open(ctx, ts[0], backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Logger: g.logger()})
 	if err != nil {
+		g.logger().Debug("open failed", "target", ts[0].Name, "err", err)
 		return nil, err
 	}
-	return &session{Session: opened, cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly}, nil
+	s := &session{Session: opened, cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly}
+	warnDaemonVersion(ctx, s)
+	return s, nil
 }
 
 func (s *session) Close() { s.Session.Close() }
