@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -158,4 +159,23 @@ func runTagged(t *testing.T, tag string, argv ...string) int {
 		t.Fatalf("run printed %q: %v", out, err)
 	}
 	return pgid
+}
+
+// TestVersionAndDebugLog: version names the running daemon's build, and
+// SANDTOP_DEBUG logs what a command does.
+func TestVersionAndDebugLog(t *testing.T) {
+	r := sandtopEnv(t, append(append([]string(nil), testEnv...), "SANDTOP_DEBUG=1"), "ls")
+	if r.code != 0 || !strings.Contains(r.stderr, "opening sandbox") {
+		t.Fatalf("SANDTOP_DEBUG=1 ls: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	var doc versionDoc
+	if err := json.Unmarshal([]byte(mustSandtop(t, "version", "-o", "json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Client == "" || doc.Daemon != doc.Client {
+		t.Fatalf("version: %+v; the daemon this binary started should be the same build", doc)
+	}
+	if strings.Contains(r.stderr, "warning: the local daemon") {
+		t.Fatalf("warned about a daemon of the same build:\n%s", r.stderr)
+	}
 }

@@ -15,8 +15,8 @@ func newEnvironmentHelp() *cobra.Command {
   SANDTOP_TARGET       the sandbox to use when no --target, --socket, --envd
                        or --e2b flag names one: "local" or a [targets] name
   SANDTOP_CONFIG       the config file (default $XDG_CONFIG_HOME/sandtop/config.toml)
-  SANDTOP_DEBUG        set (not 0): write a debug log to stderr; --log-file
-                       writes it to a file instead
+  SANDTOP_DEBUG        set (not 0): write a debug log to stderr (the TUI's to
+                       $SANDTOP_STATE_DIR/client.log); --log-file picks the file
   SANDTOP_RUNTIME_DIR  where the local daemon's socket lives
                        (default $XDG_RUNTIME_DIR/sandtop)
   SANDTOP_STATE_DIR    where the local daemon keeps its state and log

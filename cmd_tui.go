@@ -32,7 +32,7 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 			return err
 		}
 	}
-	opener := &tuiOpener{cfg: cfg}
+	opener := &tuiOpener{cfg: cfg, log: g.logger()}
 	defer opener.closeAll()
 	contexts, initial := opener.contexts(ctx, sels, initial)
 	// One sandbox that cannot even be resolved is an error, as in the CLI;

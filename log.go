@@ -5,8 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"sandtop/backend/local"
 )
 
 // envDebug turns the client's debug log on, to stderr unless --log-file
@@ -25,6 +28,20 @@ func (g *globalFlags) startLog(cmd *cobra.Command) error {
 			return usagef(fmt.Errorf("--log-file: %w", err))
 		}
 		w = f // stays open until the process exits
+	case os.Getenv(envDebug) != "" && os.Getenv(envDebug) != "0" && drawsOnTerminal(cmd):
+		// The TUI owns the terminal: its log goes next to the daemon's.
+		p, err := local.DefaultPaths()
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(p.StateDir, 0o700); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(p.StateDir, "client.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return err
+		}
+		w = f
 	case os.Getenv(envDebug) != "" && os.Getenv(envDebug) != "0":
 		w = cmd.ErrOrStderr()
 	default:
@@ -34,6 +51,11 @@ func (g *globalFlags) startLog(cmd *cobra.Command) error {
 	g.log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	g.log.Debug("sandtop starting", "command", cmd.CommandPath(), "version", versionString())
 	return nil
+}
+
+// drawsOnTerminal says whether cmd takes the screen (the TUI, attach).
+func drawsOnTerminal(cmd *cobra.Command) bool {
+	return cmd == cmd.Root() || cmd.Name() == "demo" || cmd.Name() == "attach"
 }
 
 // logger is the debug log, discarding before startLog ran (tests).
