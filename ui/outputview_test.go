@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"sandtop/themes"
@@ -84,33 +83,5 @@ func TestOutputTimestamps(t *testing.T) {
 	}
 	if !strings.HasPrefix(o.plainText(), at.Format(time.RFC3339Nano)+" one\n") {
 		t.Fatalf("saved text = %q", o.plainText())
-	}
-}
-
-func TestDialogsFollowTheKeymap(t *testing.T) {
-	m, _ := newTestModel(t, 160, 50, func(o *Options) { o.Keys = map[string][]string{"back": {"ctrl+g"}, "down": {"j", "ctrl+n"}} })
-	press(t, m, "j", "s")
-	if _, ok := m.dialog.(*signalMenu); !ok {
-		t.Fatalf("no signal menu")
-	}
-	run(t, m, m.handleKey(tea.KeyMsg{Type: tea.KeyCtrlN}))
-	if d := m.dialog.(*signalMenu); d.cursor != 1 {
-		t.Fatalf("rebound down did not move the menu: cursor %d", d.cursor)
-	}
-	press(t, m, "ctrl+g")
-	if m.dialog != nil {
-		t.Fatalf("rebound back did not close the menu")
-	}
-}
-
-func TestPaletteCompletesWithTab(t *testing.T) {
-	m, _ := newTestModel(t, 160, 50)
-	press(t, m, ":")
-	typeText(t, m, "sig")
-	press(t, m, "tab")
-	typeText(t, m, " K")
-	press(t, m, "tab")
-	if got := m.dialog.(*palette).input.Value(); got != "signal KILL" {
-		t.Fatalf("completed to %q", got)
 	}
 }
