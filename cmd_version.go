@@ -46,6 +46,9 @@ func newVersionCmd(g *globalFlags) *cobra.Command {
 				return writeJSON(w, doc)
 			}
 			fmt.Fprintln(w, "sandtop "+versionString())
+			if doc.Commit == "" {
+				fmt.Fprintln(w, "commit  unknown (built without VCS stamping: go run, -buildvcs=false, a git worktree)")
+			}
 			switch {
 			case doc.Daemon == "":
 				fmt.Fprintln(w, "daemon  not running")
