@@ -74,6 +74,6 @@ func (d *contextPicker) view(m *Model, w, h int) string {
 		}
 		lines = append(lines, l)
 	}
-	lines = append(lines, "", st.muted.Render("enter switch · ↑/↓ move · 1-9 pick · esc close · marks and actions stay in their sandbox"))
+	lines = append(lines, "", st.muted.Render(m.keyOf(m.keys.Open)+" switch · "+m.keyOf(m.keys.Up)+" "+m.keyOf(m.keys.Down)+" move · 1-9 pick · "+m.keyOf(m.keys.Back)+" close · marks and actions stay in their sandbox"))
 	return dialogBox(st, st.dialogTitle.Render("Sandboxes"), lines, w, 60)
 }

@@ -50,6 +50,11 @@ func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 	})
 }
 
+// keyOf is the first key of a binding as the help names it ("esc",
+// "enter", "↑/k"), for the hints under a dialog, so they name the keys the
+// operator configured.
+func (m *Model) keyOf(b key.Binding) string { return b.Help().Key }
+
 // dialogAct is what a key means inside a dialog. It comes from the keymap,
 // so a binding changed in [keys] changes it in every dialog too.
 type dialogAct int

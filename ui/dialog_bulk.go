@@ -32,7 +32,7 @@ func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 		return true, nil
 	case actOK:
 		if !d.noCount && d.input.Value() != strconv.Itoa(len(d.targets)) {
-			m.setStatus(levelWarn, fmt.Sprintf("type %d to confirm, or esc to cancel", len(d.targets)))
+			m.setStatus(levelWarn, fmt.Sprintf("type %d to confirm, or %s to cancel", len(d.targets), m.keyOf(m.keys.Back)))
 			d.input.SetValue("")
 			return false, nil
 		}
@@ -63,10 +63,10 @@ func (d *bulkDialog) view(m *Model, w, h int) string {
 		lines = append(lines, st.muted.Render(fmt.Sprintf("  … and %d more", len(d.targets)-show)))
 	}
 	if d.noCount {
-		lines = append(lines, "", "Press enter to confirm.", "", st.muted.Render("esc cancel"))
+		lines = append(lines, "", "Press "+m.keyOf(m.keys.Open)+" to confirm.", "", st.muted.Render(m.keyOf(m.keys.Back)+" cancel"))
 	} else {
 		lines = append(lines, "", fmt.Sprintf("Type %s and press enter to confirm:", st.warning.Render(strconv.Itoa(len(d.targets)))), d.input.View(),
-			"", st.muted.Render("esc cancel"))
+			"", st.muted.Render(m.keyOf(m.keys.Back)+" cancel"))
 	}
 	return dialogBox(st, st.danger.Render("Bulk teardown"), lines, w, 50)
 }

@@ -58,7 +58,7 @@ func (d *confirmDialog) view(m *Model, w, h int) string {
 		no = st.buttonActive.Render("[ No ]")
 	}
 	lines = append(lines, no+"   "+yes)
-	lines = append(lines, st.muted.Render("y confirm · n/esc cancel · ←/→ choose"))
+	lines = append(lines, st.muted.Render("y confirm · n/"+m.keyOf(m.keys.Back)+" cancel · "+m.keyOf(m.keys.Collapse)+" "+m.keyOf(m.keys.Expand)+" choose"))
 	title := st.dialogTitle.Render(d.title)
 	if d.danger {
 		title = st.danger.Render(d.title)

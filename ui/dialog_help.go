@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"github.com/charmbracelet/bubbles/key"
-	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -70,10 +69,10 @@ func (d *helpDialog) view(m *Model, w, h int) string {
 	// A short screen shows a window of the lines, scrolled with up/down.
 	if room := h - 4; room > 2 && len(lines)+2 > room {
 		d.offset = min(d.offset, len(lines)-(room-1))
-		lines = append(lines[d.offset:d.offset+room-1:d.offset+room-1], st.muted.Render(fmt.Sprintf("%s %s scroll (%d/%d) · esc close",
-			d.keys.Up.Help().Key, d.keys.Down.Help().Key, d.offset+room-1, len(lines))))
+		lines = append(lines[d.offset:d.offset+room-1:d.offset+room-1], st.muted.Render(fmt.Sprintf("%s %s scroll (%d/%d) · %s close",
+			d.keys.Up.Help().Key, d.keys.Down.Help().Key, d.offset+room-1, len(lines), d.keys.Back.Help().Key)))
 		return dialogBox(st, st.dialogTitle.Render("Keys"), lines, w, 90)
 	}
-	lines = append(lines, "", st.muted.Render(strings.TrimSpace("esc close")))
+	lines = append(lines, "", st.muted.Render(d.keys.Back.Help().Key+" close"))
 	return dialogBox(st, st.dialogTitle.Render("Keys"), lines, w, 90)
 }

@@ -141,7 +141,7 @@ func (p *palette) view(m *Model, w, h int) string {
 		}
 		lines = append(lines, l)
 	}
-	lines = append(lines, "", st.muted.Render("enter run · tab complete · esc close"))
+	lines = append(lines, "", st.muted.Render(m.keyOf(m.keys.Open)+" run · "+m.keyOf(m.keys.NextPane)+" complete · "+m.keyOf(m.keys.Back)+" close"))
 	return dialogBox(st, st.dialogTitle.Render("Command"), lines, w, 72)
 }
 

@@ -65,9 +65,9 @@ func (p *prompt) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 }
 
 func (p *prompt) view(m *Model, w, h int) string {
-	hint := "  enter keep · esc clear"
+	hint := "  " + m.keyOf(m.keys.Open) + " keep · " + m.keyOf(m.keys.Back) + " clear"
 	if p.kind == promptSave {
-		hint = "  enter save · esc cancel"
+		hint = "  " + m.keyOf(m.keys.Open) + " save · " + m.keyOf(m.keys.Back) + " cancel"
 	}
 	return fit(m.st.accent.Render(p.label+" ")+p.input.View()+m.st.muted.Render(hint), w)
 }

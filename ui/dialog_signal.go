@@ -78,7 +78,7 @@ func (d *signalMenu) view(m *Model, w, h int) string {
 		}
 		lines = append(lines, l)
 	}
-	lines = append(lines, "", st.muted.Render("enter choose · ↑/↓ move · esc cancel"))
+	lines = append(lines, "", st.muted.Render(m.keyOf(m.keys.Open)+" choose · "+m.keyOf(m.keys.Up)+" "+m.keyOf(m.keys.Down)+" move · "+m.keyOf(m.keys.Back)+" cancel"))
 	return dialogBox(st, st.dialogTitle.Render("Send signal"), lines, w, 46)
 }
 
