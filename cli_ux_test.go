@@ -142,6 +142,9 @@ func TestListFiltersAndFormats(t *testing.T) {
 	if r := sandtop(t, "ls", "--state", "sleeping"); r.code != exitUsage {
 		t.Fatalf("--state sleeping: exit %d", r.code)
 	}
+	if out := mustSandtop(t, "signal", "CONT", strconv.Itoa(a), strconv.Itoa(b)); strings.Count(out, "sent SIGCONT") != 2 {
+		t.Fatalf("signal to two groups:\n%s", out)
+	}
 	mustSandtop(t, "kill", "--grace", "500ms", strconv.Itoa(a), strconv.Itoa(b))
 	if out := mustSandtop(t, "ls", "-o", "name", "--tag", "ux-*", "--state", "running"); out != "" {
 		t.Fatalf("after kill of both:\n%s", out)
