@@ -65,6 +65,11 @@ running, with every process it supervises, after sandtop exits.`,
 	)
 	root.SuggestionsMinimumDistance = 2
 	addSessionCommands(root, g)
+	for _, c := range root.Commands() {
+		if c.Flags().Lookup("theme") != nil {
+			_ = c.RegisterFlagCompletionFunc("theme", themeCompletion)
+		}
+	}
 	root.SetHelpCommandGroupID(groupSetup)
 	root.SetCompletionCommandGroupID(groupSetup)
 	// The commands that act on a sandbox, and the TUI, take the target

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"golang.org/x/sys/unix"
 )
 
 type paletteCommand struct {
@@ -201,6 +202,11 @@ func (m *Model) cmdSignal(argv []string) tea.Cmd {
 		if c.name == name {
 			return m.chooseSignal(t, c)
 		}
+	}
+	// Any other signal the platform names; it asks first, as the menu
+	// does for everything but the harmless ones.
+	if sig := unix.SignalNum(name); sig != 0 {
+		return m.chooseSignal(t, signalChoice{sig: sig, name: name, confirm: true})
 	}
 	m.setStatus(levelError, "unknown signal "+argv[0])
 	return nil

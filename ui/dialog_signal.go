@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"golang.org/x/sys/unix"
 )
 
 type signalChoice struct {
@@ -30,11 +31,10 @@ var menuSignals = []signalChoice{
 	{syscall.SIGWINCH, "SIGWINCH", "window size changed", false},
 }
 
+// signalName is "SIGTERM", from the platform's table, or "signal 40".
 func signalName(sig syscall.Signal) string {
-	for _, c := range menuSignals {
-		if c.sig == sig {
-			return c.name
-		}
+	if n := unix.SignalName(sig); n != "" {
+		return n
 	}
 	return fmt.Sprintf("signal %d", int(sig))
 }
