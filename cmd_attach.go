@@ -21,6 +21,12 @@ then everything you type goes to the program, Ctrl-C included, and window
 size changes follow you. The detach key (Ctrl-] unless [keys] detach says
 otherwise) leaves the program running. With --read-only, input is refused.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return liveProcesses(cmd, g, true), cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pid, err := parsePositiveID("pid", args[0])
 			if err != nil {

@@ -40,6 +40,9 @@ func newConfigCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if _, err := checkTUIConfig(cfg, os.Getenv); err != nil {
+				return err
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: target %s, theme %s, %d named target(s)\n", cfg.Target, cfg.Theme, len(cfg.Targets))
 			return nil
 		},

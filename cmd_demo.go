@@ -192,7 +192,7 @@ func verifyDemo(ctx context.Context, s *session, w io.Writer, started []demoStar
 		}
 	}
 	fmt.Fprintln(w)
-	printListTable(w, doc, false)
+	printListTable(w, doc, false, true)
 	if len(problems) > 0 {
 		return fmt.Errorf("demo check failed: %s", strings.Join(problems, "; "))
 	}

@@ -29,6 +29,12 @@ from the daemon's replay buffer) while its leader runs, and otherwise keeps
 printing the spill files until the group has no live member left.
 For a terminal, use 'sandtop attach'.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return liveProcesses(cmd, g, false), cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pid, err := parsePositiveID("pid", args[0])
 			if err != nil {

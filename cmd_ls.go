@@ -15,16 +15,26 @@ import (
 
 func newLsCmd(g *globalFlags) *cobra.Command {
 	var out string
+	var f listFilter
+	var noHeaders bool
 	c := &cobra.Command{
 		Use:   "ls",
 		Short: "List the sandbox's process groups and terminals",
-		Long: `Lists every process group started through the seam's wrapper (by sandtop or
-by a DeepSeek Harness agent), finished ones included, with their live
-members, then the terminals. -o json prints a stable document described in
-the README.`,
+		Long: `Lists the sandbox's process groups (what sandtop and coding agents started,
+finished ones included) with their live processes, then the terminals.
+
+  -o wide   adds the pids, the state directory, age, CPU and memory
+  -o name   prints only pgids, one a line, for scripts:
+            sandtop kill $(sandtop ls -o name --tag build)
+  -o json   a stable document, described in the README`,
+		Example: `  sandtop ls --state running
+  sandtop ls --tag 'ci-*' -o wide --no-headers`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutputFormat(out, "table", "wide", "json"); err != nil {
+			if err := checkOutputFormat(out, listFormats...); err != nil {
+				return err
+			}
+			if err := f.check(); err != nil {
 				return err
 			}
 			r, err := resolveTarget(cmd.Context(), g)
@@ -48,27 +58,43 @@ the README.`,
 				}
 			}
 			doc.E2B = e2bListEntry(r.E2B)
-			if out == "json" {
+			doc = f.apply(doc)
+			switch out {
+			case "json":
 				return writeJSON(cmd.OutOrStdout(), doc)
+			case "name":
+				for _, g := range doc.Groups {
+					fmt.Fprintln(cmd.OutOrStdout(), g.PGID)
+				}
+				return nil
 			}
-			if r.E2B != nil {
+			if r.E2B != nil && !noHeaders {
 				fmt.Fprintln(cmd.OutOrStdout(), e2bSummary(r.Name, *r.E2B, time.Now()))
 			}
-			printListTable(cmd.OutOrStdout(), doc, out == "wide")
+			printListTable(cmd.OutOrStdout(), doc, out == "wide", !noHeaders)
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "table", "output format: table, wide or json")
+	c.Flags().StringVarP(&out, "output", "o", "table", "output format: "+strings.Join(listFormats, ", "))
+	c.Flags().BoolVar(&noHeaders, "no-headers", false, "leave out the header lines of the tables")
+	f.register(c)
+	_ = c.RegisterFlagCompletionFunc("output", fixedCompletion(listFormats...))
 	return c
 }
 
-func printListTable(w io.Writer, doc listDoc, wide bool) {
+// listFormats are the -o values of ls.
+var listFormats = []string{"table", "wide", "name", "json"}
+
+func printListTable(w io.Writer, doc listDoc, wide, headers bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if wide {
-		fmt.Fprintln(tw, "PGID\tSTATE\tEXIT\tTAG\tPIDS\tID\tCOMMAND")
-	} else {
+	switch {
+	case !headers:
+	case wide:
+		fmt.Fprintln(tw, "PGID\tSTATE\tEXIT\tTAG\tAGE\tCPU%\tRSS\tPIDS\tID\tCOMMAND")
+	default:
 		fmt.Fprintln(tw, "PGID\tSTATE\tEXIT\tTAG\tPROCS\tCOMMAND")
 	}
+	now := time.Now()
 	for _, g := range doc.Groups {
 		exit := "-"
 		switch {
@@ -81,13 +107,23 @@ func printListTable(w io.Writer, doc listDoc, wide bool) {
 		}
 		cmdline := strings.Join(g.Command, " ")
 		var pids []string
+		var cpu float64
+		var rss uint64
 		for _, m := range g.Members {
+			cpu, rss = cpu+m.CPUPercent, rss+m.RSSBytes
 			if !m.Wrapper {
 				pids = append(pids, strconv.Itoa(m.PID))
 			}
 		}
 		if wide {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.PGID, g.State, exit, dash(g.Tag), dash(strings.Join(pids, ",")), g.ID, clip(cmdline, 120))
+			age, usage, mem := "-", "-", "-"
+			if g.Started != nil {
+				age = shortAge(now.Sub(*g.Started))
+			}
+			if len(g.Members) > 0 && rss > 0 {
+				usage, mem = strconv.FormatFloat(cpu, 'f', 1, 64), shortBytes(rss)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.PGID, g.State, exit, dash(g.Tag), age, usage, mem, dash(strings.Join(pids, ",")), g.ID, clip(cmdline, 120))
 		} else {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", g.PGID, g.State, exit, dash(g.Tag), len(pids), clip(cmdline, 60))
 		}
@@ -103,9 +139,11 @@ func printListTable(w io.Writer, doc listDoc, wide bool) {
 	if len(doc.Terminals) == 0 {
 		return
 	}
-	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TERMINAL\tSIZE\tFOREGROUND\tINPUT\tTAG\tCOMMAND")
+	if headers {
+		fmt.Fprintln(w)
+		fmt.Fprintln(tw, "TERMINAL\tSIZE\tFOREGROUND\tINPUT\tTAG\tCOMMAND")
+	}
 	for _, t := range doc.Terminals {
 		size, fg, input := "-", "-", "-"
 		if t.Rows > 0 {

@@ -1,16 +1,24 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// globalFlags are accepted by every command: where the config lives and
-// which sandbox to talk to.
+// globalFlags are the flags every command shares: where the config lives,
+// the debug log, and (on the commands that act on a sandbox) which sandbox
+// to talk to.
 type globalFlags struct {
 	configPath string
+	logFile    string
 	readOnly   bool
 	target     targetFlags
+	log        *slog.Logger // never nil once a command runs
 }
 
 func newRootCmd() *cobra.Command {
@@ -30,7 +38,7 @@ resumes or extends one) name the sandboxes instead.
 In the TUI, c or :ctx switches between them. The other commands work on
 one sandbox. The local sandbox's daemon starts on first use and keeps
 running, with every process it supervises, after sandtop exits.`,
-		Args:          usageArgs(cobra.NoArgs),
+		Args:          unknownCommand,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       versionString(),
@@ -41,18 +49,76 @@ running, with every process it supervises, after sandtop exits.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef(err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configPath, "config", "", "config file (default: see 'sandtop config path')")
-	pf.BoolVar(&g.readOnly, "read-only", false, "refuse every action that changes the sandbox")
-	g.target.register(pf)
+	pf.StringVar(&g.logFile, "log-file", "", "write a debug log of what sandtop does here (also: $SANDTOP_DEBUG=1 logs to stderr)")
 	tui.register(root.Flags())
-	root.AddCommand(
-		newVersionCmd(),
-		newConfigCmd(g),
-		newDaemonCmd(g),
-		newServeCmd(),
-		newE2BCmd(g),
+	_ = root.RegisterFlagCompletionFunc("theme", themeCompletion)
+	root.AddGroup(
+		&cobra.Group{ID: groupWatch, Title: "See what runs:"},
+		&cobra.Group{ID: groupAct, Title: "Start and stop work:"},
+		&cobra.Group{ID: groupSetup, Title: "Set sandtop up:"},
 	)
+	root.AddCommand(
+		inGroup(groupSetup, newVersionCmd(g)),
+		inGroup(groupSetup, newConfigCmd(g)),
+		inGroup(groupSetup, newDaemonCmd(g)),
+		inGroup(groupSetup, newServeCmd()),
+		inGroup(groupAct, newE2BCmd(g)),
+		newEnvironmentHelp(),
+	)
+	root.SuggestionsMinimumDistance = 2
 	addSessionCommands(root, g)
+	for _, c := range root.Commands() {
+		if c.Flags().Lookup("theme") != nil {
+			_ = c.RegisterFlagCompletionFunc("theme", themeCompletion)
+		}
+	}
+	root.SetHelpCommandGroupID(groupSetup)
+	root.SetCompletionCommandGroupID(groupSetup)
+	// The commands that act on a sandbox, and the TUI, take the target
+	// flags; the others (version, config, serve) have no use for them.
+	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+		if c.GroupID == groupWatch || c.GroupID == groupAct || c == root {
+			g.registerSandboxFlags(c)
+		}
+	}
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		return g.startLog(cmd)
+	}
 	return root
+}
+
+// Command groups of --help, in the operator's words.
+const (
+	groupWatch = "watch"
+	groupAct   = "act"
+	groupSetup = "setup"
+)
+
+func inGroup(id string, c *cobra.Command) *cobra.Command {
+	c.GroupID = id
+	return c
+}
+
+// registerSandboxFlags adds the flags of a command that acts on a sandbox:
+// which one (with completion of configured names), and read-only.
+func (g *globalFlags) registerSandboxFlags(c *cobra.Command) {
+	fs := c.Flags()
+	fs.BoolVar(&g.readOnly, "read-only", false, "refuse every action that changes the sandbox")
+	g.target.register(fs)
+	_ = c.RegisterFlagCompletionFunc("target", targetCompletion(g))
+}
+
+// unknownCommand refuses arguments to plain sandtop, suggesting the command
+// that was probably meant ("sandtop lss": did you mean ls?).
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q (see 'sandtop --help')", args[0])
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg = fmt.Sprintf("unknown command %q; did you mean %s?", args[0], strings.Join(s, " or "))
+	}
+	return usagef(errors.New(msg))
 }
 
 // usageArgs turns cobra's argument-count errors into usage errors (exit 2).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sandtop/buildinfo"
 	"slices"
 	"strings"
 	"syscall"
@@ -96,7 +97,7 @@ func runServe(ctx context.Context, stderr io.Writer, f *serveFlags) error {
 		KillOnExit: f.killOnExit,
 		Env:        sandboxEnv(kept),
 		Ready: func(addr string) {
-			fmt.Fprintf(stderr, "sandtop daemon %s (pid %d) listening on %s, state in %s\n", version, os.Getpid(), addr, stateDir)
+			fmt.Fprintf(stderr, "sandtop daemon %s (pid %d) listening on %s, state in %s\n", buildinfo.Version(), os.Getpid(), addr, stateDir)
 		},
 	})
 	if errors.Is(err, context.Canceled) {

@@ -14,15 +14,15 @@ import (
 // addSessionCommands adds the commands that talk to a sandbox.
 func addSessionCommands(root *cobra.Command, g *globalFlags) {
 	root.AddCommand(
-		newLsCmd(g),
-		newRunCmd(g),
-		newTermCmd(g),
-		newAttachCmd(g),
-		newLogsCmd(g),
-		newSignalCmd(g),
-		newKillCmd(g),
-		newPruneCmd(g),
-		newDemoCmd(g),
+		inGroup(groupWatch, newLsCmd(g)),
+		inGroup(groupWatch, newLogsCmd(g)),
+		inGroup(groupWatch, newAttachCmd(g)),
+		inGroup(groupAct, newRunCmd(g)),
+		inGroup(groupAct, newTermCmd(g)),
+		inGroup(groupAct, newSignalCmd(g)),
+		inGroup(groupAct, newKillCmd(g)),
+		inGroup(groupAct, newPruneCmd(g)),
+		inGroup(groupAct, newDemoCmd(g)),
 	)
 }
 

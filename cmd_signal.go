@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,18 +17,24 @@ import (
 
 func newSignalCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "signal SIG PGID",
-		Short: "Send a signal to every member of a process group",
+		Use:   "signal SIG PGID...",
+		Short: "Send a signal to every process of one or more process groups",
 		Example: `  sandtop signal INT 4123
-  sandtop signal SIGSTOP 4123
+  sandtop signal SIGSTOP 4123 4130
   sandtop signal 10 4123`,
-		Args: usageArgs(cobra.ExactArgs(2)),
+		Args: usageArgs(cobra.MinimumNArgs(2)),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) == 0 {
+				return signalNameCompletion(), cobra.ShellCompDirectiveNoFileComp
+			}
+			return liveGroups(cmd, g), cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sig, err := parseSignal(args[0])
 			if err != nil {
 				return usagef(err)
 			}
-			pgid, err := parsePositiveID("pgid", args[1])
+			pgids, err := parsePGIDs(args[1:])
 			if err != nil {
 				return err
 			}
@@ -33,31 +43,54 @@ func newSignalCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			delivered, err := s.Runtime.Control().SignalGroup(cmd.Context(), pgid, sig)
-			if err != nil {
-				return err
+			var failed []error
+			for _, pgid := range pgids {
+				delivered, err := s.Runtime.Control().SignalGroup(cmd.Context(), pgid, sig)
+				switch {
+				case err != nil:
+					failed = append(failed, fmt.Errorf("process group %d: %w", pgid, err))
+				case !delivered:
+					failed = append(failed, errNoGroup(pgid))
+				default:
+					fmt.Fprintf(cmd.OutOrStdout(), "sent %s to process group %d\n", sigName(sig), pgid)
+				}
 			}
-			if !delivered {
-				return errNoGroup(pgid)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "sent %s to process group %d\n", sigName(sig), pgid)
-			return nil
+			return errors.Join(failed...)
 		},
 	}
+}
+
+// parsePGIDs reads pgid arguments, each once.
+func parsePGIDs(args []string) ([]int, error) {
+	var pgids []int
+	for _, a := range args {
+		pgid, err := parsePositiveID("pgid", a)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(pgids, pgid) {
+			pgids = append(pgids, pgid)
+		}
+	}
+	return pgids, nil
 }
 
 func newKillCmd(g *globalFlags) *cobra.Command {
 	var grace time.Duration
 	c := &cobra.Command{
-		Use:   "kill PGID [--grace 5s]",
-		Short: "Tear a process group down: SIGTERM, grace, SIGKILL, until it is proven empty",
-		Long: `Runs the teardown transaction on a process group and prints each phase:
-SIGTERM to the whole group, up to --grace for it to empty, then SIGKILL and
-up to --grace again. It succeeds only once the group is proven empty
-(zombies do not count); otherwise it fails and may be retried.`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Use:   "kill PGID... [--grace 5s]",
+		Short: "Tear process groups down: SIGTERM, grace, SIGKILL, until each is proven empty",
+		Long: `Runs the teardown transaction on each process group, all at once, and
+prints each phase: SIGTERM to the whole group, up to --grace for it to
+empty, then SIGKILL and up to --grace again. It succeeds only once every
+group is proven empty (zombies do not count); otherwise it fails, naming
+the groups, and may be retried.`,
+		Example: `  sandtop kill 4123
+  sandtop kill $(sandtop ls -o name --tag build) --grace 2s`,
+		Args:              usageArgs(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: pgidArgs(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pgid, err := parsePositiveID("pgid", args[0])
+			pgids, err := parsePGIDs(args)
 			if err != nil {
 				return err
 			}
@@ -72,25 +105,51 @@ up to --grace again. It succeeds only once the group is proven empty
 			if grace <= 0 {
 				return usagef(fmt.Errorf("--grace %s must be positive", grace))
 			}
-			alive, err := s.Runtime.Control().GroupAlive(cmd.Context(), pgid)
-			if err != nil {
-				return err
+			for _, pgid := range pgids {
+				alive, err := s.Runtime.Control().GroupAlive(cmd.Context(), pgid)
+				if err != nil {
+					return err
+				}
+				if !alive {
+					return fmt.Errorf("no live process group %d in this sandbox (see 'sandtop ls')", pgid)
+				}
 			}
-			if !alive {
-				return fmt.Errorf("no live process group %d in this sandbox (see 'sandtop ls')", pgid)
+			// Every group gets its SIGTERM at once, so the grace is waited
+			// for once, not once per group.
+			var wg sync.WaitGroup
+			errs := make([]error, len(pgids))
+			out := &lockedWriter{w: cmd.OutOrStdout()}
+			for i, pgid := range pgids {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = teardownPrinting(cmd.Context(), out, s, pgid, grace)
+				}()
 			}
-			return teardownPrinting(cmd, s, pgid, grace)
+			wg.Wait()
+			return errors.Join(errs...)
 		},
 	}
 	c.Flags().DurationVar(&grace, "grace", 5*time.Second, "wait between SIGTERM and SIGKILL (default: the config's grace)")
 	return c
 }
 
+// lockedWriter lets concurrent teardowns print whole lines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 // teardownPrinting runs TeardownGroup and prints each phase as it happens.
-func teardownPrinting(cmd *cobra.Command, s *session, pgid int, grace time.Duration) error {
-	w := cmd.OutOrStdout()
+func teardownPrinting(ctx context.Context, w io.Writer, s *session, pgid int, grace time.Duration) error {
 	start := time.Now()
-	err := s.Runtime.TeardownGroup(cmd.Context(), pgid, grace, func(ev backend.TeardownEvent) {
+	err := s.Runtime.TeardownGroup(ctx, pgid, grace, func(ev backend.TeardownEvent) {
 		at := ev.At.Sub(start).Round(time.Millisecond)
 		switch ev.Phase {
 		case backend.PhaseTermSent:
@@ -109,7 +168,7 @@ func teardownPrinting(cmd *cobra.Command, s *session, pgid int, grace time.Durat
 			}
 			fmt.Fprintf(w, "%7s  group %d is empty\n", at, pgid)
 		case backend.PhaseFailed:
-			fmt.Fprintf(w, "%7s  teardown failed: %v\n", at, ev.Err)
+			fmt.Fprintf(w, "%7s  teardown of group %d failed: %v\n", at, pgid, ev.Err)
 		}
 	})
 	return err
@@ -120,13 +179,4 @@ func escapeeName(e backend.Escapee) string {
 		return clip(strings.Join(e.Argv, " "), 60)
 	}
 	return e.Comm
-}
-
-func sigName(sig syscall.Signal) string {
-	for n, v := range signalNames {
-		if v == sig {
-			return "SIG" + n
-		}
-	}
-	return fmt.Sprintf("signal %d", int(sig))
 }

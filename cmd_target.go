@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -70,6 +71,10 @@ type selection struct {
 	e2bKeyFile string
 }
 
+// envTarget names the target to use when no target flag does, like
+// --target.
+const envTarget = "SANDTOP_TARGET"
+
 // resolve picks the one sandbox of a command that works on one: the
 // flags if given, else the config's default target.
 func (t *targetFlags) resolve(cfg config.Config) (selection, error) {
@@ -133,6 +138,15 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 			if sels[i].cfg.EnvdURL != "" && !sels[i].startLocal && slicesContains(t.envds, sels[i].cfg.EnvdURL) {
 				sels[i].cfg.TokenFile = config.ExpandPath(t.tokenFile, cwd())
 			}
+		}
+	}
+	if len(sels) == 0 {
+		if name := os.Getenv(envTarget); name != "" {
+			sel, err := namedTarget(cfg, name)
+			if err != nil {
+				return nil, fmt.Errorf("$%s: %w", envTarget, err)
+			}
+			sels = append(sels, sel)
 		}
 	}
 	seen := map[string]bool{}

@@ -37,7 +37,7 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 			}
 		}
 	}
-	opener := &tuiOpener{cfg: cfg}
+	opener := &tuiOpener{cfg: cfg, log: g.logger()}
 	defer opener.closeAll()
 	contexts, initial := opener.contexts(ctx, sels, initial)
 	// One sandbox that cannot even be resolved is an error, as in the CLI;
@@ -63,27 +63,41 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 
 // tuiOptions merges defaults, the config file and the flags.
 func tuiOptions(cfg config.Config, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet) (ui.Options, error) {
-	name := cfg.Theme
 	if flagSet(fs, "theme") {
-		name = tf.theme
+		if _, err := themes.LoadFrom(themes.UserDir(os.Getenv), tf.theme); err != nil {
+			return ui.Options{}, usagef(fmt.Errorf("--theme: %w", err))
+		}
+		cfg.Theme = tf.theme
 	}
-	th, err := themes.Load(name)
+	th, err := checkTUIConfig(cfg, os.Getenv)
 	if err != nil {
-		return ui.Options{}, usagef(fmt.Errorf("theme: %w", err))
-	}
-	keys := ui.DefaultKeyMap()
-	if err := keys.Apply(cfg.Keys); err != nil {
-		return ui.Options{}, fmt.Errorf("config [keys]: %w", err)
+		return ui.Options{}, err
 	}
 	return ui.Options{
 		Theme:           th,
 		ReadOnly:        g.readOnly,
-		Mouse:           tf.mouse,
+		Mouse:           cfg.Mouse || tf.mouse,
 		Keys:            cfg.Keys,
 		Grace:           cfg.Grace,
 		ScrollbackBytes: cfg.ScrollbackBytes,
 		NoConfirm:       noConfirm(cfg.Confirm),
 	}, nil
+}
+
+// checkTUIConfig is what the TUI refuses in a loaded config beyond what
+// config.Load checks: a theme that does not load and a [keys] action that
+// does not exist. "config check" runs it too, so it never says ok to a file
+// the TUI then refuses.
+func checkTUIConfig(cfg config.Config, getenv func(string) string) (themes.Theme, error) {
+	th, err := themes.LoadFrom(themes.UserDir(getenv), cfg.Theme)
+	if err != nil {
+		return th, fmt.Errorf("config theme: %w", err)
+	}
+	keys := ui.DefaultKeyMap()
+	if err := keys.Apply(cfg.Keys); err != nil {
+		return th, fmt.Errorf("config [keys]: %w", err)
+	}
+	return th, nil
 }
 
 // noConfirm maps the config's [confirm] table (true: ask, the default) to

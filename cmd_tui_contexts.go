@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ const openTimeout = 15 * time.Second
 // the TUI opened, to drop their connections (only) when it exits.
 type tuiOpener struct {
 	cfg config.Config
+	log *slog.Logger
 
 	mu       sync.Mutex
 	sessions []*target.Session
@@ -68,7 +70,7 @@ func (o *tuiOpener) open(t target.Target, cwd string) func(context.Context) (ui.
 	return func(ctx context.Context) (ui.Source, error) {
 		c, cancel := context.WithTimeout(ctx, openTimeout)
 		defer cancel()
-		s, err := target.Open(c, t, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: cwd})
+		s, err := target.Open(c, t, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: cwd, Logger: o.log})
 		if err != nil {
 			return nil, err
 		}

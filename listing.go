@@ -40,6 +40,9 @@ type listGroup struct {
 	Command  []string `json:"command,omitempty"`
 	ExitCode *int     `json:"exit_code,omitempty"`
 	Signal   string   `json:"signal,omitempty"`
+	// Started is when the group's oldest live member started; absent once
+	// settled, or when the daemon cannot tell (stock envd).
+	Started *time.Time `json:"started,omitempty"`
 	// Members are the live processes of the group, the wrapper's own
 	// included (marked); empty once settled.
 	Members []listProcess `json:"members"`
@@ -63,6 +66,8 @@ type listProcess struct {
 	// CPUPercent and RSSBytes need the daemon's extension (not stock envd).
 	CPUPercent float64 `json:"cpu_percent,omitempty"`
 	RSSBytes   uint64  `json:"rss_bytes,omitempty"`
+	// Started needs the daemon's extension too.
+	Started *time.Time `json:"started,omitempty"`
 }
 
 type listTerminal struct {
@@ -106,6 +111,7 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 			if lg.Command == nil {
 				lg.Command = leaderArgv(g.Pgid, lg.Members) // no wrapper: a shim runs it
 			}
+			lg.Started = oldestStart(lg.Members)
 			if allStopped(lg.Members) {
 				lg.State = groupStopped
 			}
@@ -181,8 +187,13 @@ func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, map[i
 		if err == nil {
 			add := func(to map[int][]listProcess, pgid int, m *sandtopv1.ProcInfo) {
 				if live(m.GetState()) {
-					to[pgid] = append(to[pgid], listProcess{PID: int(m.GetPid()), PPID: int(m.GetPpid()),
-						State: m.GetState(), Argv: m.GetArgv(), CPUPercent: m.GetCpuPercent(), RSSBytes: m.GetRssBytes()})
+					p := listProcess{PID: int(m.GetPid()), PPID: int(m.GetPpid()),
+						State: m.GetState(), Argv: m.GetArgv(), CPUPercent: m.GetCpuPercent(), RSSBytes: m.GetRssBytes()}
+					if ms := m.GetStartTimeUnixMs(); ms > 0 {
+						t := time.UnixMilli(ms).UTC()
+						p.Started = &t
+					}
+					to[pgid] = append(to[pgid], p)
 				}
 			}
 			for _, g := range res.Msg.GetGroups() {
@@ -209,3 +220,15 @@ func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, map[i
 }
 
 func live(state string) bool { return state != "" && state != "Z" && state != "X" && state != "x" }
+
+// oldestStart is the earliest start time among members, nil if none is
+// known.
+func oldestStart(members []listProcess) *time.Time {
+	var t *time.Time
+	for _, m := range members {
+		if m.Started != nil && (t == nil || m.Started.Before(*t)) {
+			t = m.Started
+		}
+	}
+	return t
+}

@@ -16,6 +16,7 @@ const jsonVersion = 1
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "<" stays "<": the output is read by people and jq, not HTML
 	return enc.Encode(v)
 }
 

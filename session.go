@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"time"
@@ -38,6 +39,7 @@ type resolved struct {
 	cfg      config.Config
 	sel      selection
 	readOnly bool
+	logger   *slog.Logger
 }
 
 // resolveTarget loads the config and resolves the target flags to exactly
@@ -62,16 +64,20 @@ func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
 		}
 		return resolved{}, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one", len(ts), strings.Join(names, ", ")))
 	}
-	return resolved{Target: ts[0], cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly}, nil
+	g.logger().Debug("opening sandbox", "target", ts[0].Name)
+	return resolved{Target: ts[0], cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly, logger: g.logger()}, nil
 }
 
 // open dials the resolved sandbox.
 func (r resolved) open(ctx context.Context) (*session, error) {
-	opened, err := target.Open(ctx, r.Target, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond})
+	opened, err := target.Open(ctx, r.Target, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Logger: r.logger})
 	if err != nil {
+		r.logger.Debug("open failed", "target", r.Name, "err", err)
 		return nil, err
 	}
-	return &session{Session: opened, cfg: r.cfg, sel: r.sel, readOnly: r.readOnly}, nil
+	s := &session{Session: opened, cfg: r.cfg, sel: r.sel, readOnly: r.readOnly}
+	warnDaemonVersion(ctx, s)
+	return s, nil
 }
 
 func (s *session) Close() { s.Session.Close() }

@@ -6,18 +6,20 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// signalNames are the signals "sandtop signal" accepts by name.
-var signalNames = map[string]syscall.Signal{
-	"HUP": syscall.SIGHUP, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT, "ILL": syscall.SIGILL,
-	"TRAP": syscall.SIGTRAP, "ABRT": syscall.SIGABRT, "BUS": syscall.SIGBUS, "FPE": syscall.SIGFPE,
-	"KILL": syscall.SIGKILL, "USR1": syscall.SIGUSR1, "SEGV": syscall.SIGSEGV, "USR2": syscall.SIGUSR2,
-	"PIPE": syscall.SIGPIPE, "ALRM": syscall.SIGALRM, "TERM": syscall.SIGTERM, "CHLD": syscall.SIGCHLD,
-	"CONT": syscall.SIGCONT, "STOP": syscall.SIGSTOP, "TSTP": syscall.SIGTSTP, "TTIN": syscall.SIGTTIN,
-	"TTOU": syscall.SIGTTOU, "URG": syscall.SIGURG, "XCPU": syscall.SIGXCPU, "XFSZ": syscall.SIGXFSZ,
-	"VTALRM": syscall.SIGVTALRM, "PROF": syscall.SIGPROF, "WINCH": syscall.SIGWINCH, "IO": syscall.SIGIO,
-	"SYS": syscall.SIGSYS,
+// signalNames are the signals "sandtop signal" accepts by name, from the
+// platform's own table (golang.org/x/sys/unix), without "SIG".
+func signalNames() []string {
+	var names []string
+	for n := 1; n < 32; n++ {
+		if name := unix.SignalName(syscall.Signal(n)); name != "" {
+			names = append(names, strings.TrimPrefix(name, "SIG"))
+		}
+	}
+	return names
 }
 
 // parseSignal accepts TERM, SIGTERM, sigterm or 15 (1..64).
@@ -28,14 +30,14 @@ func parseSignal(s string) (syscall.Signal, error) {
 		}
 		return syscall.Signal(n), nil
 	}
-	name := strings.TrimPrefix(strings.ToUpper(s), "SIG")
-	if sig, ok := signalNames[name]; ok {
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if sig := unix.SignalNum(name); sig != 0 {
 		return sig, nil
 	}
-	names := make([]string, 0, len(signalNames))
-	for n := range signalNames {
-		names = append(names, n)
-	}
+	names := signalNames()
 	sort.Strings(names)
 	return 0, fmt.Errorf("unknown signal %q (use a number or one of %s)", s, strings.Join(names, " "))
 }
@@ -44,6 +46,14 @@ func parseSignal(s string) (syscall.Signal, error) {
 func signalNumber(name string) (int, bool) {
 	sig, err := parseSignal(name)
 	return int(sig), err == nil
+}
+
+// sigName is "SIGTERM", or "signal 40" for one without a name.
+func sigName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
 }
 
 // parsePositiveID reads a pid or pgid argument.

@@ -17,6 +17,9 @@ import (
 
 const wrapperMarker = "sandtop-wrapper"
 
+// wrapperArgvMarker stands for the wrapper's script in a member's argv.
+const wrapperArgvMarker = "<sandtop wrapper>"
+
 // wrapperArgv recognises the wrapper's inner half (or direct form) and
 // returns the argv it runs.
 func wrapperArgv(argv []string) (requested []string, ok bool) {
@@ -83,8 +86,14 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 			}
 		}
 	}
+	script := leader.Argv
 	for i := range members {
 		members[i].Wrapper = isWrapper[members[i].PID]
+		// The wrapper's script is kilobytes, the same in every group: a
+		// marker says what it is instead.
+		if slices.Equal(members[i].Argv, script) {
+			members[i].Argv = []string{path.Base(script[0]), wrapperArgvMarker}
+		}
 	}
 	return requested
 }

@@ -15,8 +15,11 @@ type Config struct {
 	// Target is the sandbox plain "sandtop" opens: "local" or a key of
 	// Targets.
 	Target string `toml:"target"`
-	// Theme is one of the embedded themes (dark, light, high-contrast).
+	// Theme is one of the embedded themes (dark, light, high-contrast) or
+	// a user theme, $XDG_CONFIG_HOME/sandtop/themes/NAME.toml.
 	Theme string `toml:"theme"`
+	// Mouse captures the mouse in the TUI (wheel scrolling, clicks).
+	Mouse bool `toml:"mouse"`
 	// ReadOnly blocks every mutation: signals, teardowns, spawns, input.
 	ReadOnly bool `toml:"read_only"`
 	// ScrollbackBytes is the raw output kept per terminal or group pane.

@@ -42,15 +42,20 @@ func TestScreenshots(t *testing.T) {
 	}
 	// A busy sandbox: a build-like loop with output, servers, a stopped
 	// job, a stubborn group that ignores SIGTERM, and a terminal.
-	for _, argv := range [][]string{
-		{"bash", "-c", `for i in $(seq 1 400); do echo "[build] compiling unit $i of 400"; sleep 0.05; done; sleep 600`},
-		{"sleep", "3600"},
-		{"bash", "-c", `trap "" TERM; exec -a stubborn-worker sleep 3600`},
-		{"bash", "-c", `sleep 900 & sleep 900 & wait`},
-		{"python3", "-m", "http.server", "--bind", "127.0.0.1", "0"},
+	// Tagged, as agents and CI tag their work.
+	for _, w := range []struct {
+		tag  string
+		argv []string
+	}{
+		{"ci:build", []string{"bash", "-c", `for i in $(seq 1 400); do case $((i % 9)) in 0) printf '\033[32mok\033[0m\tsandbox/unit%d\t0.%03ds\n' $i $((i * 7 % 1000));; 4) printf '\033[33mwarning:\033[0m unit %d: unused variable\n' $i;; *) printf '\033[2m[build]\033[0m compiling unit %d of 400\n' $i;; esac; sleep 0.05; done; sleep 600`}},
+		{"", []string{"sleep", "3600"}},
+		{"agent:worker", []string{"bash", "-c", `trap "" TERM; exec -a stubborn-worker sleep 3600`}},
+		{"agent:tests", []string{"bash", "-c", `sleep 900 & sleep 900 & wait`}},
+		{"dev:server", []string{"python3", "-m", "http.server", "--bind", "127.0.0.1", "0"}},
 	} {
-		if _, err := src.Spawn(ctx, argv, dir); err != nil {
-			t.Fatalf("spawn %v: %v", argv, err)
+		if _, err := rt.Spawn(ctx, backend.SpawnSpec{Argv: w.argv, Cwd: dir, Tag: w.tag, GraceMs: 5000,
+			Stdio: backend.Stdio{Stdin: backend.StdinIgnore(), Stdout: backend.OutputCollect(64 << 10), Stderr: backend.OutputCollect(64 << 10)}}); err != nil {
+			t.Fatalf("spawn %v: %v", w.argv, err)
 		}
 	}
 	stopped, err := src.Spawn(ctx, []string{"sleep", "1800"}, dir)
@@ -69,7 +74,7 @@ func TestScreenshots(t *testing.T) {
 		t.Cleanup(m.Close)
 		d := newDriver(t, m, cols, rows)
 		d.until("the busy table", 15*time.Second, func(v string) bool {
-			return strings.Contains(v, "stopped") && strings.Contains(v, "http.se") && strings.Contains(v, "bash --norc")
+			return strings.Contains(v, "stopped") && strings.Contains(v, "http.s") && strings.Contains(v, "bash --norc")
 		})
 		return m, d
 	}
@@ -92,6 +97,18 @@ func TestScreenshots(t *testing.T) {
 	d.keys(key(tea.KeyEsc))
 	d.settle(1500 * time.Millisecond)
 	shot("overview", d, dark)
+
+	// Sorted by CPU, with the tags.
+	d.keys(runes("P"))
+	d.settle(1200 * time.Millisecond)
+	shot("sorted-tagged", d, dark)
+	d.keys(runes("I")) // back to by pgid
+
+	// The build's output with the time each line arrived.
+	d.keys(key(tea.KeyEnter), runes("T"))
+	d.settle(800 * time.Millisecond)
+	shot("output-timestamps", d, dark)
+	d.keys(runes("T"), key(tea.KeyEsc))
 
 	// Help.
 	d.keys(runes("?"))

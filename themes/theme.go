@@ -7,8 +7,13 @@ package themes
 
 import (
 	"embed"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -74,15 +79,65 @@ func Names() []string {
 }
 
 // Load returns the embedded theme with this name ("" means Default).
-func Load(name string) (Theme, error) {
+func Load(name string) (Theme, error) { return LoadFrom("", name) }
+
+// UserDir is where the operator's own themes live:
+// $XDG_CONFIG_HOME/sandtop/themes, else ~/.config/sandtop/themes; "" when
+// neither variable is set.
+func UserDir(getenv func(string) string) string {
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "sandtop", "themes")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "sandtop", "themes")
+	}
+	return ""
+}
+
+// LoadFrom returns the theme with this name: dir/NAME.toml when dir holds
+// one (a user theme, which may replace an embedded one), else the embedded
+// theme.
+func LoadFrom(dir, name string) (Theme, error) {
 	if name == "" {
 		name = Default
 	}
+	if strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return Theme{}, fmt.Errorf("theme %q: a name, not a path", name)
+	}
+	if dir != "" {
+		p := filepath.Join(dir, name+".toml")
+		data, err := os.ReadFile(p)
+		if err == nil {
+			t, err := Parse(data)
+			if err != nil {
+				return Theme{}, fmt.Errorf("%s: %w", p, err)
+			}
+			return t, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return Theme{}, err
+		}
+	}
 	data, err := files.ReadFile(path.Clean(name) + ".toml")
 	if err != nil {
-		return Theme{}, fmt.Errorf("theme %q not found (have %s)", name, strings.Join(Names(), ", "))
+		return Theme{}, fmt.Errorf("theme %q not found (have %s)", name, strings.Join(NamesIn(dir), ", "))
 	}
 	return Parse(data)
+}
+
+// NamesIn lists the embedded themes and those in dir, sorted, once each.
+func NamesIn(dir string) []string {
+	names := Names()
+	if dir != "" {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if n, ok := strings.CutSuffix(e.Name(), ".toml"); ok && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // MustLoad is Load for names known to be embedded.

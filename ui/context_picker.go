@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
 
@@ -16,19 +17,25 @@ func (m *Model) openContextPicker() {
 }
 
 func (d *contextPicker) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch s := msg.String(); s {
-	case "esc", "q", "c":
+	if key.Matches(msg, m.keys.Contexts) {
 		return true, nil
-	case "up", "k":
+	}
+	// Act on the sandbox under the cursor, without switching to it.
+	if key.Matches(msg, m.keys.Resume) {
+		return true, m.within(m.ctxs[d.cursor], func() tea.Cmd { return m.askPlane("resume", 0) })
+	}
+	if key.Matches(msg, m.keys.Extend) {
+		return true, m.within(m.ctxs[d.cursor], func() tea.Cmd { return m.askPlane("extend", 0) })
+	}
+	switch s := msg.String(); m.dialogAction(msg, false) {
+	case actCancel:
+		return true, nil
+	case actUp:
 		d.cursor = (d.cursor - 1 + len(m.ctxs)) % len(m.ctxs)
-	case "down", "j":
+	case actDown:
 		d.cursor = (d.cursor + 1) % len(m.ctxs)
-	case "enter":
+	case actOK:
 		return true, m.switchTo(d.cursor)
-	case "R", "E":
-		// Act on the sandbox under the cursor, without switching to it.
-		verb := map[string]string{"R": "resume", "E": "extend"}[s]
-		return true, m.within(m.ctxs[d.cursor], func() tea.Cmd { return m.askPlane(verb, 0) })
 	default:
 		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(m.ctxs) {
 			d.cursor = int(s[0] - '1')
@@ -80,9 +87,9 @@ func (d *contextPicker) view(m *Model, w, h int) string {
 			lines = append(lines, m.planePickerLine(sb, w))
 		}
 	}
-	lines = append(lines, "", st.muted.Render("enter switch · ↑/↓ move · 1-9 pick · esc close · marks and actions stay in their sandbox"))
+	lines = append(lines, "", st.muted.Render(m.keyOf(m.keys.Open)+" switch · "+m.keyOf(m.keys.Up)+" "+m.keyOf(m.keys.Down)+" move · 1-9 pick · "+m.keyOf(m.keys.Back)+" close · marks and actions stay in their sandbox"))
 	if m.hasPlanes() {
-		lines = append(lines, st.muted.Render("R resume · E extend the E2B sandbox under the cursor (asks first)"))
+		lines = append(lines, st.muted.Render(m.keyOf(m.keys.Resume)+" resume · "+m.keyOf(m.keys.Extend)+" extend the E2B sandbox under the cursor (asks first)"))
 	}
 	return dialogBox(st, st.dialogTitle.Render("Sandboxes"), lines, w, 60)
 }

@@ -214,7 +214,7 @@ func (m *Model) drainStreams() tea.Cmd {
 		m.events.add(m.now(), levelWarn, "output flood: skipped %d bytes to stay live", dropped)
 	}
 	if len(data) > 0 {
-		d.out.append(data)
+		d.out.append(data, m.now())
 	}
 	var cmds []tea.Cmd
 	if werr := d.input.failure(); werr != nil && !d.ended {
@@ -226,6 +226,7 @@ func (m *Model) drainStreams() tea.Cmd {
 		if m.focus == focusAttached {
 			m.events.add(m.now(), levelInfo, "terminal %d ended; detached", d.pid)
 			m.focus = focusList
+			cmds = append(cmds, m.unzoomAfterAttach())
 		}
 		return tea.Batch(cmds...)
 	}
@@ -246,8 +247,26 @@ func (m *Model) enterAttached() tea.Cmd {
 	}
 	m.events.add(m.now(), levelInfo, "attached to terminal %d (%s detaches)", d.pid, m.keys.Detach.Help().Key)
 	w, h := m.detailInner()
+	// A pane narrower than the remote terminal would shrink it for every
+	// other client: zoom the pane instead, for as long as this attach lasts.
+	if t := m.terminalByPID(d.pid); t != nil && !m.zoomed && (t.Cols > w || t.Rows > h) {
+		m.zoomed, m.attachZoomed = true, true
+		m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+		w, h = m.detailInner()
+	}
 	d.term.resize(w, h)
 	return m.resizeRemote()
+}
+
+// unzoomAfterAttach gives the list back its room when attaching zoomed
+// the pane.
+func (m *Model) unzoomAfterAttach() tea.Cmd {
+	if !m.attachZoomed {
+		return nil
+	}
+	m.zoomed, m.attachZoomed = false, false
+	m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+	return m.layoutChanged()
 }
 
 func (m *Model) resizeRemote() tea.Cmd {

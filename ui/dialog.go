@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
 
@@ -47,4 +48,44 @@ func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return cmd
 	})
+}
+
+// keyOf is the first key of a binding as the help names it ("esc",
+// "enter", "↑/k"), for the hints under a dialog, so they name the keys the
+// operator configured.
+func (m *Model) keyOf(b key.Binding) string { return b.Help().Key }
+
+// dialogAct is what a key means inside a dialog. It comes from the keymap,
+// so a binding changed in [keys] changes it in every dialog too.
+type dialogAct int
+
+const (
+	actNone dialogAct = iota
+	actUp
+	actDown
+	actOK
+	actCancel
+	actSwitch // between the buttons of a confirmation
+)
+
+// dialogAction maps a key to a dialog action. In a dialog with a text
+// field (text), printable keys are typing, never actions.
+func (m *Model) dialogAction(msg tea.KeyMsg, text bool) dialogAct {
+	if text && (msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace) {
+		return actNone
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Back), key.Matches(msg, k.Quit):
+		return actCancel
+	case key.Matches(msg, k.Open):
+		return actOK
+	case key.Matches(msg, k.Up):
+		return actUp
+	case key.Matches(msg, k.Down):
+		return actDown
+	case key.Matches(msg, k.Collapse), key.Matches(msg, k.Expand), key.Matches(msg, k.NextPane), key.Matches(msg, k.PrevPane):
+		return actSwitch
+	}
+	return actNone
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/textinput"
 	"strconv"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 type bulkDialog struct {
 	targets []Group
 	grace   time.Duration
-	input   lineInput
+	input   textinput.Model
 	where   string // the sandbox, when there are several
 	noCount bool
 }
@@ -25,13 +26,13 @@ func newBulkDialog(targets []Group, grace time.Duration) *bulkDialog {
 }
 
 func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	switch m.dialogAction(msg, true) {
+	case actCancel:
 		m.setStatus(levelInfo, "bulk teardown cancelled")
 		return true, nil
-	case "enter":
+	case actOK:
 		if !d.noCount && d.input.Value() != strconv.Itoa(len(d.targets)) {
-			m.setStatus(levelWarn, fmt.Sprintf("type %d to confirm, or esc to cancel", len(d.targets)))
+			m.setStatus(levelWarn, fmt.Sprintf("type %d to confirm, or %s to cancel", len(d.targets), m.keyOf(m.keys.Back)))
 			d.input.SetValue("")
 			return false, nil
 		}
@@ -44,7 +45,7 @@ func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 		m.marks = map[int]bool{}
 		return true, tea.Batch(cmds...)
 	}
-	d.input.Update(msg)
+	d.input, _ = d.input.Update(msg)
 	return false, nil
 }
 
@@ -62,10 +63,10 @@ func (d *bulkDialog) view(m *Model, w, h int) string {
 		lines = append(lines, st.muted.Render(fmt.Sprintf("  … and %d more", len(d.targets)-show)))
 	}
 	if d.noCount {
-		lines = append(lines, "", "Press enter to confirm.", "", st.muted.Render("esc cancel"))
+		lines = append(lines, "", "Press "+m.keyOf(m.keys.Open)+" to confirm.", "", st.muted.Render(m.keyOf(m.keys.Back)+" cancel"))
 	} else {
 		lines = append(lines, "", fmt.Sprintf("Type %s and press enter to confirm:", st.warning.Render(strconv.Itoa(len(d.targets)))), d.input.View(),
-			"", st.muted.Render("esc cancel"))
+			"", st.muted.Render(m.keyOf(m.keys.Back)+" cancel"))
 	}
 	return dialogBox(st, st.danger.Render("Bulk teardown"), lines, w, 50)
 }

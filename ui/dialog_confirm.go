@@ -27,12 +27,17 @@ func (d *confirmDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 	switch msg.String() {
 	case "y", "Y":
 		return true, d.action(m)
-	case "n", "N", "esc", "q":
+	case "n", "N":
 		m.setStatus(levelInfo, "cancelled")
 		return true, nil
-	case "left", "right", "tab", "shift+tab", "h", "l":
+	}
+	switch m.dialogAction(msg, false) {
+	case actCancel:
+		m.setStatus(levelInfo, "cancelled")
+		return true, nil
+	case actSwitch, actUp, actDown:
 		d.yes = !d.yes
-	case "enter":
+	case actOK:
 		if d.yes {
 			return true, d.action(m)
 		}
@@ -53,7 +58,7 @@ func (d *confirmDialog) view(m *Model, w, h int) string {
 		no = st.buttonActive.Render("[ No ]")
 	}
 	lines = append(lines, no+"   "+yes)
-	lines = append(lines, st.muted.Render("y confirm · n/esc cancel · ←/→ choose"))
+	lines = append(lines, st.muted.Render("y confirm · n/"+m.keyOf(m.keys.Back)+" cancel · "+m.keyOf(m.keys.Collapse)+" "+m.keyOf(m.keys.Expand)+" choose"))
 	title := st.dialogTitle.Render(d.title)
 	if d.danger {
 		title = st.danger.Render(d.title)

@@ -2,21 +2,31 @@ package ui
 
 import (
 	"fmt"
-	"strings"
+	"github.com/charmbracelet/bubbles/key"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
 
 // helpDialog lists every binding of the keymap, so help can never drift
 // from what the keys do.
-type helpDialog struct{ keys KeyMap }
+type helpDialog struct {
+	keys   KeyMap
+	offset int // first line shown, when the screen is too short for all
+}
 
 func newHelpDialog(k KeyMap) *helpDialog { return &helpDialog{keys: k} }
 
 func (d *helpDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc", "q", "?", "enter":
+	if key.Matches(msg, m.keys.Help) {
 		return true, nil
+	}
+	switch m.dialogAction(msg, false) {
+	case actCancel, actOK:
+		return true, nil
+	case actUp:
+		d.offset = max(0, d.offset-1)
+	case actDown:
+		d.offset++ // clamped in view, which knows the height
 	}
 	return false, nil
 }
@@ -56,6 +66,13 @@ func (d *helpDialog) view(m *Model, w, h int) string {
 	if m.readOnly() {
 		lines = append(lines, st.warning.Render("Read-only: spawning, signals, teardown and input are refused."))
 	}
-	lines = append(lines, "", st.muted.Render(strings.TrimSpace("esc close")))
+	// A short screen shows a window of the lines, scrolled with up/down.
+	if room := h - 4; room > 2 && len(lines)+2 > room {
+		d.offset = min(d.offset, len(lines)-(room-1))
+		lines = append(lines[d.offset:d.offset+room-1:d.offset+room-1], st.muted.Render(fmt.Sprintf("%s %s scroll (%d/%d) · %s close",
+			d.keys.Up.Help().Key, d.keys.Down.Help().Key, d.offset+room-1, len(lines), d.keys.Back.Help().Key)))
+		return dialogBox(st, st.dialogTitle.Render("Keys"), lines, w, 90)
+	}
+	lines = append(lines, "", st.muted.Render(d.keys.Back.Help().Key+" close"))
 	return dialogBox(st, st.dialogTitle.Render("Keys"), lines, w, 90)
 }

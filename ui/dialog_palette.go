@@ -2,9 +2,12 @@ package ui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"golang.org/x/sys/unix"
 )
 
 type paletteCommand struct {
@@ -37,8 +40,9 @@ var paletteCommands = []paletteCommand{
 
 // palette is the ":" command line with its list of commands.
 type palette struct {
-	input  lineInput
+	input  textinput.Model
 	cursor int
+	primed bool // suggestions set
 }
 
 func newPalette(value string) *palette { return &palette{input: newInput(":", value)} }
@@ -56,26 +60,54 @@ func (p *palette) matches() []paletteCommand {
 }
 
 func (p *palette) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
-		return true, nil
-	case "up":
-		p.cursor = max(0, p.cursor-1)
-		return false, nil
-	case "down":
-		p.cursor = min(len(p.matches())-1, p.cursor+1)
-		return false, nil
-	case "tab":
-		if ms := p.matches(); len(ms) > 0 {
+	if !p.primed {
+		p.input.ShowSuggestions = true
+		p.input.SetSuggestions(m.paletteSuggestions())
+		p.primed = true
+	}
+	if key.Matches(msg, m.keys.NextPane) {
+		if s := p.input.CurrentSuggestion(); s != "" && s != p.input.Value() {
+			p.input.SetValue(s)
+			p.input.CursorEnd()
+		} else if ms := p.matches(); len(ms) > 0 {
 			p.input.SetValue(ms[min(p.cursor, len(ms)-1)].name + " ")
+			p.input.CursorEnd()
 		}
 		return false, nil
-	case "enter":
+	}
+	switch m.dialogAction(msg, true) {
+	case actCancel:
+		return true, nil
+	case actUp:
+		p.cursor = max(0, p.cursor-1)
+		return false, nil
+	case actDown:
+		p.cursor = min(len(p.matches())-1, p.cursor+1)
+		return false, nil
+	case actOK:
 		return true, m.runPalette(p.input.Value(), p.matches(), p.cursor)
 	}
-	p.input.Update(msg)
+	p.input, _ = p.input.Update(msg)
 	p.cursor = 0
 	return false, nil
+}
+
+// paletteSuggestions are what tab completes a typed line to: every
+// command, the signals of the menu, and the sandboxes.
+func (m *Model) paletteSuggestions() []string {
+	var out []string
+	for _, c := range paletteCommands {
+		out = append(out, c.name)
+	}
+	for _, s := range menuSignals {
+		out = append(out, "signal "+strings.TrimPrefix(s.name, "SIG"))
+	}
+	for _, sb := range m.ctxs {
+		if sb.spec.Name != "" {
+			out = append(out, "ctx "+sb.spec.Name)
+		}
+	}
+	return out
 }
 
 // runPalette executes a typed line; a bare prefix picks the highlighted
@@ -113,7 +145,7 @@ func (p *palette) view(m *Model, w, h int) string {
 		}
 		lines = append(lines, l)
 	}
-	lines = append(lines, "", st.muted.Render("enter run · tab complete · esc close"))
+	lines = append(lines, "", st.muted.Render(m.keyOf(m.keys.Open)+" run · "+m.keyOf(m.keys.NextPane)+" complete · "+m.keyOf(m.keys.Back)+" close"))
 	return dialogBox(st, st.dialogTitle.Render("Command"), lines, w, 72)
 }
 
@@ -173,6 +205,11 @@ func (m *Model) cmdSignal(argv []string) tea.Cmd {
 		if c.name == name {
 			return m.chooseSignal(t, c)
 		}
+	}
+	// Any other signal the platform names; it asks first, as the menu
+	// does for everything but the harmless ones.
+	if sig := unix.SignalNum(name); sig != 0 {
+		return m.chooseSignal(t, signalChoice{sig: sig, name: name, confirm: true})
 	}
 	m.setStatus(levelError, "unknown signal "+argv[0])
 	return nil

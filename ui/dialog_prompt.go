@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 )
 
@@ -9,6 +10,7 @@ type promptKind int
 const (
 	promptFilter promptKind = iota // filters the tree as you type
 	promptSearch                   // searches a group's output on enter
+	promptSave                     // saves a group's output to a file on enter
 )
 
 // prompt is a one-line input in the footer.
@@ -16,25 +18,35 @@ type prompt struct {
 	kind  promptKind
 	label string
 	old   string
-	input lineInput
+	input textinput.Model
 }
 
 func newPrompt(kind promptKind, label, value string) *prompt {
-	return &prompt{kind: kind, label: label, old: value, input: newInput("/", value)}
+	return &prompt{kind: kind, label: label, old: value, input: newInput(promptSymbol(kind), value)}
+}
+
+func promptSymbol(k promptKind) string {
+	if k == promptSave {
+		return ""
+	}
+	return "/"
 }
 
 func (p *prompt) inline() {}
 
 func (p *prompt) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	switch m.dialogAction(msg, true) {
+	case actCancel:
 		if p.kind == promptFilter {
 			m.tree.filter = ""
 			m.tree.rebuild()
 			return true, m.syncDetail()
 		}
 		return true, nil
-	case "enter":
+	case actOK:
+		if p.kind == promptSave {
+			return true, m.saveOutput(p.input.Value())
+		}
 		if p.kind == promptSearch {
 			m.detail.out.search(p.input.Value())
 			if p.input.Value() != "" && len(m.detail.out.matches) == 0 {
@@ -43,7 +55,7 @@ func (p *prompt) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 		}
 		return true, nil
 	}
-	p.input.Update(msg)
+	p.input, _ = p.input.Update(msg)
 	if p.kind == promptFilter && m.tree.filter != p.input.Value() {
 		m.tree.filter = p.input.Value()
 		m.tree.rebuild()
@@ -53,5 +65,9 @@ func (p *prompt) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 }
 
 func (p *prompt) view(m *Model, w, h int) string {
-	return fit(m.st.accent.Render(p.label+" ")+p.input.View()+m.st.muted.Render("  enter keep · esc clear"), w)
+	hint := "  " + m.keyOf(m.keys.Open) + " keep · " + m.keyOf(m.keys.Back) + " clear"
+	if p.kind == promptSave {
+		hint = "  " + m.keyOf(m.keys.Open) + " save · " + m.keyOf(m.keys.Back) + " cancel"
+	}
+	return fit(m.st.accent.Render(p.label+" ")+p.input.View()+m.st.muted.Render(hint), w)
 }

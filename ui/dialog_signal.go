@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"golang.org/x/sys/unix"
 )
 
 type signalChoice struct {
@@ -30,11 +31,10 @@ var menuSignals = []signalChoice{
 	{syscall.SIGWINCH, "SIGWINCH", "window size changed", false},
 }
 
+// signalName is "SIGTERM", from the platform's table, or "signal 40".
 func signalName(sig syscall.Signal) string {
-	for _, c := range menuSignals {
-		if c.sig == sig {
-			return c.name
-		}
+	if n := unix.SignalName(sig); n != "" {
+		return n
 	}
 	return fmt.Sprintf("signal %d", int(sig))
 }
@@ -48,14 +48,14 @@ type signalMenu struct {
 func newSignalMenu(t signalTarget) *signalMenu { return &signalMenu{target: t} }
 
 func (d *signalMenu) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
-	switch s := msg.String(); s {
-	case "esc", "q":
+	switch s := msg.String(); m.dialogAction(msg, false) {
+	case actCancel:
 		return true, nil
-	case "up", "k":
+	case actUp:
 		d.cursor = (d.cursor - 1 + len(menuSignals)) % len(menuSignals)
-	case "down", "j":
+	case actDown:
 		d.cursor = (d.cursor + 1) % len(menuSignals)
-	case "enter":
+	case actOK:
 		return true, m.chooseSignal(d.target, menuSignals[d.cursor])
 	default:
 		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(menuSignals) {
@@ -78,7 +78,7 @@ func (d *signalMenu) view(m *Model, w, h int) string {
 		}
 		lines = append(lines, l)
 	}
-	lines = append(lines, "", st.muted.Render("enter choose · ↑/↓ move · esc cancel"))
+	lines = append(lines, "", st.muted.Render(m.keyOf(m.keys.Open)+" choose · "+m.keyOf(m.keys.Up)+" "+m.keyOf(m.keys.Down)+" move · "+m.keyOf(m.keys.Back)+" cancel"))
 	return dialogBox(st, st.dialogTitle.Render("Send signal"), lines, w, 46)
 }
 

@@ -133,8 +133,14 @@ func (e *e2e) serve(name string) string {
 	return sock
 }
 
-// tui runs the built binary with args in a new tmux server, from e.dir.
+// tui runs the built binary with args in a new tmux server of 160x50,
+// from e.dir.
 func (e *e2e) tui(session string, args ...string) *tmux {
+	return e.tuiSized(session, 160, 50, args...)
+}
+
+// tuiSized is tui in a window of w×h.
+func (e *e2e) tuiSized(session string, w, h int, args ...string) *tmux {
 	t := e.t
 	t.Helper()
 	tm := &tmux{t: t, server: fmt.Sprintf("sandtop-%s-%d", session, os.Getpid()), target: session}
@@ -147,7 +153,7 @@ func (e *e2e) tui(session string, args ...string) *tmux {
 	for _, a := range args {
 		line += " " + shellQuote(a)
 	}
-	tm.run("new-session", "-d", "-x", "160", "-y", "50", "-s", session, "-c", e.dir, line)
+	tm.run("new-session", "-d", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-s", session, "-c", e.dir, line)
 	return tm
 }
 

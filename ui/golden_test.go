@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,17 +50,33 @@ func TestGoldenViews(t *testing.T) {
 			go func() { _, _ = conn.pw.Write([]byte("\x1b[2J\x1b[H$ echo hi\r\nhi\r\n$ ")) }()
 			waitFor(t, func() bool { return m.detail.term.term.Snapshot().Line(1) == "hi" }, func() string { return m.detail.term.term.Snapshot().Text() })
 		},
+		"sorted_by_cpu": func(t *testing.T, m *Model, src *fakeSource) {
+			press(t, m, "P")
+		},
+		"output_times_wrapped": func(t *testing.T, m *Model, src *fakeSource) {
+			src.outputs[4100] = "ok  \tsandbox/events\t0.201s\n\x1b[31mFAIL\x1b[0m\tsandbox/api\a\n" + strings.Repeat("0123456789", 30) + "\n"
+			press(t, m, "j", "enter")
+			waitFor(t, func() bool { m.drainStreams(); return m.detail.out.count() == 3 }, func() string { return "output lines" })
+			press(t, m, "T", "w")
+		},
 		"read_only_refusal": func(t *testing.T, m *Model, src *fakeSource) {
 			m.opts.ReadOnly = true
 			press(t, m, "j", "x")
 		},
 	}
 	for name, scene := range scenes {
-		for _, size := range [][2]int{{100, 34}, {160, 50}} {
+		for _, size := range [][2]int{{80, 24}, {160, 45}} {
 			t.Run(fmt.Sprintf("%s_%d", name, size[0]), func(t *testing.T) {
 				m, src := newTestModel(t, size[0], size[1])
 				scene(t, m, src)
-				golden.RequireEqual(t, []byte(m.View()))
+				view := m.View()
+				// Help and quit stay in reach at any width, whatever the
+				// footer holds besides.
+				if foot := view[strings.LastIndexByte(view, '\n')+1:]; m.dialog == nil && m.focus != focusAttached && m.status == "" &&
+					(!strings.Contains(foot, "? help") || !strings.Contains(foot, "q quit")) {
+					t.Errorf("footer lacks ? help or q quit: %q", foot)
+				}
+				golden.RequireEqual(t, []byte(view))
 			})
 		}
 	}

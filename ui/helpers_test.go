@@ -55,6 +55,9 @@ func keyMsg(k string) tea.KeyMsg {
 		"ctrl+]": tea.KeyCtrlCloseBracket, "ctrl+g": tea.KeyCtrlG, "f5": tea.KeyF5,
 	}
 	if t, ok := named[k]; ok {
+		if t == tea.KeySpace {
+			return tea.KeyMsg{Type: t, Runes: []rune{' '}} // as Bubble Tea reads it
+		}
 		return tea.KeyMsg{Type: t}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}

@@ -24,6 +24,11 @@ type KeyMap struct {
 	Run, NewTerminal               key.Binding
 	Follow, SearchNext, SearchPrev key.Binding
 	Zoom, Back, Quit               key.Binding
+	// The output pane: wrap or scroll sideways, arrival times, copy (OSC
+	// 52) and save.
+	Wrap, Timestamps, Copy, Save key.Binding
+	// Sort the groups, htop-style; the same key again reverses.
+	SortCPU, SortRSS, SortAge, SortPGID, SortState key.Binding
 	// Detach leaves an attached terminal. Every other key goes to the
 	// remote program while attached, Ctrl-C included.
 	Detach key.Binding
@@ -60,13 +65,22 @@ func DefaultKeyMap() KeyMap {
 		Help:         b("?", "help", "?"),
 		Run:          b("r", "run", "r"),
 		NewTerminal:  b("t", "terminal", "t"),
-		Follow:       b("f", "follow output", "f"),
+		Follow:       b("f", "follow (the newest output)", "f"),
 		SearchNext:   b("n", "next match", "n"),
 		SearchPrev:   b("N", "previous match", "N"),
 		Zoom:         b("z", "zoom detail pane", "z"),
 		Back:         b("esc", "back", "esc"),
 		Quit:         b("q", "quit (remote work keeps running)", "q", "ctrl+c"),
 		Detach:       b("ctrl+]", "detach", "ctrl+]"),
+		Wrap:         b("w", "wrap (off: ←/→ scroll sideways)", "w"),
+		Timestamps:   b("T", "timestamps", "T"),
+		Copy:         b("y", "copy (the visible lines, through OSC 52)", "y"),
+		Save:         b("ctrl+s", "save (all output, to a file)", "ctrl+s"),
+		SortCPU:      b("P", "sort by CPU", "P"),
+		SortRSS:      b("M", "sort by memory (RSS)", "M"),
+		SortAge:      b("A", "sort by age", "A"),
+		SortPGID:     b("I", "sort by pgid", "I"),
+		SortState:    b("S", "sort by state", "S"),
 	}
 }
 
@@ -82,6 +96,9 @@ func (k *KeyMap) bindings() map[string]*key.Binding {
 		"help": &k.Help, "run": &k.Run, "new_terminal": &k.NewTerminal, "follow": &k.Follow,
 		"search_next": &k.SearchNext, "search_prev": &k.SearchPrev, "zoom": &k.Zoom,
 		"back": &k.Back, "quit": &k.Quit, "detach": &k.Detach,
+		"wrap": &k.Wrap, "timestamps": &k.Timestamps, "copy": &k.Copy, "save": &k.Save,
+		"sort_cpu": &k.SortCPU, "sort_rss": &k.SortRSS, "sort_age": &k.SortAge, "sort_pgid": &k.SortPGID,
+		"sort_state": &k.SortState,
 	}
 }
 
@@ -121,6 +138,8 @@ func (k KeyMap) helpSections() []helpSection {
 		{"Act", []key.Binding{k.Open, k.Run, k.NewTerminal, k.Signal, k.Teardown, k.Mark, k.BulkTeardown, k.ClearMarks}},
 		{"Find", []key.Binding{k.Filter, k.SearchNext, k.SearchPrev, k.Follow, k.Palette, k.Contexts}},
 		{"Sandbox (E2B)", []key.Binding{k.Resume, k.Extend, k.SandboxLogs}},
+		{"Output", []key.Binding{k.Wrap, k.Timestamps, k.Copy, k.Save}},
+		{"Sort", []key.Binding{k.SortCPU, k.SortRSS, k.SortAge, k.SortPGID, k.SortState}},
 		{"General", []key.Binding{k.Detach, k.Back, k.Help, k.Quit}},
 	}
 }

@@ -62,7 +62,7 @@ func (m *Model) detachTerminal() tea.Cmd {
 	m.pane = m.attachedFrom // back where the operator attached from
 	m.detail.term.replies.set(nil)
 	m.events.add(m.now(), levelInfo, "detached from terminal %d (it keeps running)", m.detail.pid)
-	return nil
+	return m.unzoomAfterAttach()
 }
 
 // outputKey handles scrolling and search in a group's output; it returns
@@ -85,6 +85,20 @@ func (m *Model) outputKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		o.setFollow(true)
 	case key.Matches(msg, k.Follow):
 		o.setFollow(!o.follow)
+	case key.Matches(msg, k.Wrap):
+		o.setWrap(!o.wrap)
+	case key.Matches(msg, k.Timestamps):
+		o.timestamps = !o.timestamps
+	case key.Matches(msg, k.Collapse):
+		w, _ := m.detailInner()
+		o.scrollX(-max(tabWidth, w/2))
+	case key.Matches(msg, k.Expand):
+		w, _ := m.detailInner()
+		o.scrollX(max(tabWidth, w/2))
+	case key.Matches(msg, k.Copy):
+		return m.copyOutput(), true
+	case key.Matches(msg, k.Save):
+		m.openDialog(newPrompt(promptSave, "save output to", m.defaultSaveName()))
 	case key.Matches(msg, k.Filter):
 		m.openDialog(newPrompt(promptSearch, "search output", o.query))
 	case key.Matches(msg, k.SearchNext):
@@ -130,7 +144,7 @@ func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
 		m.openDialog(newPrompt(promptFilter, "filter groups", m.tree.filter))
 		return m.syncDetail()
 	case key.Matches(msg, k.Zoom):
-		m.zoomed = !m.zoomed
+		m.zoomed, m.attachZoomed = !m.zoomed, false
 		m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
 		return m.layoutChanged()
 	case key.Matches(msg, k.NextPane):
@@ -150,6 +164,16 @@ func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
 		return m.askTeardown()
 	case key.Matches(msg, k.BulkTeardown):
 		return m.askBulkTeardown()
+	case key.Matches(msg, k.SortCPU):
+		return m.sortBy(sortCPU)
+	case key.Matches(msg, k.SortRSS):
+		return m.sortBy(sortRSS)
+	case key.Matches(msg, k.SortAge):
+		return m.sortBy(sortAge)
+	case key.Matches(msg, k.SortPGID):
+		return m.sortBy(sortPGID)
+	case key.Matches(msg, k.SortState):
+		return m.sortBy(sortState)
 	case key.Matches(msg, k.ClearMarks):
 		m.marks = map[int]bool{}
 	case m.focus == focusOutput:
@@ -179,6 +203,14 @@ func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
 		return m.open()
 	}
 	return nil
+}
+
+// sortBy orders the group list by k, or reverses it when it already is;
+// the cursor stays on the same row.
+func (m *Model) sortBy(k sortKey) tea.Cmd {
+	m.tree.order = m.tree.order.toggle(k)
+	m.tree.rebuild()
+	return m.syncDetail()
 }
 
 func (m *Model) quit() tea.Cmd {

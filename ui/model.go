@@ -67,6 +67,7 @@ type Model struct {
 	width, height int
 	lay           layout
 	zoomed        bool
+	attachZoomed  bool // zoomed by an attach, undone on detach
 
 	focus        focus
 	pane         pane
@@ -208,6 +209,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.gen == m.resizeGen {
 			return m, m.resizeRemote()
 		}
+	case exportDoneMsg:
+		m.onExportDone(msg)
 	case resizeDoneMsg:
 		if msg.err != nil {
 			m.events.add(m.now(), levelWarn, "resize of terminal %d to %dx%d failed: %v", msg.pid, msg.cols, msg.rows, msg.err)

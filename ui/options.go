@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -56,6 +57,9 @@ type Options struct {
 	// Warnings are shown in the event log at start (an API key of an
 	// unusual shape, say).
 	Warnings []string
+	// Clipboard receives the OSC 52 sequence of a copy; nil means stdout,
+	// the terminal the TUI draws on.
+	Clipboard io.Writer
 	// Now is the clock, for tests; nil means time.Now.
 	Now func() time.Time
 	// ProgramOptions are passed to tea.NewProgram by Run (input, output).

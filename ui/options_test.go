@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestConfirmationsTurnedOffOneByOne(t *testing.T) {
@@ -39,7 +40,7 @@ func TestOutputKeepsScrollbackBytes(t *testing.T) {
 	o := newOutputView()
 	o.maxBytes = 100
 	for range 50 {
-		o.append([]byte("0123456789\n"))
+		o.append([]byte("0123456789\n"), time.Time{})
 	}
 	if o.bytes > 100 || len(o.lines) != 10 || o.dropped != 40 {
 		t.Fatalf("kept %d bytes in %d lines, dropped %d", o.bytes, len(o.lines), o.dropped)

@@ -46,6 +46,7 @@ type treeState struct {
 	cursor   int
 	offset   int
 	filter   string
+	order    sortOrder
 	folded   map[int]bool // sessions folded shut
 	expanded map[int]bool // groups opened to show their processes
 }
@@ -66,7 +67,7 @@ func (t *treeState) rebuild() {
 	if r, ok := t.selected(); ok {
 		keep = r.key()
 	}
-	t.rows = buildRows(t.groups, t.filter, t.folded, t.expanded)
+	t.rows = buildRows(t.groups, t.filter, t.order, t.folded, t.expanded)
 	t.cursor = min(t.cursor, max(0, len(t.rows)-1))
 	if keep != "" {
 		for i, r := range t.rows {
@@ -113,26 +114,34 @@ func (t *treeState) scrollInto(h int) {
 	t.offset = max(0, min(t.offset, max(0, len(t.rows)-h)))
 }
 
-// buildRows groups by session, sorted by sid then pgid, applying the filter
-// to groups (a session shows when any of its groups matches).
-func buildRows(groups []Group, filter string, folded, expanded map[int]bool) []row {
-	bySID := map[int][]*Group{}
-	var sids []int
+// buildRows groups by session, applying the filter to groups (a session
+// shows when any of its groups matches). Groups are in the sort order
+// within their session; sessions are by sid, or, sorted by anything else,
+// in the order of their first group (the session of the busiest group
+// first).
+func buildRows(groups []Group, filter string, order sortOrder, folded, expanded map[int]bool) []row {
+	var all []*Group
 	for i := range groups {
 		g := &groups[i]
-		if filter != "" && !groupMatches(g, filter) {
-			continue
+		if filter == "" || groupMatches(g, filter) {
+			all = append(all, g)
 		}
+	}
+	order.sortGroups(all)
+	bySID := map[int][]*Group{}
+	var sids []int
+	for _, g := range all {
 		if _, ok := bySID[g.SID]; !ok {
 			sids = append(sids, g.SID)
 		}
 		bySID[g.SID] = append(bySID[g.SID], g)
 	}
-	sort.Ints(sids)
+	if order == (sortOrder{}) {
+		sort.Ints(sids)
+	}
 	rows := make([]row, 0, len(groups)+len(sids))
 	for _, sid := range sids {
 		gs := bySID[sid]
-		sort.Slice(gs, func(i, j int) bool { return gs[i].PGID < gs[j].PGID })
 		rows = append(rows, row{kind: rowSession, sid: sid, groups: len(gs)})
 		if folded[sid] {
 			continue

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -128,24 +129,44 @@ func (m *Model) viewFooter() string {
 	if left != "" {
 		return fit(left, m.width)
 	}
-	return fit(m.hints(), m.width)
+	return m.hints()
 }
 
-// hints is the short help for the current focus, from the keymap.
+// hints is the short help for the current focus, from the keymap
+// (bubbles/help). Help and quit stay on the right at any width; the other
+// hints give way first.
 func (m *Model) hints() string {
 	k := m.keys
 	var bs []key.Binding
 	switch m.focus {
 	case focusOutput:
-		bs = []key.Binding{k.Up, k.Follow, k.Filter, k.SearchNext, k.Signal, k.Teardown, k.Back, k.Help}
+		bs = []key.Binding{k.Up, k.Follow, k.Wrap, k.Timestamps, k.Copy, k.Save, k.Filter, k.SearchNext, k.Signal, k.Teardown, k.Back}
 	default:
-		bs = []key.Binding{k.Open, k.Run, k.NewTerminal, k.Signal, k.Teardown, k.Mark, k.Filter, k.Palette, k.NextPane, k.Help, k.Quit}
+		bs = []key.Binding{k.Open, k.Run, k.NewTerminal, k.Signal, k.Teardown, k.Mark, k.Filter, k.SortCPU, k.Palette, k.NextPane}
 	}
-	var parts []string
-	for _, b := range bs {
-		parts = append(parts, m.st.keyHint.Render(b.Help().Key)+" "+m.st.keyDesc.Render(shortDesc(b.Help().Desc)))
+	h := help.New()
+	h.ShortSeparator = "  "
+	h.Ellipsis = "…"
+	h.Styles.ShortKey, h.Styles.ShortDesc = m.st.keyHint, m.st.keyDesc
+	h.Styles.ShortSeparator, h.Styles.Ellipsis = m.st.keyDesc, m.st.keyDesc
+	tail := h.ShortHelpView(shortHelp(k.Help, k.Quit)) + " "
+	h.Width = max(0, m.width-1-ansi.StringWidth(tail)-2)
+	head := " " + h.ShortHelpView(shortHelp(bs...))
+	if m.width < ansi.StringWidth(tail) {
+		return fit(tail, m.width)
 	}
-	return " " + strings.Join(parts, "  ")
+	return fit(head, m.width-ansi.StringWidth(tail)) + tail
+}
+
+// shortHelp copies bindings with their descriptions cut to the words before
+// any parenthesis, for the footer.
+func shortHelp(bs ...key.Binding) []key.Binding {
+	out := make([]key.Binding, len(bs))
+	for i, b := range bs {
+		b.SetHelp(b.Help().Key, shortDesc(b.Help().Desc))
+		out[i] = b
+	}
+	return out
 }
 
 func shortDesc(d string) string {

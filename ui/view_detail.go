@@ -73,6 +73,15 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 	if !o.follow {
 		status = st.warning.Render("⏸ paused") + st.muted.Render(" (f follows)")
 	}
+	switch {
+	case o.wrap:
+		status += st.muted.Render(" · wrap")
+	case o.xoff > 0:
+		status += st.muted.Render(fmt.Sprintf(" · col %d", o.xoff+1))
+	}
+	if o.timestamps {
+		status += st.muted.Render(" · times")
+	}
 	if o.query != "" {
 		cur := 0
 		if len(o.matches) > 0 {

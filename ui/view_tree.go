@@ -28,8 +28,9 @@ var (
 	colRSS     = treeColumn{"rss", "RSS", 5, true}
 	colExit    = treeColumn{"exit", "EXIT", 4, true}
 	colTTY     = treeColumn{"tty", "TTY", 6, false}
+	colTag     = treeColumn{"tag", "TAG", 12, false}
 	// optionalCols in the order they are given up.
-	optionalCols = []treeColumn{colWho, colMembers, colAge, colCPU, colRSS, colExit, colTTY}
+	optionalCols = []treeColumn{colTag, colWho, colMembers, colAge, colCPU, colRSS, colExit, colTTY}
 )
 
 const minCommandWidth = 14
@@ -85,6 +86,9 @@ func (m *Model) viewTree() string {
 		lines = append(lines, m.st.muted.Render(msg))
 	}
 	title := fmt.Sprintf("Groups %d", m.liveGroupCount())
+	if o := m.tree.order; o != (sortOrder{}) {
+		title += " · by " + o.key.String() + o.arrow()
+	}
 	if m.tree.filter != "" {
 		title += " · filter " + m.st.match.Render(m.tree.filter)
 	}
@@ -107,7 +111,11 @@ func (m *Model) liveGroupCount() int {
 func (m *Model) treeHeader(cols []treeColumn, cmdW int) string {
 	var b strings.Builder
 	for _, c := range cols {
-		b.WriteString(pad(c.title, c.width, c.right))
+		title := c.title
+		if c.id == m.tree.order.key.column() && m.tree.order != (sortOrder{}) {
+			title += m.tree.order.arrow()
+		}
+		b.WriteString(pad(title, c.width, c.right))
 		b.WriteByte(' ')
 	}
 	b.WriteString("COMMAND")
@@ -153,6 +161,7 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 		}
 		cells["exit"] = exitString(g.Exit)
 		cells["tty"] = groupTTY(g)
+		cells["tag"] = st.accent.Render(g.Tag)
 		cells["cmd"] = command(g)
 		if stateOf(g) == stateSettled {
 			cells["cmd"] = st.muted.Render(cells["cmd"])

@@ -13,10 +13,13 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"sandtop/buildinfo"
 )
 
-// Version is reported by Supervisor/Hello.
-const Version = "0.1.0"
+// Version is reported by Supervisor/Hello: the release and the commit of
+// the build, so a client can tell a daemon left from an older build.
+var Version = buildinfo.Version()
 
 const (
 	defaultReplayBytes   = 256 << 10
