@@ -103,6 +103,9 @@ func inGroup(id string, c *cobra.Command) *cobra.Command {
 // which one (with completion of configured names), and read-only.
 func (g *globalFlags) registerSandboxFlags(c *cobra.Command) {
 	fs := c.Flags()
+	if c.HasParent() && c.HasSubCommands() {
+		fs = c.PersistentFlags() // a family such as e2b: its subcommands act
+	}
 	fs.BoolVar(&g.readOnly, "read-only", false, "refuse every action that changes the sandbox")
 	g.target.register(fs)
 	_ = c.RegisterFlagCompletionFunc("target", targetCompletion(g))

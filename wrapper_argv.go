@@ -86,7 +86,10 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 			}
 		}
 	}
-	script := leader.Argv
+	var script []string
+	if leader != nil {
+		script = leader.Argv
+	}
 	for i := range members {
 		members[i].Wrapper = isWrapper[members[i].PID]
 		// The wrapper's script is kilobytes, the same in every group: a

@@ -83,8 +83,10 @@ func TestRollbackFailureIsJoinedToTheSpawnError(t *testing.T) {
 		s.wire.failOn("SendInput", 1, errInjected)
 		rmErr := errors.New("injected rm failure")
 		s.wire.failOn("Start:rm", 0, rmErr)
+		// Batch stdin, so the spawn writes input on every plane (the shim
+		// takes the environment in its spec, not on stdin).
 		_, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/sleep", "60"}, Cwd: "/",
-			Stdio: collectBoth(64), GraceMs: 500})
+			Stdio: Stdio{Stdin: StdinData("batch"), Stdout: OutputCollect(64), Stderr: OutputCollect(64)}, GraceMs: 500})
 		if !errors.Is(err, errInjected) || !errors.Is(err, rmErr) || !strings.Contains(err.Error(), "rollback failed") {
 			t.Fatalf("spawn: %v", err)
 		}

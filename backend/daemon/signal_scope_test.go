@@ -32,8 +32,9 @@ func TestSignalGroupReachesOnlyTheSandboxsGroups(t *testing.T) {
 		t.Fatal("the foreign process was signalled")
 	}
 
-	// A group the daemon started is signalled as before.
-	own, _ := startBg(t, c, startReq("sleep", "100"))
+	// A group of the daemon's child is signalled as before (a plain Start
+	// stays in the daemon's group, as in envd, so the child makes its own).
+	own, _ := startBg(t, c, startReq("setsid", "sleep", "100"))
 	res, err := c.Supervisor.SignalGroup(ctxFor(t, 10*time.Second), connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: own, Signal: int32(syscall.SIGTERM)}))
 	if err != nil || !res.Msg.GetDelivered() {
 		t.Fatalf("own group: delivered=%v err=%v", res.Msg.GetDelivered(), err)
