@@ -18,6 +18,14 @@
 # outer half to re-raise a fatal signal for the daemon's wait status, so it
 # does so itself.
 finish() {
+	# Reap the sentinel here: an orphaned zombie would be listed as a member
+	# of the group until whoever inherits it reaps it. SIGKILL, because it
+	# ignores the signals a group is sent and something might still hold fd 8.
+	if [ -n "$sentinel" ]; then
+		exec 8>&-
+		kill -s KILL "$sentinel" 2>/dev/null
+		wait "$sentinel" 2>/dev/null
+	fi
 	if [ -n "$reraise" ] && [ -n "$2" ]; then
 		ulimit -c 0
 		trap - "$2"
