@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"sandtop/backend/gen/filesystem/filesystemconnect"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
 )
@@ -95,6 +96,17 @@ func FuzzSupervisorRequests(f *testing.F) {
 		sandtopv1connect.SupervisorListDirProcedure,
 		sandtopv1connect.SupervisorExitStatusProcedure,
 	}, [][]byte{{}, []byte(`{}`), []byte(`{"path":"../../etc/passwd"}`), []byte(`{"pid":1,"pgid":1}`), {0x0a, 0x03, 0x2e, 0x2e, 0x2f}})
+}
+
+// FuzzFilesystemRequests decodes envd's filesystem requests with any body.
+// Only the calls that change nothing are fuzzed: random paths must never
+// create, move or remove files.
+func FuzzFilesystemRequests(f *testing.F) {
+	fuzzFamily(f, []string{
+		filesystemconnect.FilesystemStatProcedure,
+		filesystemconnect.FilesystemGetWatcherEventsProcedure,
+		filesystemconnect.FilesystemRemoveWatcherProcedure,
+	}, [][]byte{{}, []byte(`{}`), []byte(`{"path":"~/../../etc/passwd"}`), []byte(`{"path":"\u0000"}`), []byte(`{"watcherId":"x"}`), {0x0a, 0x01, 0x2f}})
 }
 
 // FuzzPaths checks the runtime root's confinement with any path: whatever
