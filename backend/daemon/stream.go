@@ -20,14 +20,18 @@ const (
 )
 
 // keepaliveInterval reads envd's Keepalive-Ping-Interval header (seconds);
-// missing or unparsable means 90 s.
+// missing or unparsable means 90 s. A value beyond a day is taken as a day,
+// so no number can overflow the duration into a negative one.
 func keepaliveInterval(h http.Header) time.Duration {
 	n, err := strconv.Atoi(h.Get(keepaliveHeader))
 	if err != nil || n <= 0 {
 		return defaultKeepalive
 	}
-	return time.Duration(n) * time.Second
+	return time.Duration(min(n, maxKeepaliveSeconds)) * time.Second
 }
+
+// maxKeepaliveSeconds bounds Keepalive-Ping-Interval (a day).
+const maxKeepaliveSeconds = 24 * 60 * 60
 
 // forward sends a subscriber's output and then its end event through send.
 // It sends a keepalive when no data went out for the interval. It returns
