@@ -54,6 +54,34 @@ else
 	exec 6>&4
 fi
 
+# child_alive says whether the child exists and is not a zombie.
+child_alive() {
+	local _ st
+	{ IFS= read -r _ && read -r _ st; } 2>/dev/null <"/proc/$child/status" || return 1
+	[ "$st" != Z ] && [ "$st" != X ]
+}
+
+# until_child_runs_program returns once the child's argv is neither ours
+# (the forked shell) nor env's, or the child is gone, or after a second at
+# most (a program that is itself "env -i --default-signal").
+until_child_runs_program() {
+	local a0 a1 own0 own1 tries=0 start=${EPOCHREALTIME/[.,]/}
+	{ IFS= read -r -d '' own0 && IFS= read -r -d '' own1; } <"/proc/$$/cmdline"
+	while :; do
+		a0= a1=
+		{ IFS= read -r -d '' a0 && IFS= read -r -d '' a1; } 2>/dev/null <"/proc/$child/cmdline" || :
+		# A zombie's argv is empty, and so, briefly, is one in execve.
+		if [ -z "$a0" ] && ! child_alive; then return; fi
+		if [ -n "$a0" ] && { [ "$a0" != "$own0" ] || [ "$a1" != "$own1" ]; } && { [ "$a0" != "$env_bin" ] || [ "$a1" != -i ]; }; then
+			return
+		fi
+		tries=$((tries + 1))
+		if [ $((tries % 64)) = 0 ]; then
+			if [ -z "$start" ] || [ $((${EPOCHREALTIME/[.,]/} - start)) -gt 1000000 ]; then return; fi
+		fi
+	done
+}
+
 # env treats a leading NAME=VALUE word as an assignment, so such a program
 # name is run through bash's exec instead.
 case $1 in *=*) set -- "$BASH" -c 'exec -- "$@"' sandtop-exec "$@" ;; esac
@@ -80,6 +108,13 @@ else
 	"$env_bin" -i --default-signal "${child_env[@]}" "$@" <&0 >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- &
 fi
 child=$!
+# Until the child has exec'd past env, a group signal can be lost in it: its
+# forked copy of us still runs our traps, and env has not yet reset what bash
+# ignores for asynchronous commands. Our traps keep catching until we have
+# seen the program run (or the child gone), so such a signal is recorded
+# here and sent on. One landing just before we look may then reach the
+# program twice; that is better than never.
+until_child_runs_program
 # From here on we outlive group signals so the status gets published; the
 # child got every signal back at its default through env --default-signal.
 trap '' $quiet
@@ -105,6 +140,32 @@ how_child_ended() {
 			if [ "$3" = Exit ]; then how="Exit $4"; fi
 		fi
 	done <"/proc/$$/fd/7"
+}
+
+# signal_named prints 128+n for the first word of bash's description of
+# signal n in a C-locale job listing, or 255 when the word is unknown.
+signal_named() {
+	case $1 in
+	Hangup) echo 129 ;;
+	Interrupt) echo 130 ;;
+	Quit) echo 131 ;;
+	Illegal) echo 132 ;;
+	Trace/breakpoint) echo 133 ;;
+	Aborted) echo 134 ;;
+	Bus) echo 135 ;;
+	Floating) echo 136 ;;
+	Killed) echo 137 ;;
+	Segmentation) echo 139 ;;
+	Broken) echo 141 ;;
+	Alarm) echo 142 ;;
+	Terminated) echo 143 ;;
+	CPU) echo 152 ;;
+	File) echo 153 ;;
+	Virtual) echo 154 ;;
+	Profiling) echo 155 ;;
+	Bad) echo 159 ;;
+	*) echo 255 ;;
+	esac
 }
 
 # ${woke:-$sentinel} makes the check and the wait one command: a CHLD trap
@@ -153,8 +214,21 @@ waited)
 	if [ -n "$waited" ]; then
 		rc=$waited
 	else
-		wait "$child"
-		rc=$?
+		# The listing names a signal. A CHLD that was still pending can make
+		# this wait answer 145 (128+SIGCHLD) although the trap is gone; no
+		# child dies of SIGCHLD, so 145 here is never the answer: ask again.
+		# If bash has dropped the job meanwhile (127), the listing's name
+		# is all that is left.
+		tries=0
+		while :; do
+			wait "$child"
+			rc=$?
+			tries=$((tries + 1))
+			[ "$rc" = 145 ] && [ "$tries" -lt 5 ] || break
+		done
+		if [ "$rc" = 145 ] || [ "$rc" = 127 ]; then
+			rc=$(signal_named "$how")
+		fi
 	fi
 	case $rc in 129 | 1[3-8][0-9] | 19[0-2]) signal=$((rc - 128)) ;; esac
 	;;
