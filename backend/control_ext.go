@@ -2,20 +2,25 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
 
+	fspb "sandtop/backend/gen/filesystem"
+	"sandtop/backend/gen/filesystem/filesystemconnect"
 	"sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
 )
 
 // extensionControl implements ControlPlane with sandtop's Supervisor
-// extension. Removal has no RPC, so it goes through a control command.
+// extension. Removal goes through envd's filesystem service, which
+// sandtop's daemon also serves.
 type extensionControl struct {
 	sup sandtopv1connect.SupervisorClient
+	fs  filesystemconnect.FilesystemClient // nil: remove through rm
 	cmd commandRunner
 }
 
@@ -163,6 +168,17 @@ func (c extensionControl) ListDir(ctx context.Context, path string) ([]DirEntry,
 	return out, nil
 }
 
+// Remove uses the daemon's filesystem service, so withdrawing a spill does
+// not start an rm process (which, next to a spawn, competes with it).
 func (c extensionControl) Remove(ctx context.Context, paths ...string) error {
-	return compatControl{cmd: c.cmd}.Remove(ctx, paths...)
+	if c.fs == nil {
+		return compatControl{cmd: c.cmd}.Remove(ctx, paths...)
+	}
+	var errs []error
+	for _, p := range paths {
+		if _, err := c.fs.Remove(ctx, connect.NewRequest(&fspb.RemoveRequest{Path: p})); err != nil && connect.CodeOf(err) != connect.CodeNotFound {
+			errs = append(errs, fmt.Errorf("remove %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
 }

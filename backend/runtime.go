@@ -15,6 +15,7 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/envd"
+	"sandtop/backend/gen/filesystem/filesystemconnect"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
@@ -89,6 +90,12 @@ type Runtime struct {
 // NewRuntimeClients builds a Runtime over the two Connect clients. sup may
 // be nil (stock envd). It calls Hello to discover the extension.
 func NewRuntimeClients(ctx context.Context, proc processconnect.ProcessClient, sup sandtopv1connect.SupervisorClient, cfg RuntimeConfig) (*Runtime, error) {
+	return newRuntime(ctx, proc, sup, nil, cfg)
+}
+
+// newRuntime is NewRuntimeClients with envd's filesystem service, which
+// (on sandtop's daemon) removes files without starting a process for rm.
+func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sandtopv1connect.SupervisorClient, fs filesystemconnect.FilesystemClient, cfg RuntimeConfig) (*Runtime, error) {
 	if proc == nil {
 		return nil, errors.New("runtime needs a process client")
 	}
@@ -121,7 +128,7 @@ func NewRuntimeClients(ctx context.Context, proc processconnect.ProcessClient, s
 		hello, err := sup.Hello(ctx, connect.NewRequest(&sandtopv1.HelloRequest{}))
 		switch {
 		case err == nil:
-			control = extensionControl{sup: sup, cmd: runner}
+			control = extensionControl{sup: sup, fs: fs, cmd: runner}
 			if cfg.RuntimeRoot == "" {
 				cfg.RuntimeRoot = hello.Msg.GetRuntimeRoot()
 			}
@@ -313,7 +320,7 @@ func NewRuntime(ctx context.Context, c *envd.Client, cfg RuntimeConfig) (*Runtim
 	if c == nil {
 		return nil, errors.New("runtime needs an envd client")
 	}
-	return NewRuntimeClients(ctx, c.Process, c.Supervisor, cfg)
+	return newRuntime(ctx, c.Process, c.Supervisor, c.Filesystem, cfg)
 }
 
 // jobSet counts background goroutines. Unlike sync.WaitGroup it allows new

@@ -16,6 +16,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"sandtop/backend/gen/filesystem/filesystemconnect"
 	"sandtop/backend/gen/process/processconnect"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
@@ -25,6 +26,7 @@ import (
 type Client struct {
 	Process    processconnect.ProcessClient
 	Supervisor sandtopv1connect.SupervisorClient
+	Filesystem filesystemconnect.FilesystemClient
 	Target     string
 
 	http    *http.Client
@@ -83,6 +85,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	return &Client{
 		Process:    processconnect.NewProcessClient(hc, base, copts...),
 		Supervisor: sandtopv1connect.NewSupervisorClient(hc, base, copts...),
+		Filesystem: filesystemconnect.NewFilesystemClient(hc, base, copts...),
 		Target:     target,
 		http:       hc,
 		baseURL:    base,
