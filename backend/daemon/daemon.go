@@ -67,6 +67,11 @@ type Daemon struct {
 
 	srvMu   sync.Mutex
 	servers []*http.Server
+
+	// spare: a shim started ahead of the next session-dir Start.
+	spareMu       sync.Mutex
+	spare         *startedShim
+	spareStarting bool
 }
 
 // New validates cfg, prepares the runtime root, makes this OS process a child

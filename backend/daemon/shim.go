@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"golang.org/x/sys/unix"
 
 	"sandtop/backend/gen/process"
 	"sandtop/backend/shim"
@@ -85,34 +83,13 @@ func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, err
 		return nil, nil, err
 	}
 
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fail(connect.NewError(connect.CodeInternal, fmt.Errorf("shim socket: %w", err)))
-	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "shim"), os.NewFile(uintptr(fds[1]), "daemon")
-	conn, err := net.FileConn(ours)
-	_ = ours.Close()
-	if err != nil {
-		_ = theirs.Close()
-		return fail(connect.NewError(connect.CodeInternal, fmt.Errorf("shim socket: %w", err)))
-	}
-	cmd := &exec.Cmd{
-		Path: "/proc/self/exe",
-		Args: []string{"sandtop-shim", shim.Subcommand, dir},
-		// Nothing of the daemon's environment; one P is all a shim needs.
-		Env:         []string{"GOMAXPROCS=1"},
-		Dir:         "/",
-		ExtraFiles:  []*os.File{theirs},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
 	var inR *os.File
 	if req.Stdin == nil || req.GetStdin() {
 		r, w, err := os.Pipe()
 		if err != nil {
-			_, _ = conn.Close(), theirs.Close()
 			return fail(connect.NewError(connect.CodeInternal, fmt.Errorf("stdin pipe: %w", err)))
 		}
-		inR, cmd.Stdin = r, r
+		inR = r
 		p.stdin, p.inputFile = w, w
 	}
 	closeStdin := func() {
@@ -120,41 +97,52 @@ func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, err
 			_ = p.stdin.Close()
 		}
 	}
-	err = theReaper.starting(func() error {
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		d.reg.markShimChild(cmd.Process.Pid, true)
-		return nil
-	})
-	_ = theirs.Close()
+	sh, hello, err := d.handOver(dir, inR, &spec)
 	if inR != nil {
 		_ = inR.Close()
 	}
 	if err != nil {
-		_ = conn.Close()
 		closeStdin()
-		return fail(connect.NewError(connect.CodeInternal, fmt.Errorf("start the shim: %w", err)))
-	}
-	go func() {
-		_ = cmd.Wait() // the shim's status says nothing: the program's comes over conn
-		d.reg.markShimChild(cmd.Process.Pid, false)
-	}()
-	hello, err := shimHandshake(conn, &spec)
-	if err != nil {
-		_ = conn.Close()
-		closeStdin()
-		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
 		return fail(err)
 	}
+	conn := sh.conn
 	p.pid = uint32(hello.Pid)
 	p.started = time.UnixMilli(hello.StartedUnixMs)
-	p.shim = &shimLink{pid: cmd.Process.Pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn}
+	p.shim = &shimLink{pid: sh.pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn}
 	d.reg.add(p)
 	d.reg.addShim(p.shim)
 	go d.followShim(p, hello)
-	d.log.Info("process started", "pid", p.pid, "cmd", cfg.GetCmd(), "shim", cmd.Process.Pid, "tag", req.GetTag())
+	d.log.Info("process started", "pid", p.pid, "cmd", cfg.GetCmd(), "shim", sh.pid, "tag", req.GetTag())
 	return p, sub, nil
+}
+
+// handOver gives a shim (the spare, if there is one) the program's stdin
+// and spec and returns its hello. A spare that died while it waited (killed
+// by someone) never read the spec, so its state directory holds no argv
+// yet: then one fresh shim is tried, which cannot have waited.
+func (d *Daemon) handOver(dir string, stdin *os.File, spec *shim.Spec) (*startedShim, shim.Hello, error) {
+	for attempt := 0; ; attempt++ {
+		sh, err := d.takeShim()
+		if err != nil {
+			return nil, shim.Hello{}, connect.NewError(connect.CodeInternal, err)
+		}
+		var hello shim.Hello
+		if err = shim.SendStdin(sh.conn, stdin); err != nil {
+			err = connect.NewError(connect.CodeInternal, fmt.Errorf("hand stdin to the shim: %w", err))
+		} else {
+			hello, err = shimHandshake(sh.conn, spec)
+		}
+		if err == nil {
+			return sh, hello, nil
+		}
+		sh.discard()
+		_ = syscall.Kill(sh.pid, syscall.SIGKILL)
+		var failed *connect.Error
+		refused := errors.As(err, &failed) && failed.Code() == connect.CodeFailedPrecondition
+		if _, statErr := os.Lstat(filepath.Join(dir, wrapper.ArgvFile)); attempt > 0 || refused || !errors.Is(statErr, fs.ErrNotExist) {
+			return nil, shim.Hello{}, err
+		}
+	}
 }
 
 // shimHandshake sends the spec and reads the shim's answer.

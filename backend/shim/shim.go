@@ -53,11 +53,20 @@ func init() {
 // execFailedSubcommand runs in place of a program that cannot be executed.
 const execFailedSubcommand = "__sandtop-exec-failed"
 
-// Main runs the shim with fd 3 connected to the daemon, fd 0 the program's
-// stdin, and returns the exit code.
+// Main runs the shim with fd 3 connected to the daemon and returns the exit
+// code. The daemon sends the program's stdin (see SendStdin), then the spec.
 func Main() int {
-	ctl, err := net.FileConn(os.NewFile(3, "daemon"))
+	fc, err := net.FileConn(os.NewFile(3, "daemon"))
 	if err != nil {
+		return 2
+	}
+	ctl, ok := fc.(*net.UnixConn)
+	if !ok {
+		return 2
+	}
+	stdin, err := RecvStdin(ctl)
+	if err != nil {
+		// A spare the daemon never used ends here when the daemon goes.
 		return 2
 	}
 	kind, b, err := ReadFrame(ctl)
@@ -69,7 +78,7 @@ func Main() int {
 		_ = WriteFrame(ctl, FrameFailed, []byte("shim: bad spec: "+err.Error()))
 		return 2
 	}
-	s := &supervisor{spec: spec}
+	s := &supervisor{spec: spec, stdin: stdin}
 	if err := s.prepare(); err != nil {
 		_ = WriteFrame(ctl, FrameFailed, []byte(describe(err)))
 		return 1
@@ -80,6 +89,7 @@ func Main() int {
 		return 1
 	}
 	s.out.attach(ctl)
+	s.settle()
 	s.serve()
 	s.reap()
 	s.finish()
@@ -89,6 +99,7 @@ func Main() int {
 // supervisor is the state of one shim.
 type supervisor struct {
 	spec    Spec
+	stdin   *os.File // the program's; nil: /dev/null
 	dir     *StateDir
 	pid     int // the program; its pgid
 	started time.Time
@@ -116,19 +127,33 @@ func (s *supervisor) prepare() error {
 		return err
 	}
 	s.dir = dir
-	if err := dir.WriteFile(wrapper.ArgvFile, nulTerminated(s.spec.Argv)); err != nil {
+	// The one write that must precede the program: it proves the
+	// directory writable, so a Start on a full disk fails saying so.
+	if err := dir.CreateFile(wrapper.ArgvFile, nulTerminated(s.spec.Argv)); err != nil {
 		return err
 	}
 	if s.spec.Tag != "" {
-		if err := dir.WriteLine(wrapper.TagFile, s.spec.Tag); err != nil {
+		if err := dir.CreateFile(wrapper.TagFile, []byte(s.spec.Tag+"\n")); err != nil {
 			return err
 		}
 	}
+	s.out = &router{ring: newRing(dir, s.spec.RingBytes)}
+	return nil
+}
+
+// settle finishes the publication once the daemon has the hello: the
+// reserve for a problem file, the spills, the supervisor file and the
+// socket a restarted daemon reconnects to. Each costs a file creation, which on a slow disk is most of a spawn,
+// and none is needed before the start event: output waits in the pipes
+// until the pumps run, and only a daemon that restarts needs the other two.
+// A failure here cannot fail the Start any more; it is logged to the
+// daemon, and the group keeps running without what failed.
+func (s *supervisor) settle() {
 	// Room for the reason, reserved while the disk takes it: should the
 	// exit status not fit later, this becomes the problem file by rename
 	// and in-place writes, which need no new space.
-	if err := dir.WriteFile(reservedProblem, make([]byte, 512)); err != nil {
-		return err
+	if err := s.dir.CreateFile(reservedProblem, make([]byte, 512)); err != nil {
+		s.out.log("no room reserved for a publication problem: " + describe(err))
 	}
 	for i, c := range []struct {
 		name string
@@ -137,27 +162,34 @@ func (s *supervisor) prepare() error {
 		if c.cap < 0 {
 			continue
 		}
-		f, err := dir.Create(c.name)
+		f, err := s.dir.Create(c.name)
 		if err != nil {
-			return err
+			s.out.log("spill not kept: " + describe(err))
+			continue
 		}
 		s.spills[i] = &spill{f: f, left: c.cap}
 	}
-	_ = dir.Remove(wrapper.SocketFile)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: dir.ProcPath(wrapper.SocketFile), Net: "unix"})
+	ticks, _ := StartTicks(os.Getpid())
+	if err := s.dir.WriteLine(wrapper.SupervisorFile, fmt.Sprintf("%d %d", os.Getpid(), ticks)); err != nil {
+		s.out.log("not adoptable after a daemon restart: " + describe(err))
+	}
+	_ = s.dir.Remove(wrapper.SocketFile)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: s.dir.ProcPath(wrapper.SocketFile), Net: "unix"})
 	if err != nil {
-		return &os.PathError{Op: "listen", Path: dir.Path() + "/" + wrapper.SocketFile, Err: err}
+		s.out.log("no socket for a restarted daemon: " + describe(&os.PathError{Op: "listen", Path: s.dir.Path() + "/" + wrapper.SocketFile, Err: err}))
+		return
 	}
 	ln.SetUnlinkOnClose(false) // the /proc path would not name it later
 	s.ln = ln
-	s.out = &router{ring: newRing(dir, s.spec.RingBytes)}
-	return nil
 }
 
 // start runs the program and publishes its pid.
 func (s *supervisor) start() error {
 	var files [3]*os.File
-	files[0] = os.Stdin
+	files[0] = os.Stdin // /dev/null
+	if s.stdin != nil {
+		files[0] = s.stdin
+	}
 	var writers []*os.File
 	for i := range 2 {
 		r, w, err := os.Pipe()
@@ -197,18 +229,15 @@ func (s *supervisor) start() error {
 	for _, w := range writers {
 		_ = w.Close()
 	}
-	_ = os.Stdin.Close() // the program's stdin ends with the daemon's pipe alone
+	if s.stdin != nil {
+		_ = s.stdin.Close() // the program's stdin ends with the daemon's pipe alone
+	}
 	if err != nil {
 		return fmt.Errorf("start %s: %w", s.spec.Argv[0], err)
 	}
 	s.pid, s.started = p.Pid, time.Now()
 	_ = p.Release()
-	if err := s.dir.WriteLine(wrapper.PidFile, strconv.Itoa(s.pid)); err != nil {
-		_ = unix.Kill(-s.pid, unix.SIGKILL)
-		return err
-	}
-	ticks, _ := StartTicks(os.Getpid())
-	if err := s.dir.WriteLine(wrapper.SupervisorFile, fmt.Sprintf("%d %d", os.Getpid(), ticks)); err != nil {
+	if err := s.dir.CreateFile(wrapper.PidFile, []byte(strconv.Itoa(s.pid)+"\n")); err != nil {
 		_ = unix.Kill(-s.pid, unix.SIGKILL)
 		return err
 	}
@@ -233,7 +262,9 @@ func (s *supervisor) serve() {
 		s.pumps.Add(1)
 		go s.pump(s.readers[i], s.spills[i], kinds[i])
 	}
-	go s.accept()
+	if s.ln != nil {
+		go s.accept()
+	}
 }
 
 func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
@@ -306,8 +337,10 @@ func (s *supervisor) finish() {
 		}
 		<-done
 	}
-	_ = s.ln.Close()
-	_ = s.dir.Remove(wrapper.SocketFile)
+	if s.ln != nil {
+		_ = s.ln.Close()
+		_ = s.dir.Remove(wrapper.SocketFile)
+	}
 	if !s.unpublished {
 		_ = s.dir.Remove(wrapper.SupervisorFile)
 	}
