@@ -62,8 +62,16 @@ func (d *Daemon) startShim() (*startedShim, error) {
 		return nil, fmt.Errorf("start the shim: %w", err)
 	}
 	s := &startedShim{pid: cmd.Process.Pid, conn: conn, gone: make(chan struct{})}
+	// The shim's status says nothing (the program's comes over conn): it
+	// only has to be reaped, and without a thread per shim.
+	wait, err := reapWithoutThread(s.pid)
+	if err != nil {
+		wait = func() { _ = cmd.Wait() }
+	} else {
+		_ = cmd.Process.Release()
+	}
 	go func() {
-		_ = cmd.Wait() // the shim's status says nothing: the program's comes over conn
+		wait()
 		d.reg.markShimChild(s.pid, false)
 		close(s.gone)
 	}()

@@ -132,3 +132,34 @@ func parentOf(t *testing.T, pid int) int {
 	_, _ = fmt.Sscanf(string(st[strings.LastIndexByte(string(st), ')')+2:]), "%s %d", &state, &ppid)
 	return ppid
 }
+
+// Waiting for a shim holds no OS thread: 60 running groups must not add
+// anything like 60 threads to the daemon (os/exec's Wait would).
+func TestShimsDoNotPinThreads(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	startInSessionDir(ctx, t, env, "warm", startReq("true")).drain()
+	before := threadCount(t)
+	var groups []*startedGroup
+	for i := range 60 {
+		groups = append(groups, startInSessionDir(ctx, t, env, fmt.Sprintf("g%d", i), startReq("sleep", "60")))
+	}
+	after := threadCount(t)
+	for _, g := range groups {
+		_ = unix.Kill(-g.pid, unix.SIGKILL)
+		g.drain()
+	}
+	if after-before >= 30 {
+		t.Fatalf("60 running groups took the daemon from %d to %d threads", before, after)
+	}
+}
+
+func threadCount(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}
