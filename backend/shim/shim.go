@@ -137,24 +137,24 @@ func (s *supervisor) prepare() error {
 			return err
 		}
 	}
+	// Room for the reason, reserved before the program can fill the disk:
+	// should the exit status not fit later, this becomes the problem file
+	// by rename and in-place writes, which need no new space.
+	if err := dir.CreateFile(reservedProblem, make([]byte, 512)); err != nil {
+		return err
+	}
 	s.out = &router{ring: newRing(dir, s.spec.RingBytes)}
 	return nil
 }
 
 // settle finishes the publication once the daemon has the hello: the
-// reserve for a problem file, the spills, the supervisor file and the
-// socket a restarted daemon reconnects to. Each costs a file creation, which on a slow disk is most of a spawn,
+// spills, the supervisor file and the socket a restarted daemon reconnects
+// to. Each costs a file creation, which on a slow disk is most of a spawn,
 // and none is needed before the start event: output waits in the pipes
 // until the pumps run, and only a daemon that restarts needs the other two.
 // A failure here cannot fail the Start any more; it is logged to the
 // daemon, and the group keeps running without what failed.
 func (s *supervisor) settle() {
-	// Room for the reason, reserved while the disk takes it: should the
-	// exit status not fit later, this becomes the problem file by rename
-	// and in-place writes, which need no new space.
-	if err := s.dir.CreateFile(reservedProblem, make([]byte, 512)); err != nil {
-		s.out.log("no room reserved for a publication problem: " + describe(err))
-	}
 	for i, c := range []struct {
 		name string
 		cap  int64
