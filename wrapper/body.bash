@@ -56,14 +56,22 @@ fi
 
 # child_alive says whether the child exists and is not a zombie.
 child_alive() {
-	local _ st
-	{ IFS= read -r _ && read -r _ st; } 2>/dev/null <"/proc/$child/status" || return 1
-	[ "$st" != Z ] && [ "$st" != X ]
+	local key st
+	while read -r key st _; do
+		if [ "$key" = State: ]; then
+			[ "$st" != Z ] && [ "$st" != X ]
+			return
+		fi
+	done 2>/dev/null <"/proc/$child/status"
+	return 1
 }
 
 # until_child_runs_program returns once the child's argv is neither ours
 # (the forked shell) nor env's, or the child is gone, or after a second at
-# most (a program that is itself "env -i --default-signal").
+# most (a program that is itself "env -i --default-signal"). It spins, and
+# reads as little as it can: bash 5.2 loses a trapped signal that lands in
+# `read -t` (the one sleep it has without a fork) in most tries, and now
+# and then one that lands in other reading builtins.
 until_child_runs_program() {
 	local a0 a1 own0 own1 tries=0 start=${EPOCHREALTIME/[.,]/}
 	{ IFS= read -r -d '' own0 && IFS= read -r -d '' own1; } <"/proc/$$/cmdline"

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cpuHogs keeps two `yes` processes per core busy until the test ends, so
@@ -123,7 +125,7 @@ func (w *wrapped) fact(t *testing.T) string {
 	select {
 	case <-w.exited:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("wrapper of group %d hung", w.pgid)
+		t.Fatalf("wrapper of group %d hung; its session:\n%s ", w.pgid, sessionTable(w.pgid))
 	}
 	code := strings.TrimSpace(readOr(filepath.Join(w.dir, ExitCodeFile)))
 	sig := strings.TrimSpace(readOr(filepath.Join(w.dir, SignalFile)))
@@ -309,4 +311,30 @@ func memberNamed(pgid int, comm string) int {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// sessionTable shows what a hung wrapper's session still runs (state,
+// wait channel, blocked/ignored/caught signals), for the failure message.
+func sessionTable(sid int) string {
+	var b strings.Builder
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if s, err := unix.Getsid(pid); err != nil || s != sid {
+			continue
+		}
+		stat := readOr(fmt.Sprintf("/proc/%d/stat", pid))
+		wchan := readOr(fmt.Sprintf("/proc/%d/wchan", pid))
+		var sigs []string
+		for _, l := range strings.Split(readOr(fmt.Sprintf("/proc/%d/status", pid)), "\n") {
+			if strings.HasPrefix(l, "Sig") {
+				sigs = append(sigs, strings.ReplaceAll(l, "\t", ""))
+			}
+		}
+		fmt.Fprintf(&b, "%s wchan=%s %s\n", strings.TrimSpace(stat[:min(len(stat), 60)]), wchan, strings.Join(sigs, " "))
+	}
+	return b.String()
 }
