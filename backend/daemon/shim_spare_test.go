@@ -140,12 +140,12 @@ func TestShimsDoNotPinThreads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	startInSessionDir(ctx, t, env, "warm", startReq("true")).drain()
-	before := threadCount(t)
+	before := threads(t)
 	var groups []*startedGroup
 	for i := range 60 {
 		groups = append(groups, startInSessionDir(ctx, t, env, fmt.Sprintf("g%d", i), startReq("sleep", "60")))
 	}
-	after := threadCount(t)
+	after := threads(t)
 	for _, g := range groups {
 		_ = unix.Kill(-g.pid, unix.SIGKILL)
 		g.drain()
@@ -153,13 +153,4 @@ func TestShimsDoNotPinThreads(t *testing.T) {
 	if after-before >= 30 {
 		t.Fatalf("60 running groups took the daemon from %d to %d threads", before, after)
 	}
-}
-
-func threadCount(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(entries)
 }
