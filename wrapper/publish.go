@@ -13,7 +13,7 @@ func ParsePgid(text string) (int, error) {
 	s := strings.TrimSpace(text)
 	n, err := parseDecimal(s, 1<<22)
 	if err != nil {
-		return 0, fmt.Errorf("wrapper published invalid process-group id %q", s)
+		return 0, fmt.Errorf("wrapper published invalid process-group id %q", clip(s))
 	}
 	if n <= 1 {
 		return 0, fmt.Errorf("unsafe published process-group id %d", n)

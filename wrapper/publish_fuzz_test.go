@@ -10,7 +10,9 @@ import (
 // file any process of the sandbox user may rewrite) with anything: they
 // must never panic, and whatever they accept is canonical and in range.
 func FuzzPublishedValues(f *testing.F) {
-	for _, s := range []string{PublishedPrefix + "42", "42\n", "1", "0", "255", "256", "07", "-5", " 9 ", "64", "65", "a\x00b\x00", "\x00", ""} {
+	for _, s := range []string{PublishedPrefix + "42", "42\n", "1", "0", "255", "256", "07", "-5", " 9 ", "64", "65", "a\x00b\x00", "\x00", "",
+		// Found by the fuzzer in CI: a long published line whose id part was quoted whole.
+		PublishedPrefix + strings.Repeat("\x01", 200)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
