@@ -15,17 +15,72 @@ import (
 	"sandtop/wrapper"
 )
 
-// maxPublishedLine bounds the wrapper's first stdout line.
-const maxPublishedLine = 128
-
 var errTerminated = errors.New("process is being terminated")
+
+// wrapperHead separates the wrapper's published lines from the program's
+// output. Each stream starts with the line (stderr after whatever bash wrote
+// before the guard), and the daemon may deliver the two in either order.
+type wrapperHead struct {
+	outDone, errDone bool
+	out, err         []byte // held until the stream's line has gone by
+}
+
+// direct marks a shim's group: no line precedes the program's output.
+func (w *wrapperHead) direct() { w.outDone, w.errDone = true, true }
+
+// stderr returns the program's part of b; before the line, bytes are held
+// as the wrapper's own (see wrapperNoise).
+func (w *wrapperHead) stderr(b []byte) []byte {
+	if w.errDone || len(b) == 0 {
+		return b
+	}
+	w.err = append(w.err, b...)
+	if before, after, ok := wrapper.CutPublished(w.err); ok {
+		w.err, w.errDone = before, true
+		return after
+	}
+	if len(w.err) > 4096 {
+		// No wrapper says this much before its line: keep it all.
+		all := w.err
+		w.err, w.errDone = nil, true
+		return all
+	}
+	return nil
+}
+
+// wrapperNoise is what stderr held before its line, for an error message.
+func (w *wrapperHead) wrapperNoise() []byte { return w.err }
+
+// stdout returns the program's part of b and, once stdout's first line is
+// complete, the publication it makes (a pgid or why there is none).
+func (w *wrapperHead) stdout(b []byte) ([]byte, *publication) {
+	if w.outDone {
+		return b, nil
+	}
+	w.out = append(w.out, b...)
+	line, rest, ok := bytes.Cut(w.out, []byte{'\n'})
+	if !ok {
+		if len(w.out) > wrapper.MaxPublishedLine {
+			p := &publication{err: fmt.Errorf("spawn failed: %w", badHeader(w.out))}
+			w.out, w.outDone = nil, true
+			return nil, p
+		}
+		return nil, nil
+	}
+	w.out, w.outDone = nil, true
+	pgid, err := wrapper.ParsePublishedLine(string(line))
+	if err != nil {
+		return nil, &publication{err: fmt.Errorf("spawn failed: %w", err)}
+	}
+	return rest, &publication{pgid: pgid}
+}
 
 // pump owns the Start stream: it delivers the environment payload, waits
 // for the published group, then routes output until the end event.
 func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartResponse], payload []byte, closeStdin bool, published chan<- publication) {
 	defer stream.Close()
-	var header, preStderr []byte
-	isPublished, stripped := false, false
+	var head wrapperHead
+	isPublished := false
 	publish := func(p publication) {
 		if !isPublished {
 			isPublished = true
@@ -41,47 +96,20 @@ func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartRespons
 			}
 			if h.direct && e.Start.GetPid() > 1 {
 				// The shim published the program's pid, which leads its
-				// group; no line precedes the program's output.
+				// group.
 				publish(publication{pgid: int(e.Start.GetPid())})
-				stripped = true
+				head.direct()
 			}
 		case *process.ProcessEvent_Data:
-			out, errb := e.Data.GetStdout(), e.Data.GetStderr()
-			if !stripped {
-				// Until the published line has gone by, stderr is the
-				// wrapper's own unless the group is already published.
-				if isPublished && len(errb) > 0 {
-					h.route(false, errb)
-				} else if len(errb) > 0 && len(preStderr) < 4096 {
-					preStderr = append(preStderr, errb...)
-				}
-				header = append(header, out...)
-				line, rest, ok := bytes.Cut(header, []byte{'\n'})
-				if !ok {
-					if len(header) > maxPublishedLine {
-						publish(publication{err: fmt.Errorf("spawn failed: %w", badHeader(header))})
-						header, stripped = nil, true
-					}
-					continue
-				}
-				pgid, err := wrapper.ParsePublishedLine(string(line))
-				if err != nil {
-					publish(publication{err: fmt.Errorf("spawn failed: %w", err)})
-					header, stripped = nil, true
-					continue
-				}
-				publish(publication{pgid: pgid})
-				header, stripped = nil, true
-				if len(rest) > 0 {
-					h.route(true, rest)
-				}
-				continue
+			if b := head.stderr(e.Data.GetStderr()); len(b) > 0 {
+				h.route(false, b)
 			}
-			if len(out) > 0 {
-				h.route(true, out)
+			b, p := head.stdout(e.Data.GetStdout())
+			if p != nil {
+				publish(*p)
 			}
-			if len(errb) > 0 {
-				h.route(false, errb)
+			if len(b) > 0 {
+				h.route(true, b)
 			}
 		case *process.ProcessEvent_End:
 			h.end = e.End
@@ -94,7 +122,7 @@ func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartRespons
 		}
 	}
 	if !isPublished {
-		publish(publication{err: h.unpublishedError(preStderr)})
+		publish(publication{err: h.unpublishedError(head.wrapperNoise())})
 	}
 	h.finishPipes()
 	h.inherit.close()

@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -108,13 +107,13 @@ func (o *outputReader) Close() error {
 // stream error.
 func pumpOutput(first *process.ProcessEvent, stream *connect.ServerStreamForClient[process.ConnectResponse], w *io.PipeWriter) {
 	defer stream.Close()
-	strip := publicationStripper{}
+	var stripOut, stripErr wrapper.Stripper
 	ev := first
 	for {
 		switch e := ev.GetEvent().(type) {
 		case *process.ProcessEvent_Data:
-			out := strip.stdout(e.Data.GetStdout())
-			for _, b := range [][]byte{out, e.Data.GetStderr()} {
+			out, errb := stripOut.Strip(e.Data.GetStdout()), stripErr.Strip(e.Data.GetStderr())
+			for _, b := range [][]byte{out, errb} {
 				if len(b) > 0 {
 					if _, err := w.Write(b); err != nil {
 						return // the reader closed
@@ -135,33 +134,4 @@ func pumpOutput(first *process.ProcessEvent, stream *connect.ServerStreamForClie
 		}
 		ev = stream.Msg().GetEvent()
 	}
-}
-
-// publicationStripper drops the wrapper's "sandtop-published <pgid>\n"
-// when stdout starts with it (a replay that lost its head does not).
-type publicationStripper struct {
-	done bool
-	head []byte
-}
-
-func (p *publicationStripper) stdout(b []byte) []byte {
-	if p.done {
-		return b
-	}
-	p.head = append(p.head, b...)
-	prefix := []byte(wrapper.PublishedPrefix)
-	n := min(len(p.head), len(prefix))
-	if !bytes.Equal(p.head[:n], prefix[:n]) {
-		p.done = true
-		return p.head
-	}
-	if i := bytes.IndexByte(p.head, '\n'); i >= 0 {
-		p.done = true
-		return p.head[i+1:]
-	}
-	if len(p.head) > maxPublishedLine {
-		p.done = true
-		return p.head
-	}
-	return nil
 }

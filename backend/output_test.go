@@ -42,18 +42,3 @@ func TestOutputReplaysThenFollowsLive(t *testing.T) {
 		}
 	})
 }
-
-func TestPublicationStripperSplitsAnywhere(t *testing.T) {
-	stream := "sandtop-published 4242\nhello"
-	for cut := 0; cut <= len(stream); cut++ {
-		var p publicationStripper
-		got := string(p.stdout([]byte(stream[:cut]))) + string(p.stdout([]byte(stream[cut:])))
-		if got != "hello" {
-			t.Fatalf("cut %d: %q", cut, got)
-		}
-	}
-	var p publicationStripper
-	if got := string(p.stdout([]byte("plain output"))); got != "plain output" {
-		t.Fatalf("%q", got)
-	}
-}

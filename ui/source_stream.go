@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"io"
 
@@ -9,6 +8,7 @@ import (
 
 	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
+	"sandtop/wrapper"
 )
 
 // Stock envd keeps no output for late subscribers: attaching there shows
@@ -26,7 +26,6 @@ func (s *backendSource) Output(ctx context.Context, pid int) (io.ReadCloser, err
 	if err != nil {
 		return nil, err
 	}
-	r.skipMarker = true
 	if s.compat {
 		r.notice = []byte(noReplayOutput)
 	}
@@ -46,6 +45,9 @@ func (s *backendSource) Attach(ctx context.Context, pid int) (TerminalConn, erro
 	return &processConn{streamReader: r, proc: s.c, pid: pid}, nil
 }
 
+// connect subscribes to pid's output. A wrapped group's streams each start
+// with the wrapper's published line, which is the daemon's, not the
+// program's: it is dropped from each (a terminal has no such line).
 func (s *backendSource) connect(ctx context.Context, pid int) (*streamReader, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	stream, err := s.c.Process.Connect(ctx, connect.NewRequest(&process.ConnectRequest{Process: &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: uint32(pid)}}}))
@@ -56,12 +58,13 @@ func (s *backendSource) connect(ctx context.Context, pid int) (*streamReader, er
 	pr, pw := io.Pipe()
 	go func() {
 		defer stream.Close()
+		var stripOut, stripErr wrapper.Stripper
 		for stream.Receive() {
 			ev := stream.Msg().GetEvent()
 			if d := ev.GetData(); d != nil {
 				chunk := d.GetPty()
 				if chunk == nil {
-					chunk = append(d.GetStdout(), d.GetStderr()...)
+					chunk = append(stripOut.Strip(d.GetStdout()), stripErr.Strip(d.GetStderr())...)
 				}
 				if _, err := pw.Write(chunk); err != nil {
 					return
@@ -85,43 +88,14 @@ func (s *backendSource) connect(ctx context.Context, pid int) (*streamReader, er
 type streamReader struct {
 	r      *io.PipeReader
 	cancel context.CancelFunc
-	// skipMarker drops the wrapper's "sandtop-published PGID" line, which
-	// it writes to the daemon's stream, not the program's.
-	skipMarker bool
-	head       []byte
 	// notice is local text read before the stream (see noReplayTerminal).
 	notice []byte
 }
-
-const publishedMarker = "sandtop-published "
 
 func (r *streamReader) Read(p []byte) (int, error) {
 	if len(r.notice) > 0 {
 		n := copy(p, r.notice)
 		r.notice = r.notice[n:]
-		return n, nil
-	}
-	if !r.skipMarker {
-		return r.r.Read(p)
-	}
-	// Hold the first bytes until the first line is complete.
-	for r.skipMarker {
-		buf := make([]byte, 4096)
-		n, err := r.r.Read(buf)
-		r.head = append(r.head, buf[:n]...)
-		if i := bytes.IndexByte(r.head, '\n'); i >= 0 || err != nil || len(r.head) > 256 {
-			if i >= 0 && bytes.HasPrefix(r.head, []byte(publishedMarker)) {
-				r.head = r.head[i+1:]
-			}
-			r.skipMarker = false
-		}
-		if err != nil && len(r.head) == 0 {
-			return 0, err
-		}
-	}
-	if len(r.head) > 0 {
-		n := copy(p, r.head)
-		r.head = r.head[n:]
 		return n, nil
 	}
 	return r.r.Read(p)

@@ -9,8 +9,12 @@ shift 11 # the ten parameters and "--"
 printf '%s\n' "$$" >"$state/pid"
 # Publish at once: Spawn waits for this line, and everything below (the
 # environment, rm, the tee and head of spilled streams) costs forks that
-# need not delay it. Nothing else has written to fd 3 yet.
+# need not delay it. Nothing else has written to fd 3 yet. The same line
+# on fd 4 ends whatever bash itself wrote to stderr before the guard: the
+# daemon may deliver the two streams in either order, so a reader tells
+# the program's stderr from ours by this line, not by stdout's.
 printf 'sandtop-published %s\n' "$$" >&3
+printf 'sandtop-published %s\n' "$$" >&4
 mapfile -d '' child_env <"$state/environment"
 # fd 7: an unlinked scratch file for the body's job listings.
 exec 7<>"$state/.jobs"

@@ -14,6 +14,7 @@ import (
 )
 
 type localRun struct {
+	// stderr is the program's: what follows the published line there.
 	stdout, stderr []byte
 	state          *os.ProcessState
 	dir            string
@@ -51,7 +52,14 @@ func runLocally(t *testing.T, inv Invocation, env []string, stdinRest string) lo
 		_ = c.Process.Kill()
 		t.Fatal("wrapper did not finish")
 	}
-	return localRun{out.Bytes(), errb.Bytes(), c.ProcessState, inv.StateDir}
+	stderr := errb.Bytes()
+	if noise, rest, ok := CutPublished(stderr); ok {
+		if len(noise) > 0 {
+			t.Errorf("the wrapper wrote %q to stderr before its line", noise)
+		}
+		stderr = rest
+	}
+	return localRun{out.Bytes(), stderr, c.ProcessState, inv.StateDir}
 }
 
 func (r localRun) file(t *testing.T, name string) string {
@@ -148,7 +156,7 @@ func TestWrapperReportsSignalsAndExitCodesApart(t *testing.T) {
 			t.Errorf("%s: wrapper wait status %v, want exit %d", c.script, r.state, c.code)
 		}
 		if len(r.stderr) != 0 {
-			t.Errorf("%s: wrapper wrote to stderr: %q", c.script, r.stderr)
+			t.Errorf("%s: the wrapper wrote %q to the program's stderr", c.script, r.stderr)
 		}
 	}
 }
