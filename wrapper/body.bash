@@ -1,7 +1,8 @@
 # sandtop wrapper, body: run by the inner half and by the direct form once
 # the group is published, the state files exist, child_env holds the child
 # environment, fd 7 is an unlinked scratch file and fd 8 keeps the sentinel
-# (see guard.bash) alive. It starts the requested argv and publishes how it
+# (see guard.bash) alive, and fds 5 and 6 are the program's stdout and
+# stderr (see inner.bash). It starts the requested argv and publishes how it
 # ended: its exit code, or the signal that killed it.
 #
 # Only bash's job table knows whether a status of 128+n was an exit code or
@@ -33,26 +34,6 @@ finish() {
 	fi
 	exit "$1"
 }
-
-# Signals a group is sent that must not end the wrapper or its tee and head
-# (their death would cut the program's output short, not end the program).
-quiet='HUP INT QUIT TERM USR1 USR2 SEGV ALRM'
-
-# head writes a regular file through stdio and would hold up to a block back
-# until it exits, leaving a long-running program's spill empty; stdbuf -o0
-# (when the sandbox has it) makes it write each chunk as it reads it.
-capped=("$head_bin")
-if [ -n "$stdbuf_bin" ]; then capped=("$stdbuf_bin" -o0 "$head_bin"); fi
-if [ "$out_cap" -ge 0 ]; then
-	exec 5> >(trap '' $quiet; exec 8>&-; exec "$tee_bin" --output-error=warn-nopipe >("${capped[@]}" -c "$out_cap" >"$state/stdout.log"))
-else
-	exec 5>&3
-fi
-if [ "$err_cap" -ge 0 ]; then
-	exec 6> >(trap '' $quiet; exec 8>&-; exec "$tee_bin" --output-error=warn-nopipe >("${capped[@]}" -c "$err_cap" >"$state/stderr.log") >&4)
-else
-	exec 6>&4
-fi
 
 # child_alive says whether the child exists and is not a zombie.
 child_alive() {
