@@ -168,6 +168,39 @@ func (c extensionControl) ListDir(ctx context.Context, path string) ([]DirEntry,
 	return out, nil
 }
 
+// readAllStates reads every state directory of the runtime root with one
+// ReadStates call.
+func (c extensionControl) readAllStates(ctx context.Context, _ string) ([]stateDirFiles, error) {
+	resp, err := c.sup.ReadStates(ctx, connect.NewRequest(&sandtopv1.ReadStatesRequest{}))
+	if connect.CodeOf(err) == connect.CodeUnimplemented {
+		return nil, errUnsupported
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the state directories: %w", err)
+	}
+	out := make([]stateDirFiles, 0, len(resp.Msg.GetDirs()))
+	for _, d := range resp.Msg.GetDirs() {
+		entries := make([]DirEntry, 0, len(d.GetEntries()))
+		for _, e := range d.GetEntries() {
+			entries = append(entries, DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize())})
+		}
+		files := d.GetFiles()
+		f := stateFilesFrom(d.GetId(), entries, func(name string) *string {
+			b, ok := files[name]
+			if !ok {
+				return nil
+			}
+			s := string(b)
+			return &s
+		})
+		if ms := d.GetMtimeUnixMs(); ms != 0 {
+			f.modTime = time.UnixMilli(ms)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // Remove uses the daemon's filesystem service, so withdrawing a spill does
 // not start an rm process (which, next to a spawn, competes with it).
 func (c extensionControl) Remove(ctx context.Context, paths ...string) error {

@@ -99,6 +99,19 @@ func (r *Runtime) ownedPgids() map[int]bool {
 type controlStates struct{ cp ControlPlane }
 
 func (c controlStates) readStates(ctx context.Context, root string) ([]stateDirFiles, []ProcessEntry, error) {
+	if all, ok := c.cp.(allStatesReader); ok {
+		states, err := all.readAllStates(ctx, root)
+		if err == nil {
+			table, err := c.cp.Processes(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			return states, table, nil
+		}
+		if !errors.Is(err, errUnsupported) {
+			return nil, nil, err
+		}
+	}
 	entries, err := c.cp.ListDir(ctx, wrapper.ProcessesRoot(root))
 	if errors.Is(err, ErrFileNotFound) {
 		return nil, nil, nil
@@ -125,19 +138,42 @@ func (c controlStates) readStates(ctx context.Context, root string) ([]stateDirF
 	return out, table, nil
 }
 
+// errUnsupported: the daemon does not know the call (one older than it).
+var errUnsupported = errors.New("not supported by this daemon")
+
+// allStatesReader is a control plane that reads every state directory of
+// the runtime root in one call (sandtop's daemon); errUnsupported when the
+// daemon predates it.
+type allStatesReader interface {
+	readAllStates(ctx context.Context, root string) ([]stateDirFiles, error)
+}
+
 // readOne reads one state directory; one removed meanwhile reads as empty.
 func (c controlStates) readOne(ctx context.Context, root, id string) (stateDirFiles, error) {
 	dir := wrapper.StateDir(root, id)
-	f := stateDirFiles{id: id, stdoutSize: -1, stderrSize: -1}
 	files, err := c.cp.ListDir(ctx, dir)
 	if errors.Is(err, ErrFileNotFound) {
-		return f, nil
+		return stateDirFiles{id: id, stdoutSize: -1, stderrSize: -1}, nil
 	}
 	if err != nil {
-		return f, err
+		return stateDirFiles{id: id, stdoutSize: -1, stderrSize: -1}, err
 	}
+	return stateFilesFrom(id, files, func(name string) *string {
+		b, err := c.cp.ReadFile(ctx, dir+"/"+name)
+		if err != nil {
+			return nil
+		}
+		s := string(b)
+		return &s
+	}), nil
+}
+
+// stateFilesFrom is what a state directory holds, from its entries and a
+// reader of its files, which it asks only for what the judgement needs.
+func stateFilesFrom(id string, entries []DirEntry, readFile func(name string) *string) stateDirFiles {
+	f := stateDirFiles{id: id, stdoutSize: -1, stderrSize: -1}
 	has := map[string]bool{}
-	for _, e := range files {
+	for _, e := range entries {
 		has[e.Name] = true
 		switch e.Name {
 		case wrapper.StdoutSpillFile:
@@ -150,16 +186,11 @@ func (c controlStates) readOne(ctx context.Context, root, id string) (stateDirFi
 		if !has[name] {
 			return nil
 		}
-		b, err := c.cp.ReadFile(ctx, dir+"/"+name)
-		if err != nil {
-			return nil
-		}
-		s := string(b)
-		return &s
+		return readFile(name)
 	}
 	f.tag = read(wrapper.TagFile)
 	if f.pid = read(wrapper.PidFile); f.pid == nil {
-		return f, nil
+		return f
 	}
 	if f.exitCode = read(wrapper.ExitCodeFile); f.exitCode != nil && trimmed(*f.exitCode) != "" {
 		if code, err := wrapper.ParseExitCode(*f.exitCode); err == nil && code > 128 {
@@ -172,7 +203,7 @@ func (c controlStates) readOne(ctx context.Context, root, id string) (stateDirFi
 		f.supervised = has[wrapper.SupervisorFile]
 		f.problem = read(wrapper.ProblemFile)
 	}
-	return f, nil
+	return f
 }
 
 // describeGroup reads and judges one state directory of the runtime root.

@@ -1451,6 +1451,158 @@ func (x *ExitStatusResponse) GetExitedUnixMs() int64 {
 	return 0
 }
 
+type ReadStatesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadStatesRequest) Reset() {
+	*x = ReadStatesRequest{}
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadStatesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadStatesRequest) ProtoMessage() {}
+
+func (x *ReadStatesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadStatesRequest.ProtoReflect.Descriptor instead.
+func (*ReadStatesRequest) Descriptor() ([]byte, []int) {
+	return file_sandtop_v1_supervisor_proto_rawDescGZIP(), []int{22}
+}
+
+type StateDir struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The directory's name under <runtime root>/processes.
+	Id          string      `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	MtimeUnixMs int64       `protobuf:"varint,2,opt,name=mtime_unix_ms,json=mtimeUnixMs,proto3" json:"mtime_unix_ms,omitempty"`
+	Entries     []*DirEntry `protobuf:"bytes,3,rep,name=entries,proto3" json:"entries,omitempty"`
+	// The published files present among pid, exit-code, signal, tag, argv,
+	// problem and supervisor, by name; argv is cut at 6 KiB, the rest at
+	// 1 KiB. Spills are only listed in entries.
+	Files         map[string][]byte `protobuf:"bytes,4,rep,name=files,proto3" json:"files,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StateDir) Reset() {
+	*x = StateDir{}
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StateDir) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StateDir) ProtoMessage() {}
+
+func (x *StateDir) ProtoReflect() protoreflect.Message {
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StateDir.ProtoReflect.Descriptor instead.
+func (*StateDir) Descriptor() ([]byte, []int) {
+	return file_sandtop_v1_supervisor_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *StateDir) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *StateDir) GetMtimeUnixMs() int64 {
+	if x != nil {
+		return x.MtimeUnixMs
+	}
+	return 0
+}
+
+func (x *StateDir) GetEntries() []*DirEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *StateDir) GetFiles() map[string][]byte {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+type ReadStatesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dirs          []*StateDir            `protobuf:"bytes,1,rep,name=dirs,proto3" json:"dirs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadStatesResponse) Reset() {
+	*x = ReadStatesResponse{}
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadStatesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadStatesResponse) ProtoMessage() {}
+
+func (x *ReadStatesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadStatesResponse.ProtoReflect.Descriptor instead.
+func (*ReadStatesResponse) Descriptor() ([]byte, []int) {
+	return file_sandtop_v1_supervisor_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ReadStatesResponse) GetDirs() []*StateDir {
+	if x != nil {
+		return x.Dirs
+	}
+	return nil
+}
+
 var File_sandtop_v1_supervisor_proto protoreflect.FileDescriptor
 
 const file_sandtop_v1_supervisor_proto_rawDesc = "" +
@@ -1561,7 +1713,19 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\x06signal\x18\x03 \x01(\x05R\x06signal\x12\x1f\n" +
 	"\vcore_dumped\x18\x04 \x01(\bR\n" +
 	"coreDumped\x12$\n" +
-	"\x0eexited_unix_ms\x18\x05 \x01(\x03R\fexitedUnixMs2\xb4\x05\n" +
+	"\x0eexited_unix_ms\x18\x05 \x01(\x03R\fexitedUnixMs\"\x13\n" +
+	"\x11ReadStatesRequest\"\xdf\x01\n" +
+	"\bStateDir\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\"\n" +
+	"\rmtime_unix_ms\x18\x02 \x01(\x03R\vmtimeUnixMs\x12.\n" +
+	"\aentries\x18\x03 \x03(\v2\x14.sandtop.v1.DirEntryR\aentries\x125\n" +
+	"\x05files\x18\x04 \x03(\v2\x1f.sandtop.v1.StateDir.FilesEntryR\x05files\x1a8\n" +
+	"\n" +
+	"FilesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\">\n" +
+	"\x12ReadStatesResponse\x12(\n" +
+	"\x04dirs\x18\x01 \x03(\v2\x14.sandtop.v1.StateDirR\x04dirs2\x81\x06\n" +
 	"\n" +
 	"Supervisor\x12<\n" +
 	"\x05Hello\x12\x18.sandtop.v1.HelloRequest\x1a\x19.sandtop.v1.HelloResponse\x12K\n" +
@@ -1575,7 +1739,9 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\bReadFile\x12\x1b.sandtop.v1.ReadFileRequest\x1a\x1c.sandtop.v1.ReadFileResponse\x12B\n" +
 	"\aListDir\x12\x1a.sandtop.v1.ListDirRequest\x1a\x1b.sandtop.v1.ListDirResponse\x12K\n" +
 	"\n" +
-	"ExitStatus\x12\x1d.sandtop.v1.ExitStatusRequest\x1a\x1e.sandtop.v1.ExitStatusResponseB*Z(sandtop/backend/gen/sandtop/v1;sandtopv1b\x06proto3"
+	"ExitStatus\x12\x1d.sandtop.v1.ExitStatusRequest\x1a\x1e.sandtop.v1.ExitStatusResponse\x12K\n" +
+	"\n" +
+	"ReadStates\x12\x1d.sandtop.v1.ReadStatesRequest\x1a\x1e.sandtop.v1.ReadStatesResponseB*Z(sandtop/backend/gen/sandtop/v1;sandtopv1b\x06proto3"
 
 var (
 	file_sandtop_v1_supervisor_proto_rawDescOnce sync.Once
@@ -1589,7 +1755,7 @@ func file_sandtop_v1_supervisor_proto_rawDescGZIP() []byte {
 	return file_sandtop_v1_supervisor_proto_rawDescData
 }
 
-var file_sandtop_v1_supervisor_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_sandtop_v1_supervisor_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_sandtop_v1_supervisor_proto_goTypes = []any{
 	(*HelloRequest)(nil),          // 0: sandtop.v1.HelloRequest
 	(*HelloResponse)(nil),         // 1: sandtop.v1.HelloResponse
@@ -1613,6 +1779,10 @@ var file_sandtop_v1_supervisor_proto_goTypes = []any{
 	(*ListDirResponse)(nil),       // 19: sandtop.v1.ListDirResponse
 	(*ExitStatusRequest)(nil),     // 20: sandtop.v1.ExitStatusRequest
 	(*ExitStatusResponse)(nil),    // 21: sandtop.v1.ExitStatusResponse
+	(*ReadStatesRequest)(nil),     // 22: sandtop.v1.ReadStatesRequest
+	(*StateDir)(nil),              // 23: sandtop.v1.StateDir
+	(*ReadStatesResponse)(nil),    // 24: sandtop.v1.ReadStatesResponse
+	nil,                           // 25: sandtop.v1.StateDir.FilesEntry
 }
 var file_sandtop_v1_supervisor_proto_depIdxs = []int32{
 	2,  // 0: sandtop.v1.Group.members:type_name -> sandtop.v1.ProcInfo
@@ -1622,29 +1792,34 @@ var file_sandtop_v1_supervisor_proto_depIdxs = []int32{
 	2,  // 4: sandtop.v1.SignalGroupResponse.escapees:type_name -> sandtop.v1.ProcInfo
 	12, // 5: sandtop.v1.ListTerminalsResponse.terminals:type_name -> sandtop.v1.Terminal
 	18, // 6: sandtop.v1.ListDirResponse.entries:type_name -> sandtop.v1.DirEntry
-	0,  // 7: sandtop.v1.Supervisor.Hello:input_type -> sandtop.v1.HelloRequest
-	4,  // 8: sandtop.v1.Supervisor.ListGroups:input_type -> sandtop.v1.ListGroupsRequest
-	6,  // 9: sandtop.v1.Supervisor.WatchGroups:input_type -> sandtop.v1.WatchGroupsRequest
-	8,  // 10: sandtop.v1.Supervisor.SignalGroup:input_type -> sandtop.v1.SignalGroupRequest
-	10, // 11: sandtop.v1.Supervisor.Foreground:input_type -> sandtop.v1.ForegroundRequest
-	13, // 12: sandtop.v1.Supervisor.ListTerminals:input_type -> sandtop.v1.ListTerminalsRequest
-	15, // 13: sandtop.v1.Supervisor.ReadFile:input_type -> sandtop.v1.ReadFileRequest
-	17, // 14: sandtop.v1.Supervisor.ListDir:input_type -> sandtop.v1.ListDirRequest
-	20, // 15: sandtop.v1.Supervisor.ExitStatus:input_type -> sandtop.v1.ExitStatusRequest
-	1,  // 16: sandtop.v1.Supervisor.Hello:output_type -> sandtop.v1.HelloResponse
-	5,  // 17: sandtop.v1.Supervisor.ListGroups:output_type -> sandtop.v1.ListGroupsResponse
-	7,  // 18: sandtop.v1.Supervisor.WatchGroups:output_type -> sandtop.v1.WatchGroupsResponse
-	9,  // 19: sandtop.v1.Supervisor.SignalGroup:output_type -> sandtop.v1.SignalGroupResponse
-	11, // 20: sandtop.v1.Supervisor.Foreground:output_type -> sandtop.v1.ForegroundResponse
-	14, // 21: sandtop.v1.Supervisor.ListTerminals:output_type -> sandtop.v1.ListTerminalsResponse
-	16, // 22: sandtop.v1.Supervisor.ReadFile:output_type -> sandtop.v1.ReadFileResponse
-	19, // 23: sandtop.v1.Supervisor.ListDir:output_type -> sandtop.v1.ListDirResponse
-	21, // 24: sandtop.v1.Supervisor.ExitStatus:output_type -> sandtop.v1.ExitStatusResponse
-	16, // [16:25] is the sub-list for method output_type
-	7,  // [7:16] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	18, // 7: sandtop.v1.StateDir.entries:type_name -> sandtop.v1.DirEntry
+	25, // 8: sandtop.v1.StateDir.files:type_name -> sandtop.v1.StateDir.FilesEntry
+	23, // 9: sandtop.v1.ReadStatesResponse.dirs:type_name -> sandtop.v1.StateDir
+	0,  // 10: sandtop.v1.Supervisor.Hello:input_type -> sandtop.v1.HelloRequest
+	4,  // 11: sandtop.v1.Supervisor.ListGroups:input_type -> sandtop.v1.ListGroupsRequest
+	6,  // 12: sandtop.v1.Supervisor.WatchGroups:input_type -> sandtop.v1.WatchGroupsRequest
+	8,  // 13: sandtop.v1.Supervisor.SignalGroup:input_type -> sandtop.v1.SignalGroupRequest
+	10, // 14: sandtop.v1.Supervisor.Foreground:input_type -> sandtop.v1.ForegroundRequest
+	13, // 15: sandtop.v1.Supervisor.ListTerminals:input_type -> sandtop.v1.ListTerminalsRequest
+	15, // 16: sandtop.v1.Supervisor.ReadFile:input_type -> sandtop.v1.ReadFileRequest
+	17, // 17: sandtop.v1.Supervisor.ListDir:input_type -> sandtop.v1.ListDirRequest
+	20, // 18: sandtop.v1.Supervisor.ExitStatus:input_type -> sandtop.v1.ExitStatusRequest
+	22, // 19: sandtop.v1.Supervisor.ReadStates:input_type -> sandtop.v1.ReadStatesRequest
+	1,  // 20: sandtop.v1.Supervisor.Hello:output_type -> sandtop.v1.HelloResponse
+	5,  // 21: sandtop.v1.Supervisor.ListGroups:output_type -> sandtop.v1.ListGroupsResponse
+	7,  // 22: sandtop.v1.Supervisor.WatchGroups:output_type -> sandtop.v1.WatchGroupsResponse
+	9,  // 23: sandtop.v1.Supervisor.SignalGroup:output_type -> sandtop.v1.SignalGroupResponse
+	11, // 24: sandtop.v1.Supervisor.Foreground:output_type -> sandtop.v1.ForegroundResponse
+	14, // 25: sandtop.v1.Supervisor.ListTerminals:output_type -> sandtop.v1.ListTerminalsResponse
+	16, // 26: sandtop.v1.Supervisor.ReadFile:output_type -> sandtop.v1.ReadFileResponse
+	19, // 27: sandtop.v1.Supervisor.ListDir:output_type -> sandtop.v1.ListDirResponse
+	21, // 28: sandtop.v1.Supervisor.ExitStatus:output_type -> sandtop.v1.ExitStatusResponse
+	24, // 29: sandtop.v1.Supervisor.ReadStates:output_type -> sandtop.v1.ReadStatesResponse
+	20, // [20:30] is the sub-list for method output_type
+	10, // [10:20] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_sandtop_v1_supervisor_proto_init() }
@@ -1660,7 +1835,7 @@ func file_sandtop_v1_supervisor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sandtop_v1_supervisor_proto_rawDesc), len(file_sandtop_v1_supervisor_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -59,6 +59,8 @@ const (
 	SupervisorListDirProcedure = "/sandtop.v1.Supervisor/ListDir"
 	// SupervisorExitStatusProcedure is the fully-qualified name of the Supervisor's ExitStatus RPC.
 	SupervisorExitStatusProcedure = "/sandtop.v1.Supervisor/ExitStatus"
+	// SupervisorReadStatesProcedure is the fully-qualified name of the Supervisor's ReadStates RPC.
+	SupervisorReadStatesProcedure = "/sandtop.v1.Supervisor/ReadStates"
 )
 
 // SupervisorClient is a client for the sandtop.v1.Supervisor service.
@@ -85,6 +87,10 @@ type SupervisorClient interface {
 	// Exit facts of a process the daemon started, including the signal that
 	// ended it, retained for a while after exit.
 	ExitStatus(context.Context, *connect.Request[v1.ExitStatusRequest]) (*connect.Response[v1.ExitStatusResponse], error)
+	// Every group state directory under the runtime root in one answer: its
+	// entries and the contents of its small published files. What ListDir
+	// and ReadFile give per file, for a whole listing at once.
+	ReadStates(context.Context, *connect.Request[v1.ReadStatesRequest]) (*connect.Response[v1.ReadStatesResponse], error)
 }
 
 // NewSupervisorClient constructs a client for the sandtop.v1.Supervisor service. By default, it
@@ -152,6 +158,12 @@ func NewSupervisorClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(supervisorMethods.ByName("ExitStatus")),
 			connect.WithClientOptions(opts...),
 		),
+		readStates: connect.NewClient[v1.ReadStatesRequest, v1.ReadStatesResponse](
+			httpClient,
+			baseURL+SupervisorReadStatesProcedure,
+			connect.WithSchema(supervisorMethods.ByName("ReadStates")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -166,6 +178,7 @@ type supervisorClient struct {
 	readFile      *connect.Client[v1.ReadFileRequest, v1.ReadFileResponse]
 	listDir       *connect.Client[v1.ListDirRequest, v1.ListDirResponse]
 	exitStatus    *connect.Client[v1.ExitStatusRequest, v1.ExitStatusResponse]
+	readStates    *connect.Client[v1.ReadStatesRequest, v1.ReadStatesResponse]
 }
 
 // Hello calls sandtop.v1.Supervisor.Hello.
@@ -213,6 +226,11 @@ func (c *supervisorClient) ExitStatus(ctx context.Context, req *connect.Request[
 	return c.exitStatus.CallUnary(ctx, req)
 }
 
+// ReadStates calls sandtop.v1.Supervisor.ReadStates.
+func (c *supervisorClient) ReadStates(ctx context.Context, req *connect.Request[v1.ReadStatesRequest]) (*connect.Response[v1.ReadStatesResponse], error) {
+	return c.readStates.CallUnary(ctx, req)
+}
+
 // SupervisorHandler is an implementation of the sandtop.v1.Supervisor service.
 type SupervisorHandler interface {
 	// Version, capabilities and the runtime root of the daemon.
@@ -237,6 +255,10 @@ type SupervisorHandler interface {
 	// Exit facts of a process the daemon started, including the signal that
 	// ended it, retained for a while after exit.
 	ExitStatus(context.Context, *connect.Request[v1.ExitStatusRequest]) (*connect.Response[v1.ExitStatusResponse], error)
+	// Every group state directory under the runtime root in one answer: its
+	// entries and the contents of its small published files. What ListDir
+	// and ReadFile give per file, for a whole listing at once.
+	ReadStates(context.Context, *connect.Request[v1.ReadStatesRequest]) (*connect.Response[v1.ReadStatesResponse], error)
 }
 
 // NewSupervisorHandler builds an HTTP handler from the service implementation. It returns the path
@@ -300,6 +322,12 @@ func NewSupervisorHandler(svc SupervisorHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(supervisorMethods.ByName("ExitStatus")),
 		connect.WithHandlerOptions(opts...),
 	)
+	supervisorReadStatesHandler := connect.NewUnaryHandler(
+		SupervisorReadStatesProcedure,
+		svc.ReadStates,
+		connect.WithSchema(supervisorMethods.ByName("ReadStates")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/sandtop.v1.Supervisor/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SupervisorHelloProcedure:
@@ -320,6 +348,8 @@ func NewSupervisorHandler(svc SupervisorHandler, opts ...connect.HandlerOption) 
 			supervisorListDirHandler.ServeHTTP(w, r)
 		case SupervisorExitStatusProcedure:
 			supervisorExitStatusHandler.ServeHTTP(w, r)
+		case SupervisorReadStatesProcedure:
+			supervisorReadStatesHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -363,4 +393,8 @@ func (UnimplementedSupervisorHandler) ListDir(context.Context, *connect.Request[
 
 func (UnimplementedSupervisorHandler) ExitStatus(context.Context, *connect.Request[v1.ExitStatusRequest]) (*connect.Response[v1.ExitStatusResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("sandtop.v1.Supervisor.ExitStatus is not implemented"))
+}
+
+func (UnimplementedSupervisorHandler) ReadStates(context.Context, *connect.Request[v1.ReadStatesRequest]) (*connect.Response[v1.ReadStatesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("sandtop.v1.Supervisor.ReadStates is not implemented"))
 }

@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
+
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/wrapper"
+)
+
+// stateFileCaps are the published files ReadStates returns, with how much
+// of each: an argv may be long, the rest are a line or two.
+var stateFileCaps = map[string]int{
+	wrapper.PidFile:        1 << 10,
+	wrapper.ExitCodeFile:   1 << 10,
+	wrapper.SignalFile:     1 << 10,
+	wrapper.TagFile:        1 << 10,
+	wrapper.ProblemFile:    1 << 10,
+	wrapper.SupervisorFile: 1 << 10,
+	wrapper.ArgvFile:       6 << 10,
+}
+
+// ReadStates reads every state directory under <root>/processes in one
+// answer, so a listing costs one round trip instead of several per group.
+// Each directory and file is opened relative to its parent without
+// following links: a program may plant anything in its own state directory.
+func (s supervisorService) ReadStates(ctx context.Context, _ *connect.Request[sandtopv1.ReadStatesRequest]) (*connect.Response[sandtopv1.ReadStatesResponse], error) {
+	res := &sandtopv1.ReadStatesResponse{}
+	procs, err := openBeneath(s.d.root, wrapper.ProcessesDir)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, os.ErrNotExist) {
+		return connect.NewResponse(res), nil
+	}
+	if err != nil {
+		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("open the state directories: %w", err))
+	}
+	defer procs.Close()
+	names, err := procs.Readdirnames(-1)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("list the state directories: %w", err))
+	}
+	for _, name := range names {
+		if ctx.Err() != nil {
+			return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
+		}
+		if dir, ok := readStateDir(int(procs.Fd()), name); ok {
+			res.Dirs = append(res.Dirs, dir)
+		}
+	}
+	return connect.NewResponse(res), nil
+}
+
+// readStateDir reads one state directory; anything but a real directory
+// (or one removed meanwhile) is skipped.
+func readStateDir(parent int, name string) (*sandtopv1.StateDir, bool) {
+	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	d := os.NewFile(uintptr(fd), name)
+	defer d.Close()
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return nil, false
+	}
+	out := &sandtopv1.StateDir{Id: name, MtimeUnixMs: st.Mtim.Sec*1000 + st.Mtim.Nsec/1e6, Files: map[string][]byte{}}
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range entries {
+		de := &sandtopv1.DirEntry{Name: e.Name(), Dir: e.IsDir()}
+		var est unix.Stat_t
+		if unix.Fstatat(fd, e.Name(), &est, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			de.Size, de.Mode, de.MtimeUnixMs = uint64(max(est.Size, 0)), uint32(e.Type()), est.Mtim.Sec*1000+est.Mtim.Nsec/1e6
+		}
+		out.Entries = append(out.Entries, de)
+		if limit, ok := stateFileCaps[e.Name()]; ok && e.Type().IsRegular() {
+			if b, ok := readSmallFile(fd, e.Name(), limit); ok {
+				out.Files[e.Name()] = b
+			}
+		}
+	}
+	return out, true
+}
+
+// readSmallFile reads up to limit bytes of a regular file under dir.
+func readSmallFile(dir int, name string, limit int) ([]byte, bool) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)))
+	return b, err == nil
+}
