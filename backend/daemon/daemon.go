@@ -60,6 +60,7 @@ type Daemon struct {
 	self    selfInfo
 	reg     *registry
 	cpu     *cpuSampler
+	idents  *identityCache
 	handler http.Handler
 
 	done     chan struct{} // closed by Shutdown; live streams return
@@ -113,13 +114,14 @@ func New(cfg Config) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{
-		cfg:  cfg,
-		log:  log,
-		root: root,
-		self: self,
-		reg:  newRegistry(cfg.ExitRetention),
-		cpu:  newCPUSampler(),
-		done: make(chan struct{}),
+		cfg:    cfg,
+		log:    log,
+		root:   root,
+		self:   self,
+		reg:    newRegistry(cfg.ExitRetention),
+		cpu:    newCPUSampler(),
+		idents: newIdentityCache(),
+		done:   make(chan struct{}),
 	}
 	d.handler = d.buildHandler()
 	theReaper.register(d)

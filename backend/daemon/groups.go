@@ -1,10 +1,10 @@
 package daemon
 
 import (
-	"fmt"
 	"hash/fnv"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -135,6 +135,7 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 	}
 	if pgidFilter == 0 && sidFilter == 0 {
 		d.cpu.forgetExcept(seen)
+		d.idents.forgetExcept(seen)
 	}
 
 	groups := make([]*sandtopv1.Group, 0, len(byPgid))
@@ -176,6 +177,7 @@ const (
 )
 
 func (d *Daemon) procInfo(st procStat, now time.Time) *sandtopv1.ProcInfo {
+	id := d.idents.get(st, now)
 	return &sandtopv1.ProcInfo{
 		Pid:             uint32(st.pid),
 		Ppid:            uint32(st.ppid),
@@ -183,12 +185,12 @@ func (d *Daemon) procInfo(st procStat, now time.Time) *sandtopv1.ProcInfo {
 		Sid:             uint32(st.sid),
 		Tpgid:           int32(st.tpgid),
 		State:           st.state,
-		Uid:             procUID(st.pid),
+		Uid:             id.uid,
 		StartTimeUnixMs: startTime(st).UnixMilli(),
 		CpuPercent:      d.cpu.percent(st, now),
 		CpuTimeMs:       st.cpuTicks * 1000 / clockTicks,
 		RssBytes:        uint64(max(st.rssPages, 0) * pageSize),
-		Argv:            cmdline(st.pid),
+		Argv:            id.argv,
 		Tty:             ttyName(st.ttyNr),
 		Comm:            st.comm,
 	}
@@ -197,10 +199,29 @@ func (d *Daemon) procInfo(st procStat, now time.Time) *sandtopv1.ProcInfo {
 // groupsFingerprint changes when anything but cpu_percent changes.
 func groupsFingerprint(groups []*sandtopv1.Group) uint64 {
 	h := fnv.New64a()
+	var b []byte
+	num := func(n int64) { b = append(strconv.AppendInt(b, n, 10), ',') }
+	str := func(s string) { b = append(append(strconv.AppendInt(b, int64(len(s)), 10), ':'), s...) }
 	for _, g := range groups {
-		fmt.Fprintf(h, "g%d/%d/%d/%v/%s/%s|", g.Pgid, g.Sid, g.StartedPid, g.Pty, g.Origin, g.StateDir)
+		b = append(b[:0], 'g')
+		num(int64(g.Pgid))
+		num(int64(g.Sid))
+		num(int64(g.StartedPid))
+		b = strconv.AppendBool(b, g.Pty)
+		str(g.Origin)
+		str(g.StateDir)
+		_, _ = h.Write(b)
 		for _, m := range append(g.Members, g.Escapees...) {
-			fmt.Fprintf(h, "%d,%d,%d,%d,%d,%s,%d,%d,%q;", m.Pid, m.Ppid, m.Pgid, m.Sid, m.Tpgid, m.State, m.CpuTimeMs, m.RssBytes, m.Argv)
+			b = b[:0]
+			for _, n := range []int64{int64(m.Pid), int64(m.Ppid), int64(m.Pgid), int64(m.Sid), int64(m.Tpgid), int64(m.CpuTimeMs), int64(m.RssBytes)} {
+				num(n)
+			}
+			str(m.State)
+			num(int64(len(m.Argv)))
+			for _, a := range m.Argv {
+				str(a)
+			}
+			_, _ = h.Write(b)
 		}
 	}
 	return h.Sum64()
@@ -244,6 +265,53 @@ func (c *cpuSampler) forgetExcept(alive map[int]bool) {
 	for pid := range c.last {
 		if !alive[pid] {
 			delete(c.last, pid)
+		}
+	}
+}
+
+// identityCache keeps what rarely changes about a process, its argv and its
+// owner, per pid. Reading them costs two /proc lookups per member per
+// snapshot, most of a watcher's cost at 1,000 groups. An entry holds while
+// the process's start time and comm are the same (an exec changes comm)
+// and for at most identityTTL, since a program can rewrite its argv, or
+// exec one of the same name.
+type identityCache struct {
+	mu sync.Mutex
+	m  map[int]identity
+}
+
+type identity struct {
+	startTicks uint64
+	comm       string
+	uid        uint32
+	argv       []string
+	at         time.Time
+}
+
+const identityTTL = 10 * time.Second
+
+func newIdentityCache() *identityCache { return &identityCache{m: map[int]identity{}} }
+
+func (c *identityCache) get(st procStat, now time.Time) identity {
+	c.mu.Lock()
+	id, ok := c.m[st.pid]
+	c.mu.Unlock()
+	if ok && id.startTicks == st.startTicks && id.comm == st.comm && now.Sub(id.at) < identityTTL {
+		return id
+	}
+	id = identity{startTicks: st.startTicks, comm: st.comm, uid: procUID(st.pid), argv: cmdline(st.pid), at: now}
+	c.mu.Lock()
+	c.m[st.pid] = id
+	c.mu.Unlock()
+	return id
+}
+
+func (c *identityCache) forgetExcept(alive map[int]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for pid := range c.m {
+		if !alive[pid] {
+			delete(c.m, pid)
 		}
 	}
 }

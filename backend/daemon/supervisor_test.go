@@ -139,3 +139,38 @@ func TestSignalGroupRefusals(t *testing.T) {
 		wantCode(t, err, connect.CodeInvalidArgument, tc.want)
 	}
 }
+
+// The argv of a listed process is kept between snapshots, but an exec must
+// show at once: a stale argv would name a program that no longer runs.
+func TestListedArgvFollowsAnExecAtOnce(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	c := env.Client
+	dir := t.TempDir()
+	go_ := dir + "/go"
+	pid, _ := startBg(t, c, startReq("setsid", "sh", "-c", "while [ ! -e "+go_+" ]; do sleep 0.01; done; exec sleep 1000"))
+	argvOf := func() string {
+		for _, g := range groupsOf(t, c) {
+			for _, m := range g.GetMembers() {
+				if m.GetPid() == pid {
+					return strings.Join(m.GetArgv(), " ")
+				}
+			}
+		}
+		return ""
+	}
+	eventually(t, 10*time.Second, "the shell listed", func() bool { return strings.HasPrefix(argvOf(), "sh -c") })
+	if err := os.WriteFile(go_, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Second, "the exec listed", func() bool { return argvOf() == "sleep 1000" })
+	_ = syscall.Kill(-int(pid), syscall.SIGKILL)
+}
+
+func groupsOf(t *testing.T, c *envd.Client) []*sandtopv1.Group {
+	t.Helper()
+	res, err := c.Supervisor.ListGroups(ctxFor(t, 5*time.Second), connect.NewRequest(&sandtopv1.ListGroupsRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Msg.GetGroups()
+}
