@@ -124,11 +124,15 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	runner := commandRunner{proc: proc, bash: cfg.Bash, env: map[string]string{"BASH_ENV": "", "ENV": ""}}
 	var control ControlPlane = compatControl{cmd: runner}
 	var direct bool
+	var baseEnv []string
 	if sup != nil && !cfg.DisableExtension {
 		hello, err := sup.Hello(ctx, connect.NewRequest(&sandtopv1.HelloRequest{}))
 		switch {
 		case err == nil:
 			control = extensionControl{sup: sup, fs: fs, cmd: runner}
+			// The daemon says what a command's environment is, which saves
+			// the probe (a shell and four tools) on every CLI call.
+			baseEnv = hello.Msg.GetEnvironment()
 			if cfg.RuntimeRoot == "" {
 				cfg.RuntimeRoot = hello.Msg.GetRuntimeRoot()
 			}
@@ -153,7 +157,7 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	bg, cancel := context.WithCancel(context.Background())
 	setupCtx, abortAll := context.WithCancel(bg)
 	return &Runtime{
-		cfg: cfg, proc: proc, control: control, runner: runner, log: log, direct: direct,
+		cfg: cfg, proc: proc, control: control, runner: runner, log: log, direct: direct, baseEnv: baseEnv,
 		bg: bg, cancelBg: cancel, setupCtx: setupCtx, abortAll: abortAll,
 		live:  map[*Handle]struct{}{},
 		terms: terminalSet{live: map[*Terminal]struct{}{}},

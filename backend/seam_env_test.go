@@ -1,12 +1,15 @@
 package backend
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(t *testing.T, h *Handle) map[string]string {
@@ -112,5 +115,26 @@ func TestChildEnvUnit(t *testing.T) {
 		if _, err := parseProbe([]byte(bad)); err == nil || err.Error() != "remote login home is invalid" {
 			t.Errorf("parseProbe(%q) err = %v", bad, err)
 		}
+	}
+}
+
+// sandtop's daemon says in Hello what a command's environment is, so the
+// seam skips its probe there; it must be exactly what the probe reads.
+func TestHelloEnvironmentIsWhatTheProbeReads(t *testing.T) {
+	s := newSeam(t, false, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	told := slices.Clone(s.rt.baseEnv)
+	if len(told) == 0 {
+		t.Fatal("the daemon's Hello carried no environment")
+	}
+	probed, err := probeEnvironment(ctx, s.rt.runner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(told)
+	slices.Sort(probed)
+	if !slices.Equal(told, probed) {
+		t.Fatalf("Hello says %q\nthe probe reads %q", told, probed)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -30,7 +32,19 @@ func (s supervisorService) Hello(ctx context.Context, req *connect.Request[sandt
 		DaemonPid:    uint32(d.self.pid),
 		Hostname:     d.self.hostname,
 		ReplayBytes:  uint64(d.cfg.ReplayBytes),
+		Environment:  d.commandEnvironment(),
 	}), nil
+}
+
+// commandEnvironment is what a command started as the daemon's user gets,
+// as a client's environment probe would read it; nil when the user's home
+// is unusable, so that the client's probe reports it.
+func (d *Daemon) commandEnvironment() []string {
+	u := d.self.user
+	if fi, err := os.Stat(u.home); u.home == "" || !filepath.IsAbs(u.home) || err != nil || !fi.IsDir() {
+		return nil
+	}
+	return childEnv(u, d.cfg.Env, nil)
 }
 
 func (s supervisorService) ListGroups(ctx context.Context, req *connect.Request[sandtopv1.ListGroupsRequest]) (*connect.Response[sandtopv1.ListGroupsResponse], error) {

@@ -73,7 +73,11 @@ type HelloResponse struct {
 	DaemonPid    uint32   `protobuf:"varint,4,opt,name=daemon_pid,json=daemonPid,proto3" json:"daemon_pid,omitempty"`
 	Hostname     string   `protobuf:"bytes,5,opt,name=hostname,proto3" json:"hostname,omitempty"`
 	// Bytes of recent output each process keeps for Connect's replay.
-	ReplayBytes   uint64 `protobuf:"varint,6,opt,name=replay_bytes,json=replayBytes,proto3" json:"replay_bytes,omitempty"`
+	ReplayBytes uint64 `protobuf:"varint,6,opt,name=replay_bytes,json=replayBytes,proto3" json:"replay_bytes,omitempty"`
+	// The environment a command started as the daemon's user gets, with HOME
+	// from the passwd entry: what a client would otherwise probe with a
+	// command. Empty when that home is unusable (the probe then says why).
+	Environment   []string `protobuf:"bytes,7,rep,name=environment,proto3" json:"environment,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -148,6 +152,13 @@ func (x *HelloResponse) GetReplayBytes() uint64 {
 		return x.ReplayBytes
 	}
 	return 0
+}
+
+func (x *HelloResponse) GetEnvironment() []string {
+	if x != nil {
+		return x.Environment
+	}
+	return nil
 }
 
 type ProcInfo struct {
@@ -1609,7 +1620,7 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\n" +
 	"\x1bsandtop/v1/supervisor.proto\x12\n" +
 	"sandtop.v1\"\x0e\n" +
-	"\fHelloRequest\"\xce\x01\n" +
+	"\fHelloRequest\"\xf0\x01\n" +
 	"\rHelloResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\"\n" +
 	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\x12!\n" +
@@ -1617,7 +1628,8 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\n" +
 	"daemon_pid\x18\x04 \x01(\rR\tdaemonPid\x12\x1a\n" +
 	"\bhostname\x18\x05 \x01(\tR\bhostname\x12!\n" +
-	"\freplay_bytes\x18\x06 \x01(\x04R\vreplayBytes\"\xd9\x02\n" +
+	"\freplay_bytes\x18\x06 \x01(\x04R\vreplayBytes\x12 \n" +
+	"\venvironment\x18\a \x03(\tR\venvironment\"\xd9\x02\n" +
 	"\bProcInfo\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\rR\x03pid\x12\x12\n" +
 	"\x04ppid\x18\x02 \x01(\rR\x04ppid\x12\x12\n" +
