@@ -1,5 +1,7 @@
 package daemon
 
+import "sandtop/backend/shim"
+
 // descendants reads /proc and returns what descends from the given started
 // processes: the process groups of those that moved into groups of their
 // own (pgid > 1, never the daemon's), and the pids of those still in the
@@ -34,4 +36,31 @@ func (d *Daemon) descendants(procs []*proc) (groups, inDaemonGroup []int) {
 		walk(int(p.pid))
 	}
 	return groups, inDaemonGroup
+}
+
+// subtree reads the stat of every descendant of pid (not pid itself),
+// zombies included, by walking /proc/PID/task/TID/children: its cost
+// follows the tree, not the machine. ok is false without those files.
+func subtree(pid int) (out []procStat, ok bool) {
+	kids, ok := shim.ChildrenOf(pid)
+	if !ok {
+		return nil, false
+	}
+	seen := map[int]bool{pid: true}
+	for len(kids) > 0 {
+		c := kids[0]
+		kids = kids[1:]
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		st, err := readStat(c)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		out = append(out, st)
+		more, _ := shim.ChildrenOf(c)
+		kids = append(kids, more...)
+	}
+	return out, true
 }

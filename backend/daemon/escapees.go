@@ -25,6 +25,14 @@ func (d *Daemon) readShimTree(stats map[int]procStat, children map[int][]int) sh
 	for _, l := range links {
 		t.isShim[l.pid] = true
 	}
+	// By session, once: looking through every process for each shim cost
+	// shims × processes per snapshot.
+	bySid := map[int][]procStat{}
+	for _, st := range stats {
+		if t.isShim[st.sid] {
+			bySid[st.sid] = append(bySid[st.sid], st)
+		}
+	}
 	for _, l := range links {
 		seen := map[int]bool{}
 		add := func(st procStat) {
@@ -43,10 +51,8 @@ func (d *Daemon) readShimTree(stats map[int]procStat, children map[int][]int) sh
 			}
 		}
 		walk(l.pid)
-		for _, st := range stats {
-			if st.sid == l.pid {
-				add(st)
-			}
+		for _, st := range bySid[l.pid] {
+			add(st)
 		}
 	}
 	return t

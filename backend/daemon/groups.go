@@ -74,10 +74,35 @@ func (d *Daemon) sandboxGroups(t procTable, started map[int]*proc) map[int]bool 
 	return wanted
 }
 
+// groupHeader is a listed group without its processes: who started it,
+// its tag and, for a shim's group, its state directory and argv.
+func groupHeader(pgid, sid int, p *proc, l *shimLink) *sandtopv1.Group {
+	g := &sandtopv1.Group{Pgid: uint32(pgid), Sid: uint32(sid)}
+	if p != nil {
+		g.StartedPid, g.Tag, g.Pty = p.pid, p.tag, p.isPTY()
+	} else if l != nil {
+		g.StartedPid, g.Tag = uint32(l.pgid), l.tag
+	}
+	if l != nil {
+		g.Origin, g.StateDir, g.Argv = originSandtop, l.dir, l.argv
+	}
+	return g
+}
+
 // snapshotGroups reads /proc and returns the sandbox's process groups
 // (sandboxGroups), with their members.
 func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group {
 	now := time.Now()
+	if pgidFilter != 0 && sidFilter == 0 {
+		if l := d.reg.shimByPgid(int(pgidFilter)); l != nil {
+			if g, ok := d.snapshotShimGroup(l, now); ok {
+				if g == nil {
+					return nil
+				}
+				return []*sandtopv1.Group{g}
+			}
+		}
+	}
 	t := readProcTable()
 	stats := t.stats
 	started := d.startedProcs()
@@ -93,15 +118,7 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 	group := func(pgid, sid int) *sandtopv1.Group {
 		g := byPgid[pgid]
 		if g == nil {
-			g = &sandtopv1.Group{Pgid: uint32(pgid), Sid: uint32(sid)}
-			if p := started[pgid]; p != nil {
-				g.StartedPid, g.Tag, g.Pty = p.pid, p.tag, p.isPTY()
-			} else if l := shims[pgid]; l != nil {
-				g.StartedPid, g.Tag = uint32(l.pgid), l.tag
-			}
-			if l := shims[pgid]; l != nil {
-				g.Origin, g.StateDir, g.Argv = originSandtop, l.dir, l.argv
-			}
+			g = groupHeader(pgid, sid, started[pgid], shims[pgid])
 			byPgid[pgid] = g
 		}
 		return g
@@ -314,4 +331,49 @@ func (c *identityCache) forgetExcept(alive map[int]bool) {
 			delete(c.m, pid)
 		}
 	}
+}
+
+// snapshotShimGroup lists one shim's group from the shim's own subtree:
+// the shim leads the session and is the subreaper of everything in it, so
+// every member and escapee descends from it. A teardown polls its group
+// every 50 ms, and reading all of /proc for each poll of each group made
+// 1,000 teardowns take minutes. ok is false when the kernel lacks the
+// children files; nil when nothing of the group is left.
+func (d *Daemon) snapshotShimGroup(l *shimLink, now time.Time) (*sandtopv1.Group, bool) {
+	procs, ok := subtree(l.pid)
+	if !ok {
+		return nil, false
+	}
+	shims := map[int]bool{}
+	for _, s := range d.reg.liveShims() {
+		shims[s.pid] = true
+	}
+	// The session is the members' (the program leads its own); with only
+	// escapees left it is given as the full snapshot gives it.
+	sid := l.pid
+	for _, st := range procs {
+		if st.pgid == l.pgid {
+			sid = st.sid
+			break
+		}
+	}
+	g := groupHeader(l.pgid, sid, d.startedProcs()[l.pgid], l)
+	for _, st := range procs {
+		switch {
+		case shims[st.pid]:
+		case st.pgid == l.pgid:
+			g.Members = append(g.Members, d.procInfo(st, now))
+		case st.state != "Z" && st.state != "X":
+			g.Escapees = append(g.Escapees, d.procInfo(st, now))
+		}
+	}
+	if len(g.Members) == 0 && len(g.Escapees) == 0 {
+		return nil, true
+	}
+	sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].Pid < g.Members[j].Pid })
+	sort.Slice(g.Escapees, func(i, j int) bool { return g.Escapees[i].Pid < g.Escapees[j].Pid })
+	if g.Origin == "" {
+		markOrigin(g, d.startedProcs()[l.pgid])
+	}
+	return g, true
 }

@@ -18,6 +18,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 )
 
 // With the session-dir header the program runs under a shim: it leads its
@@ -192,5 +193,55 @@ func TestShimStateDirIsNotWritableByTheProgramsUser(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "exit-code")); string(b) != "0\n" {
 		t.Fatalf("exit-code = %q", b)
+	}
+}
+
+// One group's snapshot (what a teardown polls) is read from its shim's
+// subtree; it must list what the full snapshot lists for that group,
+// escapees included.
+func TestOneGroupSnapshotMatchesTheFullOne(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	dir := filepath.Join(env.RuntimeRoot, "processes", "p1")
+	req := connect.NewRequest(startReq("bash", "-c", "setsid sleep 1000 & sleep 1000 | cat"))
+	req.Header().Set(daemon.SessionDirHeader, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := env.Client.Process.Start(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.Receive() {
+		t.Fatal(s.Err())
+	}
+	pgid := s.Msg().GetEvent().GetStart().GetPid()
+	defer func() { _ = unix.Kill(-int(pgid), unix.SIGKILL) }()
+	render := func(g *sandtopv1.Group) string {
+		if g == nil {
+			return "<none>"
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "pgid %d sid %d started %d tag %q origin %s dir %s argv %q;", g.GetPgid(), g.GetSid(), g.GetStartedPid(), g.GetTag(), g.GetOrigin(), g.GetStateDir(), g.GetArgv())
+		for _, m := range g.GetMembers() {
+			fmt.Fprintf(&b, " m%d %q", m.GetPid(), m.GetArgv())
+		}
+		for _, m := range g.GetEscapees() {
+			fmt.Fprintf(&b, " e%d %q", m.GetPid(), m.GetArgv())
+		}
+		return b.String()
+	}
+	var one, full string
+	eventually(t, 10*time.Second, "an escapee and three members, alike in both", func() bool {
+		res, err := env.Client.Supervisor.ListGroups(ctxFor(t, 5*time.Second), connect.NewRequest(&sandtopv1.ListGroupsRequest{Pgid: pgid}))
+		if err != nil || len(res.Msg.GetGroups()) != 1 {
+			return false
+		}
+		g := res.Msg.GetGroups()[0]
+		one = render(g)
+		full = render(groupOf(t, env.Client, pgid))
+		return len(g.GetEscapees()) == 1 && len(g.GetMembers()) == 3 && one == full
+	})
+	if one != full {
+		t.Fatalf("one group: %s\nfull: %s", one, full)
 	}
 }

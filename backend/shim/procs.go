@@ -48,7 +48,7 @@ func StartTicks(pid int) (uint64, error) {
 // seconds. Without those files (a kernel built without them) it reads every
 // process once.
 func Descendants(pid int) []Proc {
-	kids, ok := childrenOf(pid)
+	kids, ok := ChildrenOf(pid)
 	if !ok {
 		return descendantsByScan(pid)
 	}
@@ -66,16 +66,16 @@ func Descendants(pid int) []Proc {
 			continue // gone, or a zombie: not live
 		}
 		out = append(out, p)
-		more, _ := childrenOf(c)
+		more, _ := ChildrenOf(c)
 		kids = append(kids, more...)
 	}
 	return out
 }
 
-// childrenOf reads pid's children from every thread's children file (a
+// ChildrenOf reads pid's children from every thread's children file (a
 // child belongs to the thread that forked it). ok is false when the kernel
 // has no such files.
-func childrenOf(pid int) (kids []int, ok bool) {
+func ChildrenOf(pid int) (kids []int, ok bool) {
 	base := "/proc/" + strconv.Itoa(pid) + "/task"
 	d, err := os.Open(base)
 	if err != nil {
