@@ -60,8 +60,24 @@ func (d *Daemon) readShimTree(stats map[int]procStat, children map[int][]int) sh
 
 // groupEscapees lists the live escapees of group pgid now.
 func (d *Daemon) groupEscapees(pgid int) []procStat {
-	if d.reg.shimByPgid(pgid) == nil {
+	l := d.reg.shimByPgid(pgid)
+	if l == nil {
 		return nil
+	}
+	// From the shim's subtree, where every escapee is (see
+	// snapshotShimGroup); all of /proc only without the children files.
+	if procs, ok := subtree(l.pid); ok {
+		shims := map[int]bool{}
+		for _, s := range d.reg.liveShims() {
+			shims[s.pid] = true
+		}
+		var out []procStat
+		for _, st := range procs {
+			if st.pgid != pgid && !shims[st.pid] && st.state != "Z" && st.state != "X" {
+				out = append(out, st)
+			}
+		}
+		return out
 	}
 	t := readProcTable()
 	return d.readShimTree(t.stats, t.children).escapees[pgid]

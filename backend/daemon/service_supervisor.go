@@ -123,6 +123,14 @@ func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request
 // processes it never started. A group with no member at all passes: the
 // signal then finds nobody.
 func (d *Daemon) checkSandboxGroup(pgid int) error {
+	// A shim's group, or one a live start of ours leads, is the sandbox's
+	// without reading all of /proc (every teardown signals at least twice).
+	if d.reg.shimByPgid(pgid) != nil {
+		return nil
+	}
+	if p := d.reg.byPid(uint32(pgid)); p != nil && !p.exited() {
+		return nil
+	}
 	t := readProcTable()
 	if d.sandboxGroups(t, d.startedProcs())[pgid] {
 		return nil
