@@ -35,6 +35,10 @@ func TestSignalGroupReachesOnlyTheSandboxsGroups(t *testing.T) {
 	// A group of the daemon's child is signalled as before (a plain Start
 	// stays in the daemon's group, as in envd, so the child makes its own).
 	own, _ := startBg(t, c, startReq("setsid", "sleep", "100"))
+	eventually(t, 10*time.Second, "setsid to have run", func() bool {
+		pgid, err := syscall.Getpgid(int(own))
+		return err == nil && pgid == int(own)
+	})
 	res, err := c.Supervisor.SignalGroup(ctxFor(t, 10*time.Second), connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: own, Signal: int32(syscall.SIGTERM)}))
 	if err != nil || !res.Msg.GetDelivered() {
 		t.Fatalf("own group: delivered=%v err=%v", res.Msg.GetDelivered(), err)
