@@ -61,6 +61,7 @@ type Daemon struct {
 	reg     *registry
 	cpu     *cpuSampler
 	idents  *identityCache
+	watch   watchTable
 	handler http.Handler
 
 	done     chan struct{} // closed by Shutdown; live streams return

@@ -103,7 +103,11 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 			}
 		}
 	}
-	t := readProcTable()
+	return d.groupsFrom(readProcTable(), pgidFilter, sidFilter, now)
+}
+
+// groupsFrom is snapshotGroups from a process table already read.
+func (d *Daemon) groupsFrom(t procTable, pgidFilter, sidFilter uint32, now time.Time) []*sandtopv1.Group {
 	stats := t.stats
 	started := d.startedProcs()
 	wanted := d.sandboxGroups(t, started)
@@ -254,6 +258,7 @@ type cpuSampler struct {
 type cpuSample struct {
 	startTicks, cpuTicks uint64
 	at                   time.Time
+	pct                  float64
 }
 
 func newCPUSampler() *cpuSampler { return &cpuSampler{last: map[int]cpuSample{}} }
@@ -262,7 +267,9 @@ func (c *cpuSampler) percent(st procStat, now time.Time) float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	prev, ok := c.last[st.pid]
-	c.last[st.pid] = cpuSample{startTicks: st.startTicks, cpuTicks: st.cpuTicks, at: now}
+	if st.stale && ok && prev.startTicks == st.startTicks {
+		return prev.pct // not read this time: the rate from the last read stands
+	}
 	var ticks uint64
 	var wall time.Duration
 	if ok && prev.startTicks == st.startTicks && st.cpuTicks >= prev.cpuTicks {
@@ -270,10 +277,12 @@ func (c *cpuSampler) percent(st procStat, now time.Time) float64 {
 	} else {
 		ticks, wall = st.cpuTicks, now.Sub(startTime(st))
 	}
-	if wall <= 0 {
-		return 0
+	pct := 0.0
+	if wall > 0 {
+		pct = float64(ticks) / clockTicks / wall.Seconds() * 100
 	}
-	return float64(ticks) / clockTicks / wall.Seconds() * 100
+	c.last[st.pid] = cpuSample{startTicks: st.startTicks, cpuTicks: st.cpuTicks, at: now, pct: pct}
+	return pct
 }
 
 func (c *cpuSampler) forgetExcept(alive map[int]bool) {
@@ -376,4 +385,42 @@ func (d *Daemon) snapshotShimGroup(l *shimLink, now time.Time) (*sandtopv1.Group
 		markOrigin(g, d.startedProcs()[l.pgid])
 	}
 	return g, true
+}
+
+// watchTable is the process table as watchers see it: a new process is read
+// at once, and each known one again at least every watchSweep reads, so a
+// watch tick reads a third of /proc, not all of it (with 1,000 groups a
+// full read is thousands of files, every second). What a watcher shows of
+// a process that changes its state or group may so lag by up to
+// watchSweep ticks; ListGroups, and everything that acts, reads it whole.
+type watchTable struct {
+	mu    sync.Mutex
+	stats map[int]procStat
+	round int
+}
+
+const watchSweep = 3
+
+// read returns the table; whole, when asked, re-reads every process.
+func (w *watchTable) read(whole bool) procTable {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.round++
+	pids := allPids()
+	fresh := make(map[int]procStat, len(pids))
+	t := procTable{stats: fresh, children: map[int][]int{}}
+	for _, pid := range pids {
+		st, known := w.stats[pid]
+		st.stale = true
+		if whole || !known || pid%watchSweep == w.round%watchSweep {
+			var err error
+			if st, err = readStat(pid); err != nil {
+				continue
+			}
+		}
+		fresh[pid] = st
+		t.children[st.ppid] = append(t.children[st.ppid], pid)
+	}
+	w.stats = fresh
+	return t
 }

@@ -65,7 +65,7 @@ func (s supervisorService) WatchGroups(ctx context.Context, req *connect.Request
 	var last uint64
 	first := true
 	for {
-		groups := s.d.snapshotGroups(0, 0)
+		groups := s.d.groupsFrom(s.d.watch.read(first), 0, 0, time.Now())
 		if fp := groupsFingerprint(groups); first || fp != last {
 			first, last = false, fp
 			if err := stream.Send(&sandtopv1.WatchGroupsResponse{Groups: groups, TakenUnixMs: time.Now().UnixMilli()}); err != nil {

@@ -174,3 +174,47 @@ func groupsOf(t *testing.T, c *envd.Client) []*sandtopv1.Group {
 	}
 	return res.Msg.GetGroups()
 }
+
+// A watch re-reads each known process only every few ticks, but a new
+// process at once; a busy one's CPU shows, and a stop shows within those
+// ticks.
+func TestWatchShowsChangesWithinItsSweep(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	c := env.Client
+	w, err := c.Supervisor.WatchGroups(ctxFor(t, 30*time.Second), connect.NewRequest(&sandtopv1.WatchGroupsRequest{IntervalMs: 100}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	pid, _ := startBg(t, c, startReq("setsid", "sh", "-c", "while :; do :; done"))
+	defer func() { _ = syscall.Kill(-int(pid), syscall.SIGKILL) }()
+	member := func(m *sandtopv1.WatchGroupsResponse) *sandtopv1.ProcInfo {
+		for _, g := range m.GetGroups() {
+			for _, p := range g.GetMembers() {
+				if p.GetPid() == pid {
+					return p
+				}
+			}
+		}
+		return nil
+	}
+	next := func(what string, cond func(p *sandtopv1.ProcInfo) bool) {
+		t.Helper()
+		for w.Receive() {
+			if p := member(w.Msg()); p != nil && cond(p) {
+				return
+			}
+		}
+		t.Fatalf("%s: the watch ended: %v", what, w.Err())
+	}
+	next("the new process", func(p *sandtopv1.ProcInfo) bool { return true })
+	next("a busy process's CPU", func(p *sandtopv1.ProcInfo) bool { return p.GetCpuPercent() > 20 })
+	if err := syscall.Kill(int(pid), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	next("the stopped state", func(p *sandtopv1.ProcInfo) bool { return p.GetState() == "T" })
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the stop showed after %s; the sweep is 3 ticks of 100 ms", took)
+	}
+}
