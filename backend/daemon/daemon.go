@@ -62,6 +62,7 @@ type Daemon struct {
 	cpu     *cpuSampler
 	idents  *identityCache
 	watch   watchTable
+	settled settledStates
 	handler http.Handler
 
 	done     chan struct{} // closed by Shutdown; live streams return

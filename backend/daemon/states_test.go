@@ -84,4 +84,16 @@ func TestReadStatesReadsEveryDirectoryWithoutFollowingLinks(t *testing.T) {
 	if len(dirs["planted"].GetEntries()) != 3 {
 		t.Errorf("planted entries %v", dirs["planted"].GetEntries())
 	}
+
+	// A settled directory is answered from memory until an entry changes.
+	write(settled, wrapper.ProblemFile, "late")
+	res, err = env.Client.Supervisor.ReadStates(ctx, connect.NewRequest(&sandtopv1.ReadStatesRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Msg.GetDirs() {
+		if d.GetId() == "settled" && string(d.GetFiles()[wrapper.ProblemFile]) != "late" {
+			t.Errorf("a file added to a settled directory is not listed: %q", d.GetFiles())
+		}
+	}
 }
