@@ -1,0 +1,465 @@
+// Command bench measures sandtop as a whole system, each figure beside a
+// local reference taken in the same run, and prints a Markdown table of
+// ratios (BENCHMARKS.md holds the latest). It builds sandtop, starts a
+// private daemon on a unix socket, and drives it through the CLI and the
+// TUI the way an operator would:
+//
+//	go run ./bench                 # the full run: 250, 500 and 1,000 groups
+//	go run ./bench -groups 100     # a quick one
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+func main() {
+	levels := flag.String("groups", "250,500,1000", "running-group counts to measure at, ascending")
+	streamMiB := flag.Int("stream-mib", 256, "MiB of zeros streamed through run --wait")
+	spawns := flag.Int("spawns", 200, "spawns timed for the spawn figures")
+	watch := flag.Duration("watch", 10*time.Second, "how long the TUI watches at each level")
+	out := flag.String("o", "", "also write the table to this file")
+	flag.Parse()
+	if err := run(*levels, *streamMiB, *spawns, *watch, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the table.
+type row struct{ what, sandtop, reference, ratio, target string }
+
+type bench struct {
+	dir, bin, sock string
+	daemon         *exec.Cmd
+	rows           []row
+}
+
+func run(levelList string, streamMiB, spawns int, watch time.Duration, out string) error {
+	var levels []int
+	for _, f := range strings.Split(levelList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("bad -groups %q", levelList)
+		}
+		levels = append(levels, n)
+	}
+	dir, err := os.MkdirTemp("", "sandtop-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	b := &bench{dir: dir, bin: filepath.Join(dir, "bin", "sandtop"), sock: filepath.Join(dir, "d.sock")}
+	fmt.Fprintln(os.Stderr, "building sandtop")
+	if out, err := exec.Command("go", "build", "-o", b.bin, ".").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v: %s", err, out)
+	}
+	if err := b.startDaemon(); err != nil {
+		return err
+	}
+	defer b.stopDaemon()
+
+	if err := b.spawnFigures(spawns); err != nil {
+		return err
+	}
+	var pgids []int
+	for _, n := range levels {
+		more, err := b.spawnSleepers(n - len(pgids))
+		if err != nil {
+			return err
+		}
+		pgids = append(pgids, more...)
+		if err := b.scaleFigures(n, watch); err != nil {
+			return err
+		}
+	}
+	if err := b.teardownFigures(pgids); err != nil {
+		return err
+	}
+	if err := b.settledFigures(len(pgids)); err != nil {
+		return err
+	}
+	if err := b.streamFigures(streamMiB); err != nil {
+		return err
+	}
+	table := b.table()
+	fmt.Print(table)
+	if out != "" {
+		return os.WriteFile(out, []byte(table), 0o644)
+	}
+	return nil
+}
+
+func (b *bench) startDaemon() error {
+	b.daemon = exec.Command(b.bin, "serve", "--listen", "unix:"+b.sock, "--state-dir", filepath.Join(b.dir, "state"), "--kill-on-exit")
+	b.daemon.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir}
+	logf, err := os.Create(filepath.Join(b.dir, "daemon.out"))
+	if err != nil {
+		return err
+	}
+	b.daemon.Stdout, b.daemon.Stderr = logf, logf
+	if err := b.daemon.Start(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := b.cli("ls"); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(b.dir, "daemon.out"))
+			_, lsErr := b.cli("ls")
+			return fmt.Errorf("the daemon did not answer on %s (%v); its output: %s", b.sock, lsErr, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (b *bench) stopDaemon() {
+	_ = b.daemon.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = b.daemon.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		_ = b.daemon.Process.Kill()
+	}
+}
+
+// cli runs sandtop against the private daemon and returns its stdout.
+func (b *bench) cli(args ...string) ([]byte, error) {
+	cmd := exec.Command(b.bin, append(append([]string{}, args[:1]...), append([]string{"--socket", b.sock}, args[1:]...)...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "XDG_CONFIG_HOME=" + b.dir}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), fmt.Errorf("sandtop %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// timed runs f n times and returns the durations, sorted.
+func timed(n int, f func() error) ([]time.Duration, error) {
+	ds := make([]time.Duration, 0, n)
+	for range n {
+		start := time.Now()
+		if err := f(); err != nil {
+			return nil, err
+		}
+		ds = append(ds, time.Since(start))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds, nil
+}
+
+func p50(ds []time.Duration) time.Duration { return ds[len(ds)/2] }
+
+func (b *bench) add(what, sandtop, reference, ratio, target string) {
+	b.rows = append(b.rows, row{what, sandtop, reference, ratio, target})
+	fmt.Fprintf(os.Stderr, "%-58s %14s %14s %8s\n", what, sandtop, reference, ratio)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func times(a, b time.Duration) string { return fmt.Sprintf("%.2f×", float64(a)/float64(b)) }
+
+// spawnFigures: the whole `sandtop run` command, beside a local fork and
+// exec of the same program.
+func (b *bench) spawnFigures(n int) error {
+	run, err := timed(n, func() error {
+		_, err := b.cli("run", "--", "true")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	local, err := timed(n, func() error { return exec.Command("true").Run() })
+	if err != nil {
+		return err
+	}
+	b.add("`sandtop run -- true` (the whole CLI), p50", ms(p50(run)), ms(p50(local)), times(p50(run), p50(local)), "< 15 ms")
+	return nil
+}
+
+// spawnSleepers starts n idle groups, 8 CLI calls at a time.
+func (b *bench) spawnSleepers(n int) ([]int, error) {
+	var mu sync.Mutex
+	var pgids []int
+	var firstErr error
+	work := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range work {
+				out, err := b.cli("run", "--tag", "bench", "--", "sleep", "3600")
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				if pgid := parsePgid(out); pgid > 0 {
+					pgids = append(pgids, pgid)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for range n {
+		work <- struct{}{}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr == nil && len(pgids) != n {
+		firstErr = fmt.Errorf("started %d of %d groups", len(pgids), n)
+	}
+	return pgids, firstErr
+}
+
+// parsePgid takes the pgid from run's "pid N pgid N" answer.
+func parsePgid(out []byte) int {
+	f := strings.Fields(string(out))
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "pgid" {
+			n, _ := strconv.Atoi(f[i+1])
+			return n
+		}
+	}
+	return 0
+}
+
+// scaleFigures: the daemon's memory and threads with n groups, its CPU and
+// the TUI's while one TUI watches, and ls beside ps.
+func (b *bench) scaleFigures(n int, watch time.Duration) error {
+	pid := b.daemon.Process.Pid
+	rss, threads := procStatus(pid, "VmRSS:"), procStatus(pid, "Threads:")
+	b.add(fmt.Sprintf("daemon with %d running groups: RSS", n), fmt.Sprintf("%.1f MiB", float64(rss)/1024), "—", "", "< 100 MiB at 1,000")
+	b.add(fmt.Sprintf("daemon with %d running groups: OS threads", n), strconv.Itoa(threads), "—", "", "< 40 at 1,000")
+
+	daemonCPU, tuiCPU, err := b.watchCPU(watch)
+	if err != nil {
+		return err
+	}
+	b.add(fmt.Sprintf("%d groups, one TUI watching: daemon CPU", n), pct(daemonCPU), "—", "", "< 3% of a core")
+	b.add(fmt.Sprintf("%d groups, one TUI watching: the TUI's CPU", n), pct(tuiCPU), "—", "", "< 2% of a core")
+
+	var size int
+	lsTimes, err := timed(5, func() error {
+		out, err := b.cli("ls", "-o", "json")
+		size = len(out)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	psTimes, err := timed(5, func() error { return exec.Command("ps", "-e").Run() })
+	if err != nil {
+		return err
+	}
+	b.add(fmt.Sprintf("`ls -o json`, %d running groups", n), ms(p50(lsTimes)), ms(p50(psTimes))+" (ps -e)", times(p50(lsTimes), p50(psTimes)), "< 2× ps")
+	b.add(fmt.Sprintf("`ls -o json`, %d running groups: size", n), fmt.Sprintf("%.2f MB", float64(size)/1e6), "—", "", "< 1 MB at 1,000")
+	return nil
+}
+
+// watchCPU runs the TUI on a pseudo-terminal for d and returns the CPU the
+// daemon and the TUI used meanwhile, as fractions of a core.
+func (b *bench) watchCPU(d time.Duration) (float64, float64, error) {
+	cmd := exec.Command(b.bin, "--socket", b.sock)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "XDG_CONFIG_HOME=" + b.dir, "TERM=xterm-256color"}
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		return 0, 0, err
+	}
+	var drawn sync.WaitGroup
+	drawn.Add(1)
+	go func() { defer drawn.Done(); _, _ = io.Copy(io.Discard, f) }()
+	defer func() {
+		_, _ = f.Write([]byte("q"))
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		f.Close()
+		drawn.Wait()
+	}()
+	time.Sleep(3 * time.Second) // let it load and draw the first screen
+	d0, t0, at := cpuTicks(b.daemon.Process.Pid), cpuTicks(cmd.Process.Pid), time.Now()
+	time.Sleep(d)
+	d1, t1, took := cpuTicks(b.daemon.Process.Pid), cpuTicks(cmd.Process.Pid), time.Since(at)
+	if err := syscall.Kill(cmd.Process.Pid, 0); err != nil || t1 == 0 {
+		return 0, 0, fmt.Errorf("the TUI did not run through the measurement (%v)", err)
+	}
+	const hz = 100 // USER_HZ
+	secs := took.Seconds()
+	return float64(d1-d0) / hz / secs, float64(t1-t0) / hz / secs, nil
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.2f%%", f*100) }
+
+// teardownFigures: kill every group, 4 CLI teardowns at a time, beside a
+// bare SIGTERM of each group.
+func (b *bench) teardownFigures(pgids []int) error {
+	start := time.Now()
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for pgid := range work {
+				if _, err := b.cli("kill", "--grace", "1s", strconv.Itoa(pgid)); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, p := range pgids {
+		work <- p
+	}
+	close(work)
+	wg.Wait()
+	took := time.Since(start)
+	if firstErr != nil {
+		return firstErr
+	}
+	// The reference: the signals alone, on as many fresh sleeps.
+	var cmds []*exec.Cmd
+	for range len(pgids) {
+		c := exec.Command("sleep", "3600")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			return err
+		}
+		cmds = append(cmds, c)
+	}
+	refStart := time.Now()
+	for _, c := range cmds {
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGTERM)
+	}
+	for _, c := range cmds {
+		_ = c.Wait()
+	}
+	ref := time.Since(refStart)
+	b.add(fmt.Sprintf("%d teardowns (`sandtop kill`), 4 at a time", len(pgids)), fmt.Sprintf("%.2f s", took.Seconds()),
+		fmt.Sprintf("%.2f s (kill -TERM, wait)", ref.Seconds()), times(took, ref), "< 10 s")
+	return nil
+}
+
+// settledFigures: ls once every group has ended.
+func (b *bench) settledFigures(n int) error {
+	lsTimes, err := timed(5, func() error {
+		_, err := b.cli("ls", "-o", "json")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	psTimes, err := timed(5, func() error { return exec.Command("ps", "-e").Run() })
+	if err != nil {
+		return err
+	}
+	b.add(fmt.Sprintf("`ls -o json`, %d settled groups", n), ms(p50(lsTimes)), ms(p50(psTimes))+" (ps -e)", times(p50(lsTimes), p50(psTimes)), "< 200 ms")
+	return nil
+}
+
+// streamFigures: zeros through `run --wait` to /dev/null, beside a local
+// pipe of the same bytes.
+func (b *bench) streamFigures(mib int) error {
+	n := strconv.Itoa(mib << 20)
+	sand, err := timed(3, func() error {
+		cmd := exec.Command(b.bin, "run", "--socket", b.sock, "--wait", "--", "head", "-c", n, "/dev/zero")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "XDG_CONFIG_HOME=" + b.dir}
+		devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer devnull.Close()
+		cmd.Stdout = devnull
+		return cmd.Run()
+	})
+	if err != nil {
+		return err
+	}
+	local, err := timed(3, func() error {
+		return exec.Command("bash", "-c", "head -c "+n+" /dev/zero | cat >/dev/null").Run()
+	})
+	if err != nil {
+		return err
+	}
+	b.add(fmt.Sprintf("`run --wait` of %d MiB of zeros to /dev/null", mib), ms(p50(sand)), ms(p50(local))+" (head piped to cat)",
+		fmt.Sprintf("%.0f%% of the pipe", 100*float64(p50(local))/float64(p50(sand))), "≥ 25% of the pipe")
+	return nil
+}
+
+func (b *bench) table() string {
+	var s strings.Builder
+	host, _ := os.Hostname()
+	fmt.Fprintf(&s, "Measured %s on %s: %d CPUs, %s, %s/%s.\n\n", time.Now().UTC().Format("2006-01-02"), host, runtime.NumCPU(), kernel(), runtime.GOOS, runtime.GOARCH)
+	s.WriteString("| what | sandtop | reference, same run | ratio | target |\n|---|---|---|---|---|\n")
+	for _, r := range b.rows {
+		fmt.Fprintf(&s, "| %s | %s | %s | %s | %s |\n", r.what, r.sandtop, r.reference, r.ratio, r.target)
+	}
+	return s.String()
+}
+
+func kernel() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "unknown kernel"
+	}
+	return "Linux " + strings.TrimSpace(string(b))
+}
+
+// procStatus reads a number from /proc/PID/status (kB for sizes).
+func procStatus(pid int, key string) int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				n, _ := strconv.Atoi(f[0])
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// cpuTicks is a process's user plus system time in clock ticks.
+func cpuTicks(pid int) int64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		f := strings.Fields(s[i+1:])
+		if len(f) > 12 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			k, _ := strconv.ParseInt(f[12], 10, 64)
+			return u + k
+		}
+	}
+	return 0
+}
