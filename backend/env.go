@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -23,25 +22,6 @@ func SetEnv(name, value string) EnvEntry { return EnvEntry{Name: name, Value: va
 
 // UnsetEnv is a tombstone that removes name.
 func UnsetEnv(name string) EnvEntry { return EnvEntry{Name: name, Unset: true} }
-
-// EnvFromMap turns a name→value map (nil value = tombstone) into entries,
-// sorted by name so the result is deterministic.
-func EnvFromMap(m map[string]*string) []EnvEntry {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]EnvEntry, 0, len(names))
-	for _, n := range names {
-		if v := m[n]; v != nil {
-			out = append(out, SetEnv(n, *v))
-		} else {
-			out = append(out, UnsetEnv(n))
-		}
-	}
-	return out
-}
 
 // sensitiveName is the seam's credential heuristic: a case-insensitive
 // substring match.

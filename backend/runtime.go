@@ -187,14 +187,6 @@ func (r *Runtime) BaseEnvironment(ctx context.Context) ([]string, error) {
 	return env, nil
 }
 
-// RefreshEnvironment drops the cached base environment; the next spawn
-// probes the sandbox again.
-func (r *Runtime) RefreshEnvironment() {
-	r.envMu.Lock()
-	r.baseEnv = nil
-	r.envMu.Unlock()
-}
-
 // ChildEnvironment applies the environment boundary to explicit entries:
 // the scrubbed sandbox base, then the entries. Invalid entries are rejected
 // before any probe.

@@ -93,11 +93,6 @@ func (r *Runtime) TeardownGroup(ctx context.Context, pgid int, grace time.Durati
 	return r.teardown(ctx, pgid, grace, tearHooks{}, progress)
 }
 
-// TerminateGroup is TeardownGroup without progress reports.
-func (r *Runtime) TerminateGroup(ctx context.Context, pgid int, grace time.Duration) error {
-	return r.TeardownGroup(ctx, pgid, grace, nil)
-}
-
 func (r *Runtime) teardown(ctx context.Context, pgid int, grace time.Duration, hooks tearHooks, progress func(TeardownEvent)) error {
 	if err := checkGroupID(pgid); err != nil {
 		return err

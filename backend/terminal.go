@@ -102,13 +102,8 @@ func (t *Terminal) GraceMs() int { return t.graceMs }
 // Output is the program's raw terminal bytes in delivery order. It returns
 // io.EOF after the queued bytes once the top-level process has exited, or
 // the transport error if the stream broke. A consumer that falls more than
-// DefaultTerminalOutputBuffer bytes behind loses the oldest bytes; see
-// DroppedOutput.
+// DefaultTerminalOutputBuffer bytes behind loses the oldest bytes.
 func (t *Terminal) Output() io.Reader { return t.output }
-
-// DroppedOutput is how many output bytes were dropped because the consumer
-// read too slowly.
-func (t *Terminal) DroppedOutput() int64 { return t.output.droppedBytes() }
 
 // Done is closed when the top-level process has exited (or the transport
 // failed); Outcome is valid then.

@@ -2,7 +2,7 @@ package ui
 
 import "strings"
 
-// Every seam spawn runs through sandtop's wrapper (DESIGN decision 3): the
+// Every seam spawn on stock envd runs through sandtop's wrapper: the
 // daemon starts an outer bash, which carries the output stream, and that
 // starts an inner bash that leads the user's new session and group. The
 // table shows one row per spawn: the inner group, with the user's argv and

@@ -29,7 +29,7 @@ type cellWant struct {
 
 type confCase struct {
 	name  string
-	row   string // the tui.md §3 row or feature it checks
+	row   string // the vt10x defect or feature it checks
 	fix   bool   // vt10x alone gets this wrong; the adapter fixes it
 	limit string // a known limitation this row pins down
 	cols  int
@@ -48,7 +48,7 @@ func cur(x, y int) *Cursor           { return &Cursor{X: x, Y: y, Visible: true}
 func sp(s string) *string            { return &s }
 
 var conformance = []confCase{
-	// Rows of spec/tui.md §3.
+	// Known vt10x defects, one row each.
 	{name: "wide characters", row: "日本x", fix: true, cols: 10, rows: 2, in: []any{"日本x"},
 		lines: map[int]string{0: "日本x"}, cur: cur(5, 0),
 		cells: []cellWant{{0, 0, '日', 2, nil}, {1, 0, 0, 0, nil}, {2, 0, '本', 2, nil}, {4, 0, 'x', 1, nil}}},
@@ -86,7 +86,7 @@ var conformance = []confCase{
 		in: []any{"r1\r\nr2\r\nr3\r\nr4", resize{5, 2}}, lines: map[int]string{0: "r3", 1: "r4"}, cur: cur(2, 1),
 		limit: "no reflow on resize"},
 
-	// Other gaps listed in §3.
+	// Other known gaps.
 	{name: "dim, hidden, strike, overline", row: "SGR 2 8 9 53", fix: true, cols: 5, rows: 2,
 		in:    []any{"\x1b[2;8;9;53mX\x1b[22;28;29;55mY"},
 		cells: []cellWant{{0, 0, 'X', 1, st(0, 0, AttrFaint|AttrInvisible|AttrStrike|AttrOverline)}, {1, 0, 'Y', 1, st(0, 0, 0)}}},

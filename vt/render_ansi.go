@@ -2,7 +2,6 @@ package vt
 
 import (
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -71,11 +70,6 @@ func RenderANSI(s *Screen, o ANSIOptions) string {
 		}
 	}
 	return string(buf)
-}
-
-// RenderLines is RenderANSI split into lines, for layouts that take a slice.
-func RenderLines(s *Screen, o ANSIOptions) []string {
-	return strings.Split(RenderANSI(s, o), "\n")
 }
 
 var attrCodes = [...]struct {

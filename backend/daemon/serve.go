@@ -2,10 +2,7 @@ package daemon
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -132,38 +129,4 @@ func readToken(path string) (string, error) {
 		return "", fmt.Errorf("token file %s is empty", path)
 	}
 	return tok, nil
-}
-
-// ServeMain parses `sandtop serve` flags (args excludes "serve") and runs
-// RunServe until ctx is done. main.go calls it with a context cancelled on
-// SIGINT/SIGTERM.
-func ServeMain(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o ServeOptions
-	var compat string
-	fs.StringVar(&o.Listen, "listen", "", "unix:PATH or HOST:PORT (default unix:"+DefaultSocket()+")")
-	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the X-Access-Token; required beyond loopback")
-	fs.StringVar(&compat, "compat", "", `"envd" serves only envd's services (process, filesystem), like stock envd`)
-	fs.StringVar(&o.StateDir, "state-dir", "", "directory for the runtime root and daemon.log (default "+DefaultStateDir()+")")
-	fs.BoolVar(&o.KillOnExit, "kill-on-exit", false, "SIGKILL every managed process group when the daemon stops")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
-	}
-	switch compat {
-	case "":
-	case "envd":
-		o.Compat = true
-	default:
-		return fmt.Errorf("serve: --compat %q: the only mode is envd", compat)
-	}
-	o.Ready = func(addr string) { fmt.Fprintf(stderr, "sandtop daemon listening on %s\n", addr) }
-	err := RunServe(ctx, o)
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
 }
