@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -231,8 +232,11 @@ func (d *Daemon) followShim(p *proc, hello shim.Hello) {
 		close(p.done)
 		d.reg.retire(p)
 	}()
+	// Buffered: a frame's header and the start of its payload come in one
+	// read.
+	frames := bufio.NewReaderSize(link.conn, 64<<10)
 	for {
-		kind, b, err := shim.ReadFrame(link.conn)
+		kind, b, err := shim.ReadFrame(frames)
 		if err != nil {
 			break
 		}

@@ -272,6 +272,14 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := r.Read(buf)
+		if n == len(buf) && len(buf) < fastReadSize {
+			// The pipe was full: a program writing this fast is paced by
+			// our round trips, so it gets a larger pipe and larger reads.
+			// Only then: every user's pipes share a soft limit, and 1,000
+			// idle groups must not spend it.
+			grow(r)
+			buf = make([]byte, fastReadSize)
+		}
 		if n > 0 {
 			if sp != nil {
 				if werr := sp.write(buf[:n]); werr != nil {
@@ -288,6 +296,18 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 		_ = sp.f.Close()
 	}
 	s.out.eof(kind)
+}
+
+// fastReadSize is the read size, and a quarter of the pipe size, for a
+// stream that has filled its pipe once.
+const fastReadSize = 256 << 10
+
+// grow asks for a 1 MiB pipe behind r; a refusal (the user's pipe pages
+// are spent) keeps the pipe as it is.
+func grow(r *os.File) {
+	if sc, err := r.SyscallConn(); err == nil {
+		_ = sc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 4*fastReadSize) })
+	}
 }
 
 // accept hands each daemon that connects the group (see router.attach). Only

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 )
 
 // The daemon and a shim talk over one unix stream socket: at spawn the
@@ -89,10 +90,9 @@ func WriteFrame(w io.Writer, kind byte, payload []byte) error {
 		_, err := w.Write(append(hdr[:], payload...))
 		return err
 	}
-	if _, err := w.Write(hdr[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(payload)
+	// On a socket, header and payload leave in one writev.
+	bufs := net.Buffers{hdr[:], payload}
+	_, err := bufs.WriteTo(w)
 	return err
 }
 
