@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 
@@ -19,13 +18,12 @@ import (
 // stateFileCaps are the published files ReadStates returns, with how much
 // of each: an argv may be long, the rest are a line or two.
 var stateFileCaps = map[string]int{
-	wrapper.PidFile:        1 << 10,
-	wrapper.ExitCodeFile:   1 << 10,
-	wrapper.SignalFile:     1 << 10,
-	wrapper.TagFile:        1 << 10,
-	wrapper.ProblemFile:    1 << 10,
-	wrapper.SupervisorFile: 1 << 10,
-	wrapper.ArgvFile:       6 << 10,
+	wrapper.PidFile:      1 << 10,
+	wrapper.ExitCodeFile: 1 << 10,
+	wrapper.SignalFile:   1 << 10,
+	wrapper.TagFile:      1 << 10,
+	wrapper.ProblemFile:  1 << 10,
+	wrapper.ArgvFile:     6 << 10,
 }
 
 // ReadStates reads every state directory under <root>/processes in one
@@ -126,33 +124,54 @@ func readStateDir(parent int, name string) (*sandtopv1.StateDir, bool) {
 	if err != nil {
 		return nil, false
 	}
+	// Only what a listing judges by is read: a spill's size, and the small
+	// files; the argv only once the group has ended (a live leader shows
+	// it in the process table). A listing reads every directory, every
+	// time, so each system call here counts a thousandfold.
+	var argvPresent bool
 	for _, e := range entries {
-		de := &sandtopv1.DirEntry{Name: e.Name(), Dir: e.IsDir()}
-		var est unix.Stat_t
-		if unix.Fstatat(fd, e.Name(), &est, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			de.Size, de.Mode, de.MtimeUnixMs = uint64(max(est.Size, 0)), uint32(e.Type()), est.Mtim.Sec*1000+est.Mtim.Nsec/1e6
-		}
+		de := &sandtopv1.DirEntry{Name: e.Name(), Dir: e.IsDir(), Mode: uint32(e.Type())}
 		out.Entries = append(out.Entries, de)
-		if limit, ok := stateFileCaps[e.Name()]; ok && e.Type().IsRegular() {
-			if b, ok := readSmallFile(fd, e.Name(), limit); ok {
-				out.Files[e.Name()] = b
+		switch name := e.Name(); {
+		case name == wrapper.StdoutSpillFile || name == wrapper.StderrSpillFile:
+			var est unix.Stat_t
+			if unix.Fstatat(fd, name, &est, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				de.Size, de.MtimeUnixMs = uint64(max(est.Size, 0)), est.Mtim.Sec*1000+est.Mtim.Nsec/1e6
 			}
+		case name == wrapper.ArgvFile:
+			argvPresent = e.Type().IsRegular()
+		case name == wrapper.SupervisorFile:
+			// Its presence is what counts.
+		case e.Type().IsRegular() && stateFileCaps[name] > 0:
+			if b, ok := readSmallFile(fd, name, stateFileCaps[name]); ok {
+				out.Files[name] = b
+			}
+		}
+	}
+	if argvPresent && len(bytes.TrimSpace(out.Files[wrapper.ExitCodeFile])) > 0 {
+		if b, ok := readSmallFile(fd, wrapper.ArgvFile, stateFileCaps[wrapper.ArgvFile]); ok {
+			out.Files[wrapper.ArgvFile] = b
 		}
 	}
 	return out, true
 }
 
-// readSmallFile reads up to limit bytes of a regular file under dir.
+// readSmallFile reads up to limit bytes of a regular file under dir, in
+// one read.
 func readSmallFile(dir int, name string, limit int) ([]byte, bool) {
 	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, false
 	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(limit)))
-	return b, err == nil
+	buf := make([]byte, min(int64(limit), max(st.Size, 0)+1))
+	n, err := unix.Read(fd, buf)
+	if err != nil || n < 0 {
+		return nil, false
+	}
+	return buf[:n], true
 }

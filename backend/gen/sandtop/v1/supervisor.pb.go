@@ -1504,9 +1504,10 @@ type StateDir struct {
 	Id          string      `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	MtimeUnixMs int64       `protobuf:"varint,2,opt,name=mtime_unix_ms,json=mtimeUnixMs,proto3" json:"mtime_unix_ms,omitempty"`
 	Entries     []*DirEntry `protobuf:"bytes,3,rep,name=entries,proto3" json:"entries,omitempty"`
-	// The published files present among pid, exit-code, signal, tag, argv,
-	// problem and supervisor, by name; argv is cut at 6 KiB, the rest at
-	// 1 KiB. Spills are only listed in entries.
+	// The published files present among pid, exit-code, signal, tag and
+	// problem, by name, each cut at 1 KiB, and argv (cut at 6 KiB) once
+	// exit-code holds a status. Entries carry the size and mtime of the
+	// spills only; the supervisor file is only listed.
 	Files         map[string][]byte `protobuf:"bytes,4,rep,name=files,proto3" json:"files,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
