@@ -42,6 +42,10 @@ func (s *backendSource) scanPublished(ctx context.Context) {
 		t := time.NewTimer(s.pub.untilDue())
 		select {
 		case <-t.C:
+		case <-s.pub.kick:
+			// The live table changed; untilDue now says when to look.
+			t.Stop()
+			continue
 		case <-ctx.Done():
 			t.Stop()
 			return

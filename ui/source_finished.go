@@ -19,9 +19,14 @@ import (
 const (
 	// maxFinished bounds how many finished groups the table shows.
 	maxFinished = 50
-	// scanEvery is the least time between two scans of published state;
-	// a scan is also never repeated sooner than three times its duration.
-	scanEvery = 2 * time.Second
+	// scanEvery paces the scans of published state while the live table
+	// stays the same; a group appearing, leaving or losing its leader
+	// brings the next scan forward, though never sooner than scanGap, nor
+	// than three times the last scan's duration, after the last one. With
+	// 1,000 groups a scan reads 1,000 state directories, so an idle TUI
+	// must not repeat it every couple of seconds for nothing.
+	scanEvery = 10 * time.Second
+	scanGap   = 500 * time.Millisecond
 	// agentScanEvery paces the agent's root, which usually does not exist.
 	agentScanEvery = 5 * time.Second
 	scanTimeout    = 10 * time.Second
@@ -53,10 +58,56 @@ type publishedState struct {
 	argv      map[string]rememberedArgv
 	nextOwn   time.Time
 	nextAgent time.Time
+	// lastOwn and ownTook: when the last scan of our own state started,
+	// and how long it took (see scanEvery).
+	lastOwn time.Time
+	ownTook time.Duration
+	// live is the live table's groups as last composed, each with whether
+	// its leader still runs; a change sends on kick.
+	live map[int]bool
+	kick chan struct{}
 }
 
 func newPublishedState() *publishedState {
-	return &publishedState{groups: map[string]*publishedGroup{}, agent: map[string]*publishedGroup{}, argv: map[string]rememberedArgv{}}
+	return &publishedState{groups: map[string]*publishedGroup{}, agent: map[string]*publishedGroup{}, argv: map[string]rememberedArgv{}, kick: make(chan struct{}, 1)}
+}
+
+// noteLive compares the live table with the last one and, when a group
+// appeared, left or lost its leader, brings the next scan forward. Called
+// with p.mu held.
+func (p *publishedState) noteLive(groups []Group) {
+	live := make(map[int]bool, len(groups))
+	for i := range groups {
+		live[groups[i].PGID] = leaderRuns(&groups[i])
+	}
+	changed := len(live) != len(p.live)
+	for pgid, leader := range live {
+		if prev, ok := p.live[pgid]; !ok || prev != leader {
+			changed = true
+			break
+		}
+	}
+	p.live = live
+	if changed {
+		soonest := p.lastOwn.Add(max(scanGap, 3*p.ownTook))
+		if soonest.Before(p.nextOwn) {
+			p.nextOwn = soonest
+		}
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// leaderRuns says whether g's leader is a live member.
+func leaderRuns(g *Group) bool {
+	for _, m := range g.Members {
+		if m.PID == g.PGID {
+			return m.State != "Z" && m.State != "X"
+		}
+	}
+	return false
 }
 
 // refresh rescans what is due. A failed scan keeps the previous result
@@ -72,7 +123,8 @@ func (s *backendSource) refreshPublished(ctx context.Context) {
 		start := time.Now()
 		infos, err := s.listPublished(ctx)
 		p.mu.Lock()
-		p.nextOwn = time.Now().Add(max(scanEvery, 3*time.Since(start)))
+		p.lastOwn, p.ownTook = start, time.Since(start)
+		p.nextOwn = time.Now().Add(max(scanEvery, 3*p.ownTook))
 		if err == nil {
 			p.groups = mergePublished(p.groups, infos, false, now)
 		}
@@ -162,6 +214,7 @@ func (p *publishedState) addPublished(groups []Group, stateDirs map[int]string) 
 			agentPgids[pg.Pgid] = true
 		}
 	}
+	p.noteLive(groups)
 	live := map[int]bool{}
 	for i := range groups {
 		g := &groups[i]

@@ -157,3 +157,37 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 		})
 	}
 }
+
+// Published state is scanned every scanEvery while the live table stays
+// the same, but a group leaving it (or losing its leader) brings the next
+// scan forward, so its exit status shows within scanGap, not scanEvery.
+func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
+	p := newPublishedState()
+	now := time.Now()
+	p.lastOwn, p.ownTook, p.nextOwn = now, 10*time.Millisecond, now.Add(scanEvery)
+	running := []Group{{PGID: 7, Members: []Process{{PID: 7, State: "S"}}}}
+	p.addPublished(running, map[int]string{})
+	<-p.kick // the first table is a change
+	p.nextOwn = now.Add(scanEvery)
+	p.addPublished(running, map[int]string{})
+	select {
+	case <-p.kick:
+		t.Fatal("an unchanged table brought the scan forward")
+	default:
+	}
+	leaderGone := []Group{{PGID: 7, Members: []Process{{PID: 7, State: "Z"}, {PID: 8, State: "S"}}}}
+	p.addPublished(leaderGone, map[int]string{})
+	select {
+	case <-p.kick:
+	default:
+		t.Fatal("the leader's exit did not bring the scan forward")
+	}
+	if want := now.Add(scanGap); !p.nextOwn.Equal(want) {
+		t.Fatalf("next scan at +%v, want +%v", p.nextOwn.Sub(now), scanGap)
+	}
+	p.nextOwn = now.Add(scanEvery)
+	p.addPublished(nil, map[int]string{})
+	if len(p.kick) != 1 {
+		t.Fatal("the group leaving the table did not bring the scan forward")
+	}
+}
