@@ -272,13 +272,13 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := r.Read(buf)
-		if n == len(buf) && len(buf) < fastReadSize {
+		if n == len(buf) && len(buf) < FastReadSize {
 			// The pipe was full: a program writing this fast is paced by
 			// our round trips, so it gets a larger pipe and larger reads.
 			// Only then: every user's pipes share a soft limit, and 1,000
 			// idle groups must not spend it.
-			grow(r)
-			buf = make([]byte, fastReadSize)
+			GrowPipe(r)
+			buf = make([]byte, FastReadSize)
 		}
 		if n > 0 {
 			if sp != nil {
@@ -298,15 +298,15 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 	s.out.eof(kind)
 }
 
-// fastReadSize is the read size, and a quarter of the pipe size, for a
-// stream that has filled its pipe once.
-const fastReadSize = 256 << 10
+// FastReadSize is the read size, and a quarter of the pipe size, for a
+// stream that has filled its pipe once (the daemon's own pipes do the same).
+const FastReadSize = 256 << 10
 
-// grow asks for a 1 MiB pipe behind r; a refusal (the user's pipe pages
-// are spent) keeps the pipe as it is.
-func grow(r *os.File) {
+// GrowPipe asks for a 1 MiB pipe behind r; a refusal (the user's pipe
+// pages are spent, or r is no pipe) keeps it as it is.
+func GrowPipe(r *os.File) {
 	if sc, err := r.SyscallConn(); err == nil {
-		_ = sc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 4*fastReadSize) })
+		_ = sc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 4*FastReadSize) })
 	}
 }
 
