@@ -5,10 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"connectrpc.com/connect"
-
 	"sandtop/backend"
-	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 )
 
 // The document "sandtop ls -o json" prints. Fields are stable: new ones
@@ -87,6 +84,7 @@ type listTerminal struct {
 // listSandbox takes one snapshot: the published groups with their live
 // members, and the terminals.
 func listSandbox(ctx context.Context, s *session) (listDoc, error) {
+	ctx = backend.OneTable(ctx) // one read of the process table for all of it
 	doc := listDoc{Version: jsonVersion, Target: s.Target.Name, Taken: time.Now().UTC(),
 		Groups: []listGroup{}, Terminals: []listTerminal{}}
 	groups, err := s.Runtime.ListAllGroups(ctx)
@@ -182,28 +180,23 @@ func rank(state string) int {
 // process table on a stock envd.
 func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, map[int][]listProcess, error) {
 	out, escapees := map[int][]listProcess{}, map[int][]listProcess{}
-	if s.Extension && s.Client.Supervisor != nil {
-		res, err := s.Client.Supervisor.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{}))
+	if s.Extension {
+		members, esc, err := s.Runtime.Members(ctx)
 		if err == nil {
-			add := func(to map[int][]listProcess, pgid int, m *sandtopv1.ProcInfo) {
-				if live(m.GetState()) {
-					p := listProcess{PID: int(m.GetPid()), PPID: int(m.GetPpid()),
-						State: m.GetState(), Argv: m.GetArgv(), CPUPercent: m.GetCpuPercent(), RSSBytes: m.GetRssBytes()}
-					if ms := m.GetStartTimeUnixMs(); ms > 0 {
-						t := time.UnixMilli(ms).UTC()
-						p.Started = &t
+			conv := func(to map[int][]listProcess, from map[int][]backend.Member) {
+				for pgid, ms := range from {
+					for _, m := range ms {
+						p := listProcess{PID: m.Pid, PPID: m.Ppid, State: m.State, Argv: m.Argv, CPUPercent: m.CPUPercent, RSSBytes: m.RSSBytes}
+						if !m.Started.IsZero() {
+							t := m.Started
+							p.Started = &t
+						}
+						to[pgid] = append(to[pgid], p)
 					}
-					to[pgid] = append(to[pgid], p)
 				}
 			}
-			for _, g := range res.Msg.GetGroups() {
-				for _, m := range g.GetMembers() {
-					add(out, int(g.GetPgid()), m)
-				}
-				for _, m := range g.GetEscapees() {
-					add(escapees, int(g.GetPgid()), m)
-				}
-			}
+			conv(out, members)
+			conv(escapees, esc)
 			return out, escapees, nil
 		}
 	}
@@ -218,8 +211,6 @@ func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, map[i
 	}
 	return out, escapees, nil
 }
-
-func live(state string) bool { return state != "" && state != "Z" && state != "X" && state != "x" }
 
 // oldestStart is the earliest start time among members, nil if none is
 // known.

@@ -31,8 +31,13 @@ func (c extensionControl) groups(ctx context.Context, req *sandtopv1.ListGroupsR
 	if err != nil {
 		return nil, fmt.Errorf("list process groups: %w", err)
 	}
+	return entriesOf(resp.Msg), nil
+}
+
+// entriesOf flattens a grouped table into process entries.
+func entriesOf(table *sandtopv1.ListGroupsResponse) []ProcessEntry {
 	var rows []ProcessEntry
-	for _, g := range resp.Msg.GetGroups() {
+	for _, g := range table.GetGroups() {
 		for _, m := range g.GetMembers() {
 			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(m.GetPgid()), Sid: int(m.GetSid()), State: m.GetState()})
 		}
@@ -40,16 +45,16 @@ func (c extensionControl) groups(ctx context.Context, req *sandtopv1.ListGroupsR
 			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(m.GetPgid()), Sid: int(m.GetSid()), State: m.GetState(), EscapeeOf: int(g.GetPgid())})
 		}
 	}
-	return rows, nil
+	return rows
 }
 
 func (c extensionControl) AgentStateDirs(ctx context.Context) ([]string, error) {
-	resp, err := c.sup.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{}))
+	table, err := c.fullTable(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list process groups: %w", err)
+		return nil, err
 	}
 	var dirs []string
-	for _, g := range resp.Msg.GetGroups() {
+	for _, g := range table.GetGroups() {
 		if g.GetOrigin() == "agent" && g.GetStateDir() != "" {
 			dirs = append(dirs, g.GetStateDir())
 		}
@@ -58,7 +63,11 @@ func (c extensionControl) AgentStateDirs(ctx context.Context) ([]string, error) 
 }
 
 func (c extensionControl) Processes(ctx context.Context) ([]ProcessEntry, error) {
-	return c.groups(ctx, &sandtopv1.ListGroupsRequest{})
+	table, err := c.fullTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return entriesOf(table), nil
 }
 
 func (c extensionControl) GroupAlive(ctx context.Context, pgid int) (bool, error) {

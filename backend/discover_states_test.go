@@ -119,3 +119,40 @@ func dump(f stateDirFiles) string {
 	return "pid " + s(f.pid) + " exit " + s(f.exitCode) + " signal " + s(f.signal) + " tag " + s(f.tag) + " argv " + s(f.argv) +
 		" problem " + s(f.problem) + " sizes " + strconv.FormatInt(f.stdoutSize, 10) + "/" + strconv.FormatInt(f.stderrSize, 10)
 }
+
+// Within OneTable a whole listing (sandtop's groups, agents' groups and
+// every member) costs one read of the process table on sandtop's daemon.
+func TestOneTableListingReadsTheProcessTableOnce(t *testing.T) {
+	s := newSeam(t, false, nil)
+	h := spawnReady(t, s, 1000, `echo ready; exec sleep 1000`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	before := s.wire.count("ListGroups")
+	listing := OneTable(ctx)
+	groups, err := s.rt.ListAllGroups(listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members, _, err := s.rt.Members(listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.wire.count("ListGroups") - before; n != 1 {
+		t.Errorf("one listing read the process table %d times", n)
+	}
+	found := false
+	for _, g := range groups {
+		found = found || (g.Pgid == h.Pgid() && g.State == GroupRunning)
+	}
+	if !found || len(members[h.Pgid()]) == 0 {
+		t.Fatalf("group %d: listed %v, members %v", h.Pgid(), found, members[h.Pgid()])
+	}
+	// Outside the scope each call reads afresh.
+	if _, err := s.rt.ListAllGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.wire.count("ListGroups") - before; n < 3 {
+		t.Errorf("without OneTable a listing shared a table (%d reads)", n)
+	}
+	terminateAndProve(t, s, h)
+}
