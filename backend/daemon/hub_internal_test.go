@@ -89,3 +89,26 @@ func TestHubStalledSubscribersShareOneBudget(t *testing.T) {
 		t.Errorf("the log holds %d bytes, beyond the window", h.retained())
 	}
 }
+
+func TestMergeRunsJoinsConsecutiveChunksOfOneStream(t *testing.T) {
+	in := []chunk{
+		{kind: kindStdout, off: 0, data: []byte("ab")},
+		{kind: kindStdout, off: 2, data: []byte("c")},
+		{kind: kindStderr, off: 3, data: []byte("E")},
+		{kind: kindStdout, off: 4, data: []byte("d")},
+		{kind: kindStdout, off: 5, data: []byte("ef")},
+	}
+	got := mergeRuns(in)
+	want := []chunk{{kindStdout, 0, []byte("abc")}, {kindStderr, 3, []byte("E")}, {kindStdout, 4, []byte("def")}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d chunks: %+v", len(got), got)
+	}
+	for i := range want {
+		if got[i].kind != want[i].kind || got[i].off != want[i].off || string(got[i].data) != string(want[i].data) {
+			t.Errorf("chunk %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if string(in[0].data) != "ab" {
+		t.Error("the hub's chunk was written into")
+	}
+}

@@ -234,7 +234,7 @@ func (d *Daemon) followShim(p *proc, hello shim.Hello) {
 	}()
 	// Buffered: a frame's header and the start of its payload come in one
 	// read.
-	frames := bufio.NewReaderSize(link.conn, 64<<10)
+	frames := bufio.NewReaderSize(link.conn, 4<<10)
 	for {
 		kind, b, err := shim.ReadFrame(frames)
 		if err != nil {

@@ -14,8 +14,10 @@ import (
 const (
 	keepaliveHeader  = "Keepalive-Ping-Interval"
 	defaultKeepalive = 90 * time.Second
-	// sendBatchBytes caps the output taken from the hub per wake-up; each
-	// chunk still goes out as its own data event.
+	// sendBatchBytes caps the output taken from the hub per wake-up.
+	// Consecutive chunks of one stream in it go out as one data event: a
+	// client that fell behind a fast program catches up in fewer, larger
+	// messages, and each message costs more than its bytes.
 	sendBatchBytes = 256 << 10
 )
 
@@ -47,7 +49,7 @@ func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Dur
 			return err
 		}
 		if len(out) > 0 {
-			for _, c := range out {
+			for _, c := range mergeRuns(out) {
 				if err := send(dataEvent(c)); err != nil {
 					return err
 				}
@@ -74,6 +76,30 @@ func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Dur
 			return connect.NewError(connect.CodeUnavailable, errShuttingDown)
 		}
 	}
+}
+
+// mergeRuns joins consecutive chunks of the same stream into one (a copy);
+// a lone chunk is passed as it is.
+func mergeRuns(in []chunk) []chunk {
+	out := in[:0:0]
+	for i := 0; i < len(in); {
+		j, size := i+1, len(in[i].data)
+		for j < len(in) && in[j].kind == in[i].kind {
+			size += len(in[j].data)
+			j++
+		}
+		if j == i+1 {
+			out = append(out, in[i])
+		} else {
+			data := make([]byte, 0, size)
+			for _, c := range in[i:j] {
+				data = append(data, c.data...)
+			}
+			out = append(out, chunk{kind: in[i].kind, off: in[i].off, data: data})
+		}
+		i = j
+	}
+	return out
 }
 
 func dataEvent(c chunk) *process.ProcessEvent {
