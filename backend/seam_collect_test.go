@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +144,33 @@ func TestCollectDecodesUTF8SplitAcrossChunks(t *testing.T) {
 		}
 		if !strings.HasSuffix(h.Collected.Stdout.ReadFrom(1).Text, "éb") {
 			t.Fatal("read at the boundary broke the character")
+		}
+	})
+}
+
+// A stream that fills its pipe gets a larger pipe and larger reads (the
+// shim and the daemon both do this); every byte must arrive as written
+// across that switch. cat writes 128 KiB blocks, so the first read finds
+// the 64 KiB pipe full.
+func TestFastStreamArrivesByteExact(t *testing.T) {
+	forBothPlanes(t, func(t *testing.T, s *seam) {
+		data := make([]byte, 4<<20)
+		for i := range data {
+			data[i] = byte(i*7 + i>>12)
+		}
+		file := filepath.Join(t.TempDir(), "data")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(8 << 20), Stderr: OutputCollect(1024)}, 1000, nil, "/bin/cat", file)
+		wantExit(t, settle(t, h), 0)
+		got := h.Collected.Stdout.ReadFrom(0)
+		if !bytes.Equal(got.Bytes, data) {
+			i := 0
+			for i < len(got.Bytes) && i < len(data) && got.Bytes[i] == data[i] {
+				i++
+			}
+			t.Fatalf("collected %d of %d bytes; first difference at %d", len(got.Bytes), len(data), i)
 		}
 	})
 }

@@ -86,14 +86,14 @@ func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 	buf := make([]byte, readBufSize)
 	for {
 		n, err := f.Read(buf)
+		if n > 0 {
+			p.out.publish(kind, append([]byte(nil), buf[:n]...))
+		}
 		if n == len(buf) && len(buf) < shim.FastReadSize && kind != kindPTY {
 			// A full pipe: as the shim does, a larger pipe and larger reads
 			// for a stream this fast, and only for it.
 			shim.GrowPipe(f)
 			buf = make([]byte, shim.FastReadSize)
-		}
-		if n > 0 {
-			p.out.publish(kind, append([]byte(nil), buf[:n]...))
 		}
 		if err != nil {
 			return

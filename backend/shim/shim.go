@@ -272,14 +272,6 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := r.Read(buf)
-		if n == len(buf) && len(buf) < FastReadSize {
-			// The pipe was full: a program writing this fast is paced by
-			// our round trips, so it gets a larger pipe and larger reads.
-			// Only then: every user's pipes share a soft limit, and 1,000
-			// idle groups must not spend it.
-			GrowPipe(r)
-			buf = make([]byte, FastReadSize)
-		}
 		if n > 0 {
 			if sp != nil {
 				if werr := sp.write(buf[:n]); werr != nil {
@@ -287,6 +279,15 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 				}
 			}
 			s.out.output(kind, buf[:n])
+		}
+		if n == len(buf) && len(buf) < FastReadSize {
+			// The pipe was full: a program writing this fast is paced by
+			// our round trips, so it gets a larger pipe and larger reads.
+			// Only then: every user's pipes share a soft limit, and 1,000
+			// idle groups must not spend it. (The output above is sent
+			// before buf is replaced.)
+			GrowPipe(r)
+			buf = make([]byte, FastReadSize)
 		}
 		if err != nil {
 			break
