@@ -42,25 +42,13 @@ func (d *Daemon) descendants(procs []*proc) (groups, inDaemonGroup []int) {
 // zombies included, by walking /proc/PID/task/TID/children: its cost
 // follows the tree, not the machine. ok is false without those files.
 func subtree(pid int) (out []procStat, ok bool) {
-	kids, ok := shim.ChildrenOf(pid)
-	if !ok {
-		return nil, false
-	}
-	seen := map[int]bool{pid: true}
-	for len(kids) > 0 {
-		c := kids[0]
-		kids = kids[1:]
-		if seen[c] {
-			continue
-		}
-		seen[c] = true
+	ok = shim.WalkDescendants(pid, func(c int) bool {
 		st, err := readStat(c)
 		if err != nil {
-			continue // gone meanwhile
+			return false // gone meanwhile
 		}
 		out = append(out, st)
-		more, _ := shim.ChildrenOf(c)
-		kids = append(kids, more...)
-	}
-	return out, true
+		return true
+	})
+	return out, ok
 }

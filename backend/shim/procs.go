@@ -48,11 +48,30 @@ func StartTicks(pid int) (uint64, error) {
 // seconds. Without those files (a kernel built without them) it reads every
 // process once.
 func Descendants(pid int) []Proc {
-	kids, ok := ChildrenOf(pid)
+	var out []Proc
+	ok := WalkDescendants(pid, func(c int) bool {
+		p, err := ReadProc(c)
+		if err != nil {
+			return false // gone, or a zombie: not live, and childless
+		}
+		out = append(out, p)
+		return true
+	})
 	if !ok {
 		return descendantsByScan(pid)
 	}
-	var out []Proc
+	return out
+}
+
+// WalkDescendants calls visit once for each descendant of pid (not pid
+// itself), parents before children, through the children files; a visit
+// that returns false skips that process's children. ok is false when the
+// kernel has no children files (nothing was visited then).
+func WalkDescendants(pid int, visit func(pid int) bool) (ok bool) {
+	kids, ok := ChildrenOf(pid)
+	if !ok {
+		return false
+	}
 	seen := map[int]bool{pid: true}
 	for len(kids) > 0 {
 		c := kids[0]
@@ -61,15 +80,12 @@ func Descendants(pid int) []Proc {
 			continue
 		}
 		seen[c] = true
-		p, err := ReadProc(c)
-		if err != nil {
-			continue // gone, or a zombie: not live
+		if visit(c) {
+			more, _ := ChildrenOf(c)
+			kids = append(kids, more...)
 		}
-		out = append(out, p)
-		more, _ := ChildrenOf(c)
-		kids = append(kids, more...)
 	}
-	return out
+	return true
 }
 
 // ChildrenOf reads pid's children from every thread's children file (a
