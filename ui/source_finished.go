@@ -27,8 +27,9 @@ const (
 	// must not repeat it every couple of seconds for nothing.
 	scanEvery = 10 * time.Second
 	scanGap   = 500 * time.Millisecond
-	// agentScanEvery paces the agent's root, which usually does not exist.
-	agentScanEvery = 5 * time.Second
+	// agentScanEvery paces the scans of agents' roots the same way; a root
+	// that does not exist still costs a command on stock envd.
+	agentScanEvery = 30 * time.Second
 	scanTimeout    = 10 * time.Second
 )
 
@@ -59,9 +60,10 @@ type publishedState struct {
 	nextOwn   time.Time
 	nextAgent time.Time
 	// lastOwn and ownTook: when the last scan of our own state started,
-	// and how long it took (see scanEvery).
-	lastOwn time.Time
-	ownTook time.Duration
+	// and how long it took (see scanEvery); lastAgent and agentTook the
+	// same for agents' roots.
+	lastOwn, lastAgent time.Time
+	ownTook, agentTook time.Duration
 	// live is the live table's groups as last composed, each with whether
 	// its leader still runs; a change sends on kick.
 	live map[int]bool
@@ -89,9 +91,11 @@ func (p *publishedState) noteLive(groups []Group) {
 	}
 	p.live = live
 	if changed {
-		soonest := p.lastOwn.Add(max(scanGap, 3*p.ownTook))
-		if soonest.Before(p.nextOwn) {
+		if soonest := p.lastOwn.Add(max(scanGap, 3*p.ownTook)); soonest.Before(p.nextOwn) {
 			p.nextOwn = soonest
+		}
+		if soonest := p.lastAgent.Add(max(scanGap, 3*p.agentTook)); soonest.Before(p.nextAgent) {
+			p.nextAgent = soonest
 		}
 		select {
 		case p.kick <- struct{}{}:
@@ -138,7 +142,8 @@ func (s *backendSource) refreshPublished(ctx context.Context) {
 		infos, err := s.rt.AgentGroups(actx, s.opts.Cwd)
 		cancel()
 		p.mu.Lock()
-		p.nextAgent = time.Now().Add(max(agentScanEvery, 3*time.Since(start)))
+		p.lastAgent, p.agentTook = start, time.Since(start)
+		p.nextAgent = time.Now().Add(max(agentScanEvery, 3*p.agentTook))
 		if err == nil {
 			p.agent = mergePublished(p.agent, infos, true, now)
 		}

@@ -158,9 +158,10 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 	}
 }
 
-// Published state is scanned every scanEvery while the live table stays
-// the same, but a group leaving it (or losing its leader) brings the next
-// scan forward, so its exit status shows within scanGap, not scanEvery.
+// Published state is scanned every scanEvery (agents' roots every
+// agentScanEvery) while the live table stays the same, but a group leaving
+// it (or losing its leader) brings both scans forward, so its exit status
+// shows within scanGap.
 func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 	p := newPublishedState()
 	now := time.Now()
@@ -175,6 +176,7 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 		t.Fatal("an unchanged table brought the scan forward")
 	default:
 	}
+	p.lastAgent, p.agentTook, p.nextAgent = now, 10*time.Millisecond, now.Add(agentScanEvery)
 	leaderGone := []Group{{PGID: 7, Members: []Process{{PID: 7, State: "Z"}, {PID: 8, State: "S"}}}}
 	p.addPublished(leaderGone, map[int]string{})
 	select {
@@ -182,8 +184,8 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 	default:
 		t.Fatal("the leader's exit did not bring the scan forward")
 	}
-	if want := now.Add(scanGap); !p.nextOwn.Equal(want) {
-		t.Fatalf("next scan at +%v, want +%v", p.nextOwn.Sub(now), scanGap)
+	if want := now.Add(scanGap); !p.nextOwn.Equal(want) || !p.nextAgent.Equal(want) {
+		t.Fatalf("next scans at +%v and +%v (agents), want +%v", p.nextOwn.Sub(now), p.nextAgent.Sub(now), scanGap)
 	}
 	p.nextOwn = now.Add(scanEvery)
 	p.addPublished(nil, map[int]string{})
