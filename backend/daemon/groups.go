@@ -128,7 +128,9 @@ func (d *Daemon) groupsFrom(t procTable, pgidFilter, sidFilter uint32, now time.
 		return g
 	}
 	for pid, st := range stats {
-		if !wanted[st.pgid] || pid == d.self.pid || tree.isShim[pid] || tree.escapee[pid] {
+		// Shims are not listed: a group's is the group's supervisor, and the
+		// spare (started ahead, with no group yet) is no one's work.
+		if !wanted[st.pgid] || pid == d.self.pid || tree.isShim[pid] || tree.escapee[pid] || d.reg.isShimChild(pid) {
 			continue
 		}
 		if pgidFilter != 0 && uint32(st.pgid) != pgidFilter || sidFilter != 0 && uint32(st.sid) != sidFilter {

@@ -26,6 +26,14 @@ func TestSpareShimRunsTheNextGroup(t *testing.T) {
 	first := startInSessionDir(ctx, t, env, "p1", startReq("true"))
 	first.drain()
 	spare := waitForSpare(t, env.Daemon)
+	// The spare is no one's work: it is not listed as a group of its own.
+	for _, g := range groupsOf(t, env.Client) {
+		for _, m := range g.GetMembers() {
+			if int(m.GetPid()) == spare {
+				t.Fatalf("the spare shim %d is listed in group %d", spare, g.GetPgid())
+			}
+		}
+	}
 
 	withStdin := startReq("cat")
 	withStdin.Stdin = nil // envd's default: a stdin pipe
