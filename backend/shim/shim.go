@@ -110,6 +110,9 @@ type supervisor struct {
 	ln      *net.UnixListener
 	// unpublished: the exit status could not be written.
 	unpublished bool
+	// pidFile is the pid file, created with its room reserved before the
+	// program starts and written once it runs.
+	pidFile *os.File
 }
 
 // prepare does everything that can fail before the program runs: the
@@ -141,6 +144,11 @@ func (s *supervisor) prepare() error {
 	// should the exit status not fit later, this becomes the problem file
 	// by rename and in-place writes, which need no new space.
 	if err := dir.CreateFile(reservedProblem, make([]byte, 512)); err != nil {
+		return err
+	}
+	// The pid is known only once the program runs, which may fill the
+	// disk at once: its file is made now, with its blocks reserved.
+	if s.pidFile, err = dir.CreateReserved(wrapper.PidFile, 32); err != nil {
 		return err
 	}
 	s.out = &router{ring: newRing(dir, s.spec.RingBytes)}
@@ -237,9 +245,14 @@ func (s *supervisor) start() error {
 	}
 	s.pid, s.started = p.Pid, time.Now()
 	_ = p.Release()
-	if err := s.dir.CreateFile(wrapper.PidFile, []byte(strconv.Itoa(s.pid)+"\n")); err != nil {
+	_, err = s.pidFile.Write([]byte(strconv.Itoa(s.pid) + "\n"))
+	if cerr := s.pidFile.Close(); err == nil {
+		err = cerr
+	}
+	s.pidFile = nil
+	if err != nil {
 		_ = unix.Kill(-s.pid, unix.SIGKILL)
-		return err
+		return fmt.Errorf("write %s/%s: %w", s.spec.StateDir, wrapper.PidFile, unwrapPathErr(err))
 	}
 	s.out.hello = Hello{ShimPid: os.Getpid(), Pid: s.pid, StartedUnixMs: s.started.UnixMilli(), Argv: s.spec.Argv, Tag: s.spec.Tag}
 	return nil

@@ -89,6 +89,23 @@ func (d *StateDir) CreateFile(name string, data []byte) error {
 	return nil
 }
 
+// CreateReserved makes a new, empty file (never a link) with room for
+// size bytes already allocated, so that writing them later needs no new
+// space; where the filesystem cannot reserve, the file is simply empty.
+func (d *StateDir) CreateReserved(name string, size int64) (*os.File, error) {
+	f, err := d.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	err = unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, size)
+	if err != nil && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
+		_ = f.Close()
+		_ = unix.Unlinkat(d.fd, name, 0)
+		return nil, d.pathError("reserve", name, err)
+	}
+	return f, nil
+}
+
 // WriteLine is WriteFile of one line.
 func (d *StateDir) WriteLine(name, line string) error {
 	return d.WriteFile(name, []byte(line+"\n"))
