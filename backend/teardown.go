@@ -173,6 +173,14 @@ func (r *Runtime) teardownFailed(emit func(TeardownEvent), pgid int, err error) 
 // counts as empty.
 func (r *Runtime) waitGroupEmpty(ctx context.Context, pgid int, deadline time.Time) (bool, error) {
 	var lastErr error
+	// Most groups empty within milliseconds of their signal. On sandtop's
+	// daemon, where a look reads only the group's subtree, the first looks
+	// come quickly and the interval doubles up to PollInterval; on stock
+	// envd each look is a command, so it keeps PollInterval.
+	wait := r.cfg.PollInterval
+	if _, ok := r.control.(extensionControl); ok {
+		wait = min(teardownFirstPoll, wait)
+	}
 	for {
 		alive, err := r.control.GroupAlive(ctx, pgid)
 		switch {
@@ -189,7 +197,8 @@ func (r *Runtime) waitGroupEmpty(ctx context.Context, pgid int, deadline time.Ti
 		if left <= 0 {
 			return false, lastErr
 		}
-		t := time.NewTimer(min(left, r.cfg.PollInterval))
+		t := time.NewTimer(min(left, wait))
+		wait = min(2*wait, r.cfg.PollInterval)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -198,3 +207,6 @@ func (r *Runtime) waitGroupEmpty(ctx context.Context, pgid int, deadline time.Ti
 		}
 	}
 }
+
+// teardownFirstPoll is the first wait for a signalled group to empty.
+const teardownFirstPoll = 2 * time.Millisecond
