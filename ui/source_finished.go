@@ -24,9 +24,10 @@ const (
 	// brings the next scan forward, though never sooner than scanGap, nor
 	// than three times the last scan's duration, after the last one. With
 	// 1,000 groups a scan reads 1,000 state directories, so an idle TUI
-	// must not repeat it every couple of seconds for nothing.
+	// must not repeat it for nothing, and a busy one (groups coming and
+	// going all the time) no more often than it used to.
 	scanEvery = 10 * time.Second
-	scanGap   = 500 * time.Millisecond
+	scanGap   = 2 * time.Second
 	// agentScanEvery paces the scans of agents' roots the same way; a root
 	// that does not exist still costs a command on stock envd.
 	agentScanEvery = 30 * time.Second
