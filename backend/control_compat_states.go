@@ -57,7 +57,9 @@ func (c compatControl) readAllStates(ctx context.Context, root string) ([]stateD
 		return nil, fmt.Errorf("read the state directories: %w", err)
 	}
 	if r.exitCode != 0 {
-		return nil, fmt.Errorf("read the state directories: exit %d: %s", r.exitCode, clipText(r.stderr))
+		// A sandbox without GNU find (or its -printf): the caller reads
+		// the directories one by one instead.
+		return nil, fmt.Errorf("read the state directories: exit %d: %s: %w", r.exitCode, clipText(r.stderr), errUnsupported)
 	}
 	return parseStatesScan(r.stdout)
 }
