@@ -27,10 +27,6 @@ type BackendOptions struct {
 	// means one second. Without the extension the table is polled, never
 	// more often than once a second.
 	Interval time.Duration
-	// SandboxGone, when set, recognises errors proving the sandbox no
-	// longer exists (E2B's "sandbox not found"); a failed health check
-	// after a lost connection counts without it.
-	SandboxGone func(error) bool
 }
 
 // backendSource is the real Source: the seam Runtime for spawning and

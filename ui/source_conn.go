@@ -2,14 +2,11 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"connectrpc.com/connect"
-
-	"sandtop/backend/gen/process"
+	"sandtop/backend"
 )
 
 // Reconnection backoff: the model asks to watch again after a loss; while
@@ -17,9 +14,6 @@ import (
 const (
 	backoffFirst = 500 * time.Millisecond
 	backoffMax   = 15 * time.Second
-	// healthTimeout bounds the check that tells a gone sandbox from a
-	// stream that merely broke.
-	healthTimeout = 2 * time.Second
 )
 
 // lossTracker remembers connection losses for backoff and for Err.
@@ -76,30 +70,14 @@ func (c *lossTracker) lastErr() error {
 // through an interface assertion.)
 func (s *backendSource) Err() error { return s.conn.lastErr() }
 
-// daemonUnreachable is a transport failure to reach the daemon at all, as the
-// seam judges it (backend/gone.go).
-func daemonUnreachable(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	return connect.CodeOf(err) == connect.CodeUnavailable
-}
+// daemonUnreachable is a transport failure to reach the daemon at all, by
+// the seam's rule.
+func daemonUnreachable(err error) bool { return backend.Unreachable(err) }
 
-// sandboxGone applies the seam's rule: a configured recogniser is trusted
-// outright; a connection failure counts only if a health check fails the
-// same way. Nothing can run in a gone sandbox, so its groups are settled.
-func (s *backendSource) sandboxGone(err error) bool {
-	if s.opts.SandboxGone != nil && s.opts.SandboxGone(err) {
-		return true
-	}
-	if !daemonUnreachable(err) {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), healthTimeout)
-	defer cancel()
-	_, herr := s.c.Process.List(ctx, connect.NewRequest(&process.ListRequest{}))
-	return herr != nil && (daemonUnreachable(herr) || (s.opts.SandboxGone != nil && s.opts.SandboxGone(herr)))
-}
+// sandboxGone asks the seam, whose runtime knows the target's recogniser
+// (E2B's "sandbox not found"). Nothing can run in a gone sandbox, so its
+// groups are settled.
+func (s *backendSource) sandboxGone(err error) bool { return s.rt.SandboxGone(err) }
 
 // lossError words a lost connection for the event log.
 func (s *backendSource) lossError(err error, gone bool) error {
