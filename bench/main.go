@@ -123,6 +123,7 @@ func (b *bench) startDaemon() error {
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(b.dir, "daemon.out"))
 			_, lsErr := b.cli("ls")
+			b.stopDaemon() // it may run while its socket does not answer
 			return fmt.Errorf("the daemon did not answer on %s (%v); its output: %s", b.sock, lsErr, log)
 		}
 		time.Sleep(50 * time.Millisecond)
