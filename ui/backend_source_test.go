@@ -19,7 +19,7 @@ import (
 func newDaemonSource(t testing.TB) Source {
 	t.Helper()
 	env := daemontest.Start(t, daemon.Config{})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rt, err := backend.NewRuntime(ctx, env.Client, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp"})
 	if err != nil {
@@ -35,7 +35,7 @@ func newDaemonSource(t testing.TB) Source {
 // nextSnapshotWhere reads snapshots until one satisfies cond.
 func nextSnapshotWhere(t *testing.T, ch <-chan Snapshot, what string, cond func(Snapshot) bool) Snapshot {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case s, ok := <-ch:
@@ -215,7 +215,7 @@ func readUntil(t *testing.T, r io.Reader, want string) {
 		if !strings.Contains(s, want) {
 			t.Fatalf("stream ended without %q: %q", want, s)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatalf("timed out waiting for %q", want)
 	}
 }
@@ -225,7 +225,7 @@ func readUntil(t *testing.T, r io.Reader, want string) {
 // own rule, and the CLI's E2B sessions never gave it the recogniser.
 func TestSourceJudgesAGoneSandboxByTheSeamsRule(t *testing.T) {
 	env := daemontest.Start(t, daemon.Config{})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	errGone := errors.New("sandbox not found")
 	rt, err := backend.NewRuntime(ctx, env.Client, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp",

@@ -28,8 +28,7 @@ func TestEndToEndTwoSandboxes(t *testing.T) {
 	tm.keys("Enter")
 	tm.wait("B on screen", "socket:b.sock (2/2")
 	tm.wait("B's own (empty) table", "Groups 0")
-	tm.runStubborn(stubborn("b"))
-	tm.teardownSelected()
+	tm.teardownSelected(tm.runStubborn(stubborn("b")))
 	tm.wait("the teardown logged under B", "socket:b.sock SIGKILL to pgid")
 
 	tm.quit()

@@ -47,8 +47,7 @@ func TestEndToEndInTmux(t *testing.T) {
 
 	// Tear down a group that ignores SIGTERM: confirm, watch it escalate
 	// and settle.
-	tm.runStubborn(stubborn("main"))
-	tm.teardownSelected()
+	tm.teardownSelected(tm.runStubborn(stubborn("main")))
 
 	// Quit: remote work keeps running.
 	tm.quit()
@@ -174,34 +173,51 @@ func (e *e2e) sandtop(args ...string) string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// runStubborn starts a group that ignores SIGTERM under the name comm, and
-// filters the tree down to it with the cursor on its row.
-func (x *tmux) runStubborn(comm string) {
+// runStubborn starts a group that ignores SIGTERM under the name comm,
+// filters the tree down to it and selects its row. It returns the group's
+// pgid, read from /proc, so the test can tell its row from any other.
+func (x *tmux) runStubborn(comm string) int {
 	x.t.Helper()
 	x.keys(":")
 	x.text(`run bash -c 'trap "" TERM; exec -a ` + comm + ` sleep 600'`)
 	x.keys("Enter")
+	var pgid int
+	poll(x.t, "the stubborn process to start", 20*time.Second, func() (bool, string) {
+		for _, pid := range pidsByCmdline(comm) {
+			if g, err := syscall.Getpgid(pid); err == nil {
+				pgid = g
+				return true, ""
+			}
+		}
+		return false, "no process named " + comm
+	})
 	x.keys("/")
 	x.text(comm)
 	x.keys("Enter")
-	x.waitFunc("the stubborn group in the tree", func(s string) bool {
-		for _, l := range strings.Split(s, "\n") {
-			if strings.Contains(l, "running") && strings.Contains(l, "exec -a") {
-				return true
-			}
+	x.wait("the filter applied", "· filter "+comm)
+	// G moves to the last row, which after the filter is the group's. A
+	// key can reach the list before the filtered rows do, so the test
+	// presses it again until the detail pane names this very pgid.
+	want := fmt.Sprintf("Output · pgid %d ", pgid)
+	poll(x.t, "the stubborn group selected", 20*time.Second, func() (bool, string) {
+		s := x.screen()
+		if strings.Contains(s, want) {
+			return true, s
 		}
-		return false
+		x.keys("G")
+		return false, s
 	})
-	x.keys("G", "j") // onto the group row, wherever the cursor was (one read: "Gj")
-	x.wait("the group selected", "Output · pgid")
+	return pgid
 }
 
-// teardownSelected tears the selected group down after confirming and
-// waits for it to settle (SIGKILL after the grace, then empty).
-func (x *tmux) teardownSelected() {
+// teardownSelected tears the selected group down after confirming (the
+// dialog must name pgid) and waits for it to settle (SIGKILL after the
+// grace, then empty).
+func (x *tmux) teardownSelected(pgid int) {
 	x.t.Helper()
 	x.keys("x")
 	x.wait("confirmation", "Tear down group?")
+	x.wait("the confirmation naming the stubborn group", fmt.Sprintf("pgid %d: ", pgid))
 	x.keys("y")
 	x.wait("SIGKILL after the grace", "SIGKILL to pgid")
 	x.wait("group empty", "empty after")

@@ -18,7 +18,7 @@ import (
 func newTestSource(t testing.TB, cfg daemon.Config, opts BackendOptions) (*backendSource, *daemontest.Env) {
 	t.Helper()
 	env := daemontest.Start(t, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Stock envd reports no runtime root; the target names one.
 	rt, err := backend.NewRuntime(ctx, env.Client, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp", RuntimeRoot: env.RuntimeRoot})

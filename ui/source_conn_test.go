@@ -30,7 +30,7 @@ func TestSourceCloseLeavesNoGoroutines(t *testing.T) {
 			go func() { src.Close(); close(closed) }()
 			select {
 			case <-closed:
-			case <-time.After(10 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("Close did not return")
 			}
 			for range watch { // closed, after at most the last snapshot
@@ -38,7 +38,7 @@ func TestSourceCloseLeavesNoGoroutines(t *testing.T) {
 			if _, err := src.Watch(ctx); err == nil {
 				t.Error("Watch after Close succeeded")
 			}
-			deadline := time.Now().Add(5 * time.Second)
+			deadline := time.Now().Add(20 * time.Second)
 			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}

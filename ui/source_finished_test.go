@@ -129,7 +129,7 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := time.Now().Add(30 * time.Second)
 			for settled := false; !settled; {
 				infos, err := src.rt.ListGroups(ctx)
 				if err != nil {
