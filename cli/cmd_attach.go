@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"sandtop/backend"
+)
+
+// defaultDetachKey matches the TUI's default detach binding.
+const defaultDetachKey = "ctrl+]"
+
+func newAttachCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "attach PID",
+		Short: "Take over a terminal full-screen, like tmux attach (detach with Ctrl-])",
+		Long: `Connects this terminal to a sandbox terminal: recent output is replayed,
+then everything you type goes to the program, Ctrl-C included, and window
+size changes follow you. The detach key (Ctrl-] unless [keys] detach says
+otherwise) leaves the program running. With --read-only, input is refused.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return liveProcesses(cmd, g, true), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pid, err := parsePositiveID("pid", args[0])
+			if err != nil {
+				return err
+			}
+			s, err := openMutableSession(cmd.Context(), g, "attach (attaching sends input)")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			t, err := s.Runtime.AttachTerminal(cmd.Context(), pid)
+			if err != nil {
+				return fmt.Errorf("attach %d: %w", pid, err)
+			}
+			return runAttach(cmd, s, t)
+		},
+	}
+}
+
+// runAttach runs the attach loop on a terminal and says how it ended. It
+// never terminates the terminal.
+func runAttach(cmd *cobra.Command, s *session, t *backend.Terminal) error {
+	keyName := defaultDetachKey
+	if keys := s.cfg.Keys["detach"]; len(keys) > 0 {
+		keyName = keys[0]
+	}
+	detach, err := parseDetachKey(keyName)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	end, err := attachLoop(cmd.Context(), t, os.Stdin, out, detach, keyName, t.Pid())
+	if err != nil {
+		return err
+	}
+	switch end {
+	case endExited:
+		o, oerr := t.Outcome()
+		if oerr != nil {
+			fmt.Fprintf(out, "\r\n[sandtop] terminal %d ended\r\n", t.Pid())
+			return nil
+		}
+		fmt.Fprintf(out, "\r\n[sandtop] terminal %d ended: %s\r\n", t.Pid(), o)
+	default:
+		fmt.Fprintf(out, "\r\n[sandtop] detached; terminal %d keeps running (sandtop attach %d)\r\n", t.Pid(), t.Pid())
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sandtop/backend"
+	"sandtop/demo"
+)
+
+// demoFinishWait bounds the wait for the demo's finished job to finish, so
+// it shows up as finished (exit 3) right away.
+const demoFinishWait = 15 * time.Second
+
+func newDemoCmd(g *globalFlags) *cobra.Command {
+	var noTUI bool
+	tf := &tuiFlags{}
+	c := &cobra.Command{
+		Use:   "demo [--no-tui]",
+		Short: "Start a demo workload on the local sandbox and open the TUI on it",
+		Long: `Starts an agent-like workload on the local sandbox (or the target the flags
+name), then opens the TUI on it:
+
+  build       a noisy build log that never ends
+  dev-server  a dev server whose workers ignore SIGTERM
+  migrate     a job that already failed with exit code 3
+  confirm     a terminal waiting at a prompt for input
+  top         a full-screen top in a terminal
+
+A re-run first removes what the previous run started (by tag), so nothing
+is duplicated. With --no-tui it prints what it started, checks it through
+the same listing as 'sandtop ls', and exits 0 (CI's smoke test).`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := openMutableSession(cmd.Context(), g, "start the demo")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			w := cmd.OutOrStdout()
+			started, err := startDemo(cmd.Context(), s, w)
+			if err != nil {
+				return err
+			}
+			if noTUI {
+				return verifyDemo(cmd.Context(), s, w, started)
+			}
+			fmt.Fprintln(w, "opening the TUI; quitting it leaves the demo running ('sandtop daemon stop' ends everything)")
+			s.Close()
+			return runTUI(cmd.Context(), g, tf, cmd.Flags())
+		},
+	}
+	c.Flags().BoolVar(&noTUI, "no-tui", false, "start the workload, verify it with ls, print it and exit")
+	tf.register(c.Flags())
+	return c
+}
+
+// demoStarted is one started demo item: the pgid of a process group or
+// the pid of a terminal.
+type demoStarted struct {
+	item demo.Item
+	id   int
+}
+
+// startDemo removes the previous run's items and starts the workload.
+func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, error) {
+	if n, err := removeOldDemo(ctx, s); err != nil {
+		return nil, fmt.Errorf("remove the previous demo: %w", err)
+	} else if n > 0 {
+		fmt.Fprintf(w, "removed %d item(s) of a previous demo run\n", n)
+	}
+	dir, err := s.spawnCwd("")
+	if err != nil {
+		return nil, err
+	}
+	var out []demoStarted
+	var failedJob *backend.Handle
+	for _, it := range demo.Workload() {
+		switch it.Kind {
+		case demo.Process:
+			h, err := s.Runtime.Spawn(ctx, backend.SpawnSpec{Argv: it.Argv, Cwd: dir, GraceMs: s.graceMs(), Tag: it.Tag(),
+				Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
+					Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}})
+			if err != nil {
+				return out, fmt.Errorf("demo %s: %w", it.Name, err)
+			}
+			out = append(out, demoStarted{it, h.Pgid()})
+			if it.Finishes {
+				failedJob = h
+			}
+			fmt.Fprintf(w, "started %-10s pgid %-7d %s\n", it.Name, h.Pgid(), it.What)
+		case demo.Terminal:
+			t, err := s.Runtime.SpawnTerminal(ctx, backend.TerminalSpec{Argv: it.Argv, Cwd: dir,
+				Env: map[string]string{"TERM": "xterm-256color"}, Rows: 30, Cols: 100, GraceMs: int(s.graceMs()), Tag: it.Tag()})
+			if err != nil {
+				if it.Optional {
+					fmt.Fprintf(w, "skipped %-10s (%v)\n", it.Name, oneLine(err.Error()))
+					continue
+				}
+				return out, fmt.Errorf("demo %s: %w", it.Name, err)
+			}
+			out = append(out, demoStarted{it, t.Pid()})
+			fmt.Fprintf(w, "started %-10s pid  %-7d %s\n", it.Name, t.Pid(), it.What)
+		}
+	}
+	if failedJob != nil {
+		select {
+		case <-failedJob.Done():
+		case <-time.After(demoFinishWait):
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
+	return out, nil
+}
+
+// removeOldDemo tears down the live groups and terminals a previous demo
+// run tagged (the tags live in the sandbox). It returns how many it removed.
+func removeOldDemo(ctx context.Context, s *session) (int, error) {
+	isDemo := func(tag string) bool { return strings.HasPrefix(tag, demo.TagPrefix) }
+	n := 0
+	terms, err := s.Runtime.ListTerminals(ctx)
+	if err != nil {
+		return n, err
+	}
+	for _, t := range terms {
+		if isDemo(t.Tag) {
+			if err := terminateTerminal(ctx, s, t.Pid); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	groups, err := s.Runtime.ListGroups(ctx)
+	if err != nil {
+		return n, err
+	}
+	for _, g := range groups {
+		if !isDemo(g.Tag) {
+			continue
+		}
+		if g.State == backend.GroupRunning || g.State == backend.GroupLeaderExited {
+			if err := s.Runtime.TeardownGroup(ctx, g.Pgid, time.Second, nil); err != nil {
+				return n, err
+			}
+		}
+		// The finished job's state dir stays behind; drop it so ls does
+		// not show two failed migrations.
+		_ = s.Runtime.Control().Remove(ctx, g.StateDir)
+		n++
+	}
+	return n, nil
+}
+
+// verifyDemo checks, through the same listing as "sandtop ls", that every
+// started item is there in the expected state, then prints the listing.
+func verifyDemo(ctx context.Context, s *session, w io.Writer, started []demoStarted) error {
+	doc, err := listSandbox(ctx, s)
+	if err != nil {
+		return err
+	}
+	groups := map[int]listGroup{}
+	for _, g := range doc.Groups {
+		if _, seen := groups[g.PGID]; !seen || g.State != "settled" {
+			groups[g.PGID] = g
+		}
+	}
+	terms := map[int]bool{}
+	for _, t := range doc.Terminals {
+		terms[t.PID] = true
+	}
+	var problems []string
+	for _, st := range started {
+		it := st.item
+		switch {
+		case it.Kind == demo.Terminal && !terms[st.id]:
+			problems = append(problems, fmt.Sprintf("terminal %s (pid %d) is not listed", it.Name, st.id))
+		case it.Kind == demo.Process && it.Finishes:
+			g, ok := groups[st.id]
+			if !ok || g.State != "settled" || g.ExitCode == nil || *g.ExitCode != 3 {
+				problems = append(problems, fmt.Sprintf("%s (pgid %d) should have finished with exit code 3: %+v", it.Name, st.id, g))
+			}
+		case it.Kind == demo.Process:
+			if g, ok := groups[st.id]; !ok || g.State != "running" {
+				problems = append(problems, fmt.Sprintf("%s (pgid %d) should be running (state %q)", it.Name, st.id, g.State))
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	printListTable(w, doc, false, true)
+	if len(problems) > 0 {
+		return fmt.Errorf("demo check failed: %s", strings.Join(problems, "; "))
+	}
+	fmt.Fprintf(w, "\ndemo ok: %d items verified on %s; 'sandtop' opens the TUI, 'sandtop daemon stop' ends it all\n", len(started), s.Target.Name)
+	return nil
+}

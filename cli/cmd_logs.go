@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sandtop/backend"
+	"sandtop/wrapper"
+)
+
+// followPoll is how often "logs -f" looks for new output.
+const followPoll = 250 * time.Millisecond
+
+func newLogsCmd(g *globalFlags) *cobra.Command {
+	var follow bool
+	c := &cobra.Command{
+		Use:   "logs PID [-f]",
+		Short: "Print the output a process group kept in the sandbox",
+		Long: `Prints the stdout and then the stderr that 'sandtop run' kept for the group
+whose leader is PID (its pgid), from the spill files in the sandbox. With
+-f it streams the group's recent and live output (stdout and stderr merged,
+from the daemon's replay buffer) while its leader runs, and otherwise keeps
+printing the spill files until the group has no live member left.
+For a terminal, use 'sandtop attach'.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return liveProcesses(cmd, g, false), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pid, err := parsePositiveID("pid", args[0])
+			if err != nil {
+				return err
+			}
+			s, err := openSession(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			grp, err := s.groupByPgid(cmd.Context(), pid)
+			if err != nil {
+				return err
+			}
+			stdout := path.Join(grp.StateDir, wrapper.StdoutSpillFile)
+			stderr := path.Join(grp.StateDir, wrapper.StderrSpillFile)
+			if !follow {
+				found, err := printFile(cmd.Context(), s, stdout, cmd.OutOrStdout(), 0)
+				if err != nil {
+					return err
+				}
+				found2, err := printFile(cmd.Context(), s, stderr, cmd.ErrOrStderr(), 0)
+				if err != nil {
+					return err
+				}
+				if found < 0 && found2 < 0 {
+					return fmt.Errorf("group %d kept no output (started with 'run --wait', by another client, or its output outgrew the spill cap)", pid)
+				}
+				return nil
+			}
+			// While the leader lives, the daemon's replay and live stream is
+			// the freshest view; the spill files are the record after it.
+			if live, err := s.Runtime.Output(cmd.Context(), grp.Pgid); err == nil {
+				defer live.Close()
+				_, err := io.Copy(cmd.OutOrStdout(), live)
+				if err != nil && cmd.Context().Err() == nil {
+					return fmt.Errorf("following group %d: %w", pid, err)
+				}
+				return nil
+			}
+			return followFiles(cmd.Context(), cmd, s, grp.Pgid, stdout, stderr)
+		},
+	}
+	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new output until the group is empty")
+	return c
+}
+
+// printFile writes path's bytes from offset to w and returns the new
+// offset, or -1 when the file does not exist.
+func printFile(ctx context.Context, s *session, p string, w io.Writer, offset int64) (int64, error) {
+	b, err := s.Runtime.Control().ReadFile(ctx, p)
+	if errors.Is(err, backend.ErrFileNotFound) {
+		return -1, nil
+	}
+	if err != nil {
+		return offset, err
+	}
+	if int64(len(b)) < offset { // truncated or replaced: start over
+		offset = 0
+	}
+	if _, err := w.Write(b[offset:]); err != nil {
+		return offset, err
+	}
+	return int64(len(b)), nil
+}
+
+// followFiles prints both files as they grow until the group is empty
+// (one last read after that) or ctx ends.
+func followFiles(ctx context.Context, cmd *cobra.Command, s *session, pgid int, stdout, stderr string) error {
+	var outOff, errOff int64
+	tick := time.NewTicker(followPoll)
+	defer tick.Stop()
+	for {
+		alive, aerr := s.Runtime.Control().GroupAlive(ctx, pgid)
+		var err error
+		if outOff, err = printFile(ctx, s, stdout, cmd.OutOrStdout(), max(outOff, 0)); err != nil {
+			return err
+		}
+		if errOff, err = printFile(ctx, s, stderr, cmd.ErrOrStderr(), max(errOff, 0)); err != nil {
+			return err
+		}
+		if aerr == nil && !alive {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}

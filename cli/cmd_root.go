@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// globalFlags are the flags every command shares: where the config lives,
+// the debug log, and (on the commands that act on a sandbox) which sandbox
+// to talk to.
+type globalFlags struct {
+	configPath string
+	logFile    string
+	readOnly   bool
+	target     targetFlags
+	log        *slog.Logger // never nil once a command runs
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	tui := &tuiFlags{}
+	root := &cobra.Command{
+		Use:   "sandtop",
+		Short: "Supervise the processes of sandboxes: a TUI and a CLI",
+		Long: `sandtop lists the process groups and terminals of a sandbox, shows their
+output, attaches to terminals, and sends signals or tears groups down.
+
+With no command it opens the TUI. With no target flags the TUI holds the
+embedded local sandbox and every target of the config file (the config's
+default shown first); --target, --socket and --envd (each repeatable) and
+--e2b (every E2B sandbox, running or paused, or --e2b=ID; looking never
+resumes or extends one) name the sandboxes instead.
+In the TUI, c or :ctx switches between them. The other commands work on
+one sandbox. The local sandbox's daemon starts on first use and keeps
+running, with every process it supervises, after sandtop exits.`,
+		Args:          unknownCommand,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       versionString(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTUI(cmd.Context(), g, tui, cmd.Flags())
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef(err) })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configPath, "config", "", "config file (default: see 'sandtop config path')")
+	pf.StringVar(&g.logFile, "log-file", "", "write a debug log of what sandtop does here (also: $SANDTOP_DEBUG=1 logs to stderr)")
+	tui.register(root.Flags())
+	_ = root.RegisterFlagCompletionFunc("theme", themeCompletion)
+	root.AddGroup(
+		&cobra.Group{ID: groupWatch, Title: "See what runs:"},
+		&cobra.Group{ID: groupAct, Title: "Start and stop work:"},
+		&cobra.Group{ID: groupSetup, Title: "Set sandtop up:"},
+	)
+	root.AddCommand(
+		inGroup(groupSetup, newVersionCmd(g)),
+		inGroup(groupSetup, newConfigCmd(g)),
+		inGroup(groupSetup, newDaemonCmd(g)),
+		inGroup(groupSetup, newServeCmd()),
+		inGroup(groupAct, newE2BCmd(g)),
+		newEnvironmentHelp(),
+	)
+	root.SuggestionsMinimumDistance = 2
+	addSessionCommands(root, g)
+	for _, c := range root.Commands() {
+		if c.Flags().Lookup("theme") != nil {
+			_ = c.RegisterFlagCompletionFunc("theme", themeCompletion)
+		}
+	}
+	root.SetHelpCommandGroupID(groupSetup)
+	root.SetCompletionCommandGroupID(groupSetup)
+	// The commands that act on a sandbox, and the TUI, take the target
+	// flags; the others (version, config, serve) have no use for them.
+	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+		if c.GroupID == groupWatch || c.GroupID == groupAct || c == root {
+			g.registerSandboxFlags(c)
+		}
+	}
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		return g.startLog(cmd)
+	}
+	return root
+}
+
+// Command groups of --help, in the operator's words.
+const (
+	groupWatch = "watch"
+	groupAct   = "act"
+	groupSetup = "setup"
+)
+
+func inGroup(id string, c *cobra.Command) *cobra.Command {
+	c.GroupID = id
+	return c
+}
+
+// registerSandboxFlags adds the flags of a command that acts on a sandbox:
+// which one (with completion of configured names), and read-only.
+func (g *globalFlags) registerSandboxFlags(c *cobra.Command) {
+	fs := c.Flags()
+	if c.HasParent() && c.HasSubCommands() {
+		fs = c.PersistentFlags() // a family such as e2b: its subcommands act
+	}
+	fs.BoolVar(&g.readOnly, "read-only", false, "refuse every action that changes the sandbox")
+	g.target.register(fs)
+	_ = c.RegisterFlagCompletionFunc("target", targetCompletion(g))
+}
+
+// unknownCommand refuses arguments to plain sandtop, suggesting the command
+// that was probably meant ("sandtop lss": did you mean ls?).
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q (see 'sandtop --help')", args[0])
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg = fmt.Sprintf("unknown command %q; did you mean %s?", args[0], strings.Join(s, " or "))
+	}
+	return usagef(errors.New(msg))
+}
+
+// usageArgs turns cobra's argument-count errors into usage errors (exit 2).
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		return usagef(check(cmd, args))
+	}
+}
+
+// tuiFlags are the TUI's own flags; they override the config file.
+type tuiFlags struct {
+	theme string
+	mouse bool
+}
+
+func (t *tuiFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&t.theme, "theme", "", "colour theme (dark, light, high-contrast)")
+	fs.BoolVar(&t.mouse, "mouse", false, "capture the mouse (wheel scrolling; disables the terminal's own selection)")
+}
+
+// flagSet reports whether the named flag was given on the command line,
+// so flags override the config only when present.
+func flagSet(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"sandtop/backend"
+)
+
+// spillMaxBytes caps the output a detached "run" keeps in the sandbox for
+// "sandtop logs"; beyond it the seam withdraws the spill file.
+const spillMaxBytes = 64 << 20
+
+func newRunCmd(g *globalFlags) *cobra.Command {
+	var (
+		tag     string
+		cwdFlag string
+		envs    []string
+		wait    bool
+	)
+	c := &cobra.Command{
+		Use:   "run [--tag T] [--cwd D] [--env K=V]... [--wait] -- ARGV...",
+		Short: "Start a process group in the sandbox and print its pid and pgid",
+		Long: `Starts ARGV (never through a shell; pass "bash -c ..." yourself) as a new
+process group and session in the sandbox, and prints its pid and pgid. The
+process keeps running after sandtop exits; 'sandtop logs PID' shows its
+output.
+
+With --wait, the output streams here and sandtop exits with the program's
+exit code (128+N when signal N ended it). Ctrl-C then stops waiting but
+leaves the program running.`,
+		Example: `  sandtop run -- make test
+  sandtop run --tag build --env GOFLAGS=-race --cwd /work -- go build ./...
+  sandtop run --wait -- bash -c 'echo hi; exit 3'; echo $?   # prints hi, then 3`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			entries, err := parseEnvFlags(envs)
+			if err != nil {
+				return err
+			}
+			if err := backend.ValidateTag(tag); err != nil {
+				return usagef(fmt.Errorf("--tag: %w", err))
+			}
+			s, err := openMutableSession(cmd.Context(), g, "start a process")
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			dir, err := s.spawnCwd(cwdFlag)
+			if err != nil {
+				return err
+			}
+			// A missing program is an error here, not a silent exit 127
+			// in the sandbox.
+			if err := checkProgram(cmd.Context(), s.Runtime, argv[0], entries); err != nil {
+				return fmt.Errorf("run: %w", err)
+			}
+			spec := backend.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: tag,
+				Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
+					Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}}
+			if wait {
+				spec.Stdio.Stdout, spec.Stdio.Stderr = backend.OutputPipe(), backend.OutputPipe()
+			}
+			h, err := s.Runtime.Spawn(cmd.Context(), spec)
+			if err != nil {
+				return fmt.Errorf("run %s: %w", argv[0], err)
+			}
+			if !wait {
+				fmt.Fprintf(cmd.OutOrStdout(), "pid %d pgid %d\n", h.Pid(), h.Pgid())
+				return nil
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "[sandtop] pid %d pgid %d\n", h.Pid(), h.Pgid())
+			return waitForHandle(cmd.Context(), cmd, h)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&tag, "tag", "", "label shown by 'ls' (kept in the sandbox)")
+	f.StringVar(&cwdFlag, "cwd", "", "working directory (default: here on the local sandbox, the sandbox's default elsewhere)")
+	f.StringArrayVarP(&envs, "env", "e", nil, "NAME=VALUE added to the sandbox's scrubbed environment (repeatable)")
+	f.BoolVarP(&wait, "wait", "w", false, "stream the output and exit with the program's exit code")
+	return c
+}
+
+// parseEnvFlags turns --env NAME=VALUE flags into seam entries, rejecting
+// what the seam would: empty names, names with '=' or NUL, values with NUL.
+func parseEnvFlags(flags []string) ([]backend.EnvEntry, error) {
+	var out []backend.EnvEntry
+	for _, kv := range flags {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usagef(fmt.Errorf("--env \"%s\": want NAME=VALUE", printable(kv)))
+		}
+		out = append(out, backend.SetEnv(name, value))
+	}
+	if err := backend.ValidateEnv(out); err != nil {
+		return nil, usagef(fmt.Errorf("--env: %w", err))
+	}
+	return out, nil
+}
+
+// printable quotes control bytes so an error stays one readable line.
+func printable(s string) string {
+	q := fmt.Sprintf("%q", s)
+	return q[1 : len(q)-1]
+}
+
+// waitForHandle copies the program's output here until it exits, and
+// turns its outcome into sandtop's exit code.
+func waitForHandle(ctx context.Context, cmd *cobra.Command, h *backend.Handle) error {
+	copied := make(chan struct{}, 2)
+	go func() { copyQuiet(cmd.OutOrStdout(), h.Stdout); copied <- struct{}{} }()
+	go func() { copyQuiet(cmd.ErrOrStderr(), h.Stderr); copied <- struct{}{} }()
+	select {
+	case <-h.Done():
+	case <-ctx.Done():
+		fmt.Fprintf(os.Stderr, "\n[sandtop] stopped waiting; pid %d keeps running (sandtop kill %d ends it)\n", h.Pid(), h.Pgid())
+		return exitCodeError{code: exitInterrupted}
+	}
+	<-copied
+	<-copied
+	out, err := h.Outcome()
+	if err != nil {
+		return fmt.Errorf("pid %d: %w", h.Pid(), err)
+	}
+	return outcomeExit(out)
+}
+
+// outcomeExit maps an outcome to an exit code the way a shell does.
+func outcomeExit(o backend.Outcome) error {
+	switch {
+	case o.ExitCode != nil:
+		if *o.ExitCode == 0 {
+			return nil
+		}
+		return exitCodeError{code: *o.ExitCode & 0xff}
+	case o.Signal != "":
+		if n, ok := signalNumber(o.Signal); ok {
+			return exitCodeError{code: 128 + n}
+		}
+		return exitCodeError{code: exitError, err: fmt.Errorf("ended by %s", o.Signal)}
+	}
+	return errors.New("the program's outcome is unknown")
+}

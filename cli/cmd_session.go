@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sandtop/backend"
+)
+
+// addSessionCommands adds the commands that talk to a sandbox.
+func addSessionCommands(root *cobra.Command, g *globalFlags) {
+	root.AddCommand(
+		inGroup(groupWatch, newLsCmd(g)),
+		inGroup(groupWatch, newLogsCmd(g)),
+		inGroup(groupWatch, newAttachCmd(g)),
+		inGroup(groupAct, newRunCmd(g)),
+		inGroup(groupAct, newTermCmd(g)),
+		inGroup(groupAct, newSignalCmd(g)),
+		inGroup(groupAct, newKillCmd(g)),
+		inGroup(groupAct, newPruneCmd(g)),
+		inGroup(groupAct, newDemoCmd(g)),
+	)
+}
+
+// teardownLocalWork tears down every live group and terminal of the local
+// sandbox, printing each, before "daemon stop" stops the daemon.
+func teardownLocalWork(cmd *cobra.Command, g *globalFlags, grace time.Duration) error {
+	local := *g
+	local.target = targetFlags{names: []string{"local"}}
+	s, err := openSession(cmd.Context(), &local)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	w := cmd.OutOrStdout()
+	var errs []error
+	terms, err := s.Runtime.ListTerminals(cmd.Context())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, ti := range terms {
+		if err := terminateTerminal(cmd.Context(), s, ti.Pid); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(w, "terminal %d ended\n", ti.Pid)
+	}
+	groups, err := s.Runtime.ListGroups(cmd.Context())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, grp := range groups {
+		if grp.Pgid <= 1 || grp.State == backend.GroupSettled || grp.State == backend.GroupUnpublished {
+			continue
+		}
+		if err := s.Runtime.TeardownGroup(cmd.Context(), grp.Pgid, grace, nil); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(w, "group %d torn down\n", grp.Pgid)
+	}
+	return errors.Join(errs...)
+}
+
+// terminateTerminal ends a terminal's whole session.
+func terminateTerminal(ctx context.Context, s *session, pid int) error {
+	t, err := s.Runtime.AttachTerminal(ctx, pid)
+	if err != nil {
+		return err
+	}
+	return t.Terminate(ctx)
+}

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"sandtop/backend/envd"
+	"sandtop/ui"
+)
+
+// e2bPlane shows one E2B sandbox's control plane to the TUI. Describe,
+// Metrics and Logs are GETs; Resume and Extend run only on a confirmed
+// action.
+type e2bPlane struct {
+	c  *envd.E2BClient
+	id string
+}
+
+func (p e2bPlane) Describe(ctx context.Context) (ui.PlaneInfo, error) {
+	sb, err := p.c.Get(ctx, p.id)
+	if err != nil {
+		return ui.PlaneInfo{}, err
+	}
+	return planeInfo(sb), nil
+}
+
+func (p e2bPlane) Metrics(ctx context.Context) (ui.PlaneMetrics, bool, error) {
+	m, ok, err := p.c.LatestMetric(ctx, p.id)
+	if err != nil || !ok {
+		return ui.PlaneMetrics{}, ok, err
+	}
+	return ui.PlaneMetrics{At: m.Time, CPUCount: m.CPUCount, CPUPct: m.CPUUsedPct, MemUsed: m.MemUsed, MemTotal: m.MemTotal}, true, nil
+}
+
+func (p e2bPlane) Logs(ctx context.Context, limit int) ([]ui.PlaneLogLine, error) {
+	entries, err := p.c.Logs(ctx, p.id, min(max(limit, 1), envd.E2BMaxLogLines))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ui.PlaneLogLine, len(entries))
+	for i, e := range entries {
+		out[i] = ui.PlaneLogLine{At: e.Time, Level: e.Level, Message: e.Message}
+	}
+	return out, nil
+}
+
+func (p e2bPlane) Resume(ctx context.Context, timeout time.Duration) error {
+	_, err := p.c.Resume(ctx, p.id, timeout)
+	return err
+}
+
+func (p e2bPlane) Extend(ctx context.Context, timeout time.Duration) error {
+	return p.c.Extend(ctx, p.id, timeout)
+}
+
+func planeInfo(sb envd.E2BSandbox) ui.PlaneInfo {
+	return ui.PlaneInfo{ID: sb.ID, Template: sb.TemplateID, Alias: sb.Alias, State: sb.State,
+		StartedAt: sb.StartedAt, EndAt: sb.EndAt, Metadata: sb.Metadata}
+}

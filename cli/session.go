@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sandtop/backend"
+	"sandtop/backend/target"
+	"sandtop/config"
+)
+
+// session is one open sandbox for a CLI command. Closing it drops the
+// connection only: the CLI never disposes the seam Runtime, because
+// disposal terminates what it spawned and quitting must leave remote work
+// running.
+type session struct {
+	*target.Session
+	cfg      config.Config
+	sel      selection
+	readOnly bool
+}
+
+// openSession loads the config, resolves the target flags and connects.
+func openSession(ctx context.Context, g *globalFlags) (*session, error) {
+	r, err := resolveTarget(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	return r.open(ctx)
+}
+
+// resolved is the one sandbox a command works on, found but not dialled.
+type resolved struct {
+	target.Target
+	cfg      config.Config
+	sel      selection
+	readOnly bool
+	logger   *slog.Logger
+}
+
+// resolveTarget loads the config and resolves the target flags to exactly
+// one sandbox, without connecting to it.
+func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return resolved{}, err
+	}
+	sel, err := g.target.resolve(cfg)
+	if err != nil {
+		return resolved{}, err
+	}
+	ts, err := sel.targets(ctx)
+	if err != nil {
+		return resolved{}, err
+	}
+	if len(ts) != 1 {
+		names := make([]string, len(ts))
+		for i, t := range ts {
+			names[i] = t.Name
+		}
+		return resolved{}, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one", len(ts), strings.Join(names, ", ")))
+	}
+	g.logger().Debug("opening sandbox", "target", ts[0].Name)
+	return resolved{Target: ts[0], cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly, logger: g.logger()}, nil
+}
+
+// open dials the resolved sandbox.
+func (r resolved) open(ctx context.Context) (*session, error) {
+	opened, err := target.Open(ctx, r.Target, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Logger: r.logger})
+	if err != nil {
+		r.logger.Debug("open failed", "target", r.Name, "err", err)
+		return nil, err
+	}
+	s := &session{Session: opened, cfg: r.cfg, sel: r.sel, readOnly: r.readOnly}
+	warnDaemonVersion(ctx, s)
+	return s, nil
+}
+
+func (s *session) Close() { s.Session.Close() }
+
+// openMutableSession opens the target for a command that changes it, and
+// refuses at once (closing the session) when the target is read-only.
+func openMutableSession(ctx context.Context, g *globalFlags, what string) (*session, error) {
+	s, err := openSession(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mutable(what); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// mutable refuses a change to a read-only target.
+func (s *session) mutable(what string) error {
+	if s.readOnly {
+		return fmt.Errorf("cannot %s: target %s is read-only (--read-only or read_only in the config)", what, s.Target.Name)
+	}
+	return nil
+}
+
+// spawnCwd is the working directory for a spawn: the flag, made absolute
+// against the caller's directory on the local sandbox (which shares this
+// machine's filesystem); on a remote sandbox it must already be absolute.
+// Empty means the caller's directory locally, the target's default
+// elsewhere.
+func (s *session) spawnCwd(flag string) (string, error) {
+	local := s.sel.startLocal || s.Target.Kind == target.KindLocal
+	switch {
+	case flag == "" && local:
+		return cwd(), nil
+	case flag == "":
+		if s.Target.Cwd != "" {
+			return s.Target.Cwd, nil
+		}
+		return "/", nil
+	case filepath.IsAbs(flag):
+		return filepath.Clean(flag), nil
+	case local:
+		return filepath.Join(cwd(), flag), nil
+	}
+	return "", usagef(fmt.Errorf("--cwd %q must be an absolute path in a remote sandbox", flag))
+}
+
+// grace is the configured teardown grace in the seam's milliseconds.
+func (s *session) graceMs() float64 {
+	g := s.cfg.Grace
+	if g <= 0 {
+		g = config.Defaults().Grace
+	}
+	return float64(g / time.Millisecond)
+}
+
+// groupByPgid finds a published group (one started through the seam's
+// wrapper, by sandtop or an agent).
+func (s *session) groupByPgid(ctx context.Context, pgid int) (backend.GroupInfo, error) {
+	groups, err := s.Runtime.ListGroups(ctx)
+	if err != nil {
+		return backend.GroupInfo{}, err
+	}
+	var found *backend.GroupInfo
+	for i, g := range groups {
+		if g.Pgid == pgid && (found == nil || g.State != backend.GroupSettled) {
+			found = &groups[i]
+		}
+	}
+	if found == nil {
+		return backend.GroupInfo{}, errNoGroup(pgid)
+	}
+	return *found, nil
+}
+
+func errNoGroup(pgid int) error {
+	return fmt.Errorf("no process group %d in this sandbox (see 'sandtop ls')", pgid)
+}
