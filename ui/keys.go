@@ -278,7 +278,7 @@ func (m *Model) fold(shut bool) {
 	case rowSession:
 		m.tree.folded[r.sid] = shut
 	case rowGroup:
-		if shut && !m.tree.expanded[r.group.PGID] {
+		if shut && !m.tree.expanded[r.group.PGID] && !r.solo {
 			m.tree.folded[r.sid] = true
 			m.tree.rebuild()
 			m.selectSession(r.sid)

@@ -52,7 +52,7 @@ func TestFlowFilter(t *testing.T) {
 	waitScreen(t, tm, "filter python")
 	send(tm, "enter")
 	m := finish(t, tm)
-	if m.tree.filter != "python" || len(m.tree.rows) != 2 {
+	if m.tree.filter != "python" || len(m.tree.rows) != 1 {
 		t.Fatalf("filter = %q, rows = %d", m.tree.filter, len(m.tree.rows))
 	}
 }

@@ -26,6 +26,10 @@ type row struct {
 	// child, for the tree glyphs.
 	groups int
 	last   bool
+	// solo marks a group alone in its session. Every group sandtop starts
+	// leads its own session, so such a group gets no session row above it:
+	// "session N · 1 group" would double the list and say nothing.
+	solo bool
 }
 
 // key identifies a row across snapshots, so the cursor stays put.
@@ -115,7 +119,8 @@ func (t *treeState) scrollInto(h int) {
 }
 
 // buildRows groups by session, applying the filter to groups (a session
-// shows when any of its groups matches). Groups are in the sort order
+// shows when any of its groups matches). A session gets a row only when it
+// holds more than one group; a lone group stands at the top level. Groups are in the sort order
 // within their session; sessions are by sid, or, sorted by anything else,
 // in the order of their first group (the session of the busiest group
 // first).
@@ -142,12 +147,15 @@ func buildRows(groups []Group, filter string, order sortOrder, folded, expanded 
 	rows := make([]row, 0, len(groups)+len(sids))
 	for _, sid := range sids {
 		gs := bySID[sid]
-		rows = append(rows, row{kind: rowSession, sid: sid, groups: len(gs)})
-		if folded[sid] {
-			continue
+		solo := len(gs) == 1
+		if !solo {
+			rows = append(rows, row{kind: rowSession, sid: sid, groups: len(gs)})
+			if folded[sid] {
+				continue
+			}
 		}
 		for i, g := range gs {
-			rows = append(rows, row{kind: rowGroup, sid: sid, group: g, last: i == len(gs)-1})
+			rows = append(rows, row{kind: rowGroup, sid: sid, group: g, last: i == len(gs)-1, solo: solo})
 			if !expanded[g.PGID] {
 				continue
 			}

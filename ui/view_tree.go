@@ -135,7 +135,10 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 	}
 	g := r.group
 	branch := "├"
-	if r.last {
+	switch {
+	case r.solo:
+		branch = " "
+	case r.last:
 		branch = "└"
 	}
 	cells := map[string]string{}
