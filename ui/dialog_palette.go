@@ -10,34 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-type paletteCommand struct {
-	name, args, desc string
-	run              func(m *Model, argv []string) tea.Cmd
-}
-
-// paletteCommands are what ":" offers. Mutating ones check read-only in the
-// functions they call.
-var paletteCommands = []paletteCommand{
-	{"run", "ARGV…", "start a process (no shell: use sh -c '…')", (*Model).cmdRun},
-	{"term", "[ARGV…]", "start a terminal and attach to it", (*Model).cmdTerm},
-	{"signal", "NAME", "signal the selection (asks first)", (*Model).cmdSignal},
-	{"teardown", "", "tear down the selected group (asks first)", func(m *Model, _ []string) tea.Cmd { return m.askTeardown() }},
-	{"bulk-teardown", "", "tear down the marked groups (asks first)", func(m *Model, _ []string) tea.Cmd { return m.askBulkTeardown() }},
-	{"filter", "TEXT", "filter the groups", (*Model).cmdFilter},
-	{"ctx", "[NAME|N]", "switch sandbox (no name: the picker)", (*Model).cmdCtx},
-	{"e2b-resume", "[DURATION]", "resume this paused E2B sandbox (asks first)", func(m *Model, argv []string) tea.Cmd { return m.cmdPlane("resume", argv) }},
-	{"e2b-extend", "[DURATION]", "make this E2B sandbox end DURATION from now (asks first)", func(m *Model, argv []string) tea.Cmd { return m.cmdPlane("extend", argv) }},
-	{"e2b-logs", "", "this E2B sandbox's own log", func(m *Model, _ []string) tea.Cmd { return m.openPlaneLogs() }},
-	{"clear-marks", "", "unmark every group", func(m *Model, _ []string) tea.Cmd { m.marks = map[int]bool{}; return nil }},
-	{"zoom", "", "toggle the big detail pane", func(m *Model, _ []string) tea.Cmd {
-		m.zoomed = !m.zoomed
-		m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
-		return m.layoutChanged()
-	}},
-	{"help", "", "show every key", func(m *Model, _ []string) tea.Cmd { m.openDialog(newHelpDialog(m.keys)); return nil }},
-	{"quit", "", "leave; remote processes keep running", func(m *Model, _ []string) tea.Cmd { return m.quit() }},
-}
-
 // palette is the ":" command line with its list of commands.
 type palette struct {
 	input  textinput.Model
@@ -48,11 +20,11 @@ type palette struct {
 func newPalette(value string) *palette { return &palette{input: newInput(":", value)} }
 
 // matches lists the commands whose name starts with the first typed word.
-func (p *palette) matches() []paletteCommand {
+func (p *palette) matches() []*action {
 	word, _, _ := strings.Cut(strings.TrimLeft(p.input.Value(), " "), " ")
-	var out []paletteCommand
-	for _, c := range paletteCommands {
-		if strings.HasPrefix(c.name, word) {
+	var out []*action
+	for _, c := range paletteActions() {
+		if strings.HasPrefix(c.cmd, word) {
 			out = append(out, c)
 		}
 	}
@@ -70,7 +42,7 @@ func (p *palette) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 			p.input.SetValue(s)
 			p.input.CursorEnd()
 		} else if ms := p.matches(); len(ms) > 0 {
-			p.input.SetValue(ms[min(p.cursor, len(ms)-1)].name + " ")
+			p.input.SetValue(ms[min(p.cursor, len(ms)-1)].cmd + " ")
 			p.input.CursorEnd()
 		}
 		return false, nil
@@ -96,8 +68,8 @@ func (p *palette) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 // command, the signals of the menu, and the sandboxes.
 func (m *Model) paletteSuggestions() []string {
 	var out []string
-	for _, c := range paletteCommands {
-		out = append(out, c.name)
+	for _, c := range paletteActions() {
+		out = append(out, c.cmd)
 	}
 	for _, s := range menuSignals {
 		out = append(out, "signal "+strings.TrimPrefix(s.name, "SIG"))
@@ -112,7 +84,7 @@ func (m *Model) paletteSuggestions() []string {
 
 // runPalette executes a typed line; a bare prefix picks the highlighted
 // command.
-func (m *Model) runPalette(line string, matches []paletteCommand, cursor int) tea.Cmd {
+func (m *Model) runPalette(line string, matches []*action, cursor int) tea.Cmd {
 	argv, err := splitArgs(line)
 	if err != nil {
 		m.setStatus(levelError, err.Error())
@@ -121,13 +93,13 @@ func (m *Model) runPalette(line string, matches []paletteCommand, cursor int) te
 	if len(argv) == 0 {
 		return nil
 	}
-	for _, c := range paletteCommands {
-		if c.name == argv[0] {
-			return c.run(m, argv[1:])
+	for _, c := range paletteActions() {
+		if c.cmd == argv[0] {
+			return m.perform(c, argv[1:], true)
 		}
 	}
 	if len(argv) == 1 && len(matches) > 0 {
-		return matches[min(cursor, len(matches)-1)].run(m, nil)
+		return m.perform(matches[min(cursor, len(matches)-1)], nil, true)
 	}
 	m.setStatus(levelError, fmt.Sprintf("unknown command %q (try :help)", argv[0]))
 	return nil
@@ -137,7 +109,7 @@ func (p *palette) view(m *Model, w, h int) string {
 	st := m.st
 	lines := []string{p.input.View(), ""}
 	for i, c := range p.matches() {
-		l := fmt.Sprintf("%-14s %-9s %s", c.name, c.args, c.desc)
+		l := fmt.Sprintf("%-14s %-9s %s", c.cmd, c.args, c.desc)
 		if i == p.cursor {
 			l = st.selected.Render(l)
 		} else {
@@ -150,10 +122,6 @@ func (p *palette) view(m *Model, w, h int) string {
 }
 
 func (m *Model) cmdRun(argv []string) tea.Cmd {
-	if m.readOnly() {
-		m.refuse("run")
-		return nil
-	}
 	if len(argv) == 0 {
 		m.setStatus(levelWarn, "usage: run ARGV… (e.g. run sleep 60)")
 		return nil
@@ -168,10 +136,6 @@ func (m *Model) cmdRun(argv []string) tea.Cmd {
 // cmdTerm starts a terminal sized like the detail pane, so the program's
 // first output already fits the pane it will be shown in.
 func (m *Model) cmdTerm(argv []string) tea.Cmd {
-	if m.readOnly() {
-		m.refuse("terminal start")
-		return nil
-	}
 	if !m.usable() {
 		return nil
 	}
@@ -184,10 +148,6 @@ func (m *Model) cmdTerm(argv []string) tea.Cmd {
 }
 
 func (m *Model) cmdSignal(argv []string) tea.Cmd {
-	if m.readOnly() {
-		m.refuse("signal")
-		return nil
-	}
 	t, ok := m.currentSignalTarget()
 	if !ok {
 		m.setStatus(levelInfo, "select a live group or a terminal to signal")

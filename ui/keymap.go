@@ -8,8 +8,9 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 )
 
-// KeyMap is the one keymap: every binding the UI reacts to, also the source
-// of the help screen and the footer hints.
+// KeyMap is the one keymap: every binding the UI reacts to. The action
+// table (actions.go) says what each does, where, and in which help
+// section and footer it shows.
 type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	NextPane, PrevPane                      key.Binding
@@ -84,28 +85,39 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// bindings maps configuration names to the bindings, for overrides.
-func (k *KeyMap) bindings() map[string]*key.Binding {
-	return map[string]*key.Binding{
-		"up": &k.Up, "down": &k.Down, "page_up": &k.PageUp, "page_down": &k.PageDown,
-		"top": &k.Top, "bottom": &k.Bottom, "next_pane": &k.NextPane, "prev_pane": &k.PrevPane,
-		"collapse": &k.Collapse, "expand": &k.Expand, "open": &k.Open, "mark": &k.Mark,
-		"clear_marks": &k.ClearMarks, "signal": &k.Signal, "teardown": &k.Teardown,
-		"bulk_teardown": &k.BulkTeardown, "filter": &k.Filter, "palette": &k.Palette, "contexts": &k.Contexts,
-		"resume": &k.Resume, "extend": &k.Extend, "sandbox_logs": &k.SandboxLogs,
-		"help": &k.Help, "run": &k.Run, "new_terminal": &k.NewTerminal, "follow": &k.Follow,
-		"search_next": &k.SearchNext, "search_prev": &k.SearchPrev, "zoom": &k.Zoom,
-		"back": &k.Back, "quit": &k.Quit, "detach": &k.Detach,
-		"wrap": &k.Wrap, "timestamps": &k.Timestamps, "copy": &k.Copy, "save": &k.Save,
-		"sort_cpu": &k.SortCPU, "sort_rss": &k.SortRSS, "sort_age": &k.SortAge, "sort_pgid": &k.SortPGID,
-		"sort_state": &k.SortState,
-	}
+// keyFields maps configuration names to the keymap's fields, for
+// overrides and for the action table.
+var keyFields = map[string]func(*KeyMap) *key.Binding{
+	"up": func(k *KeyMap) *key.Binding { return &k.Up }, "down": func(k *KeyMap) *key.Binding { return &k.Down },
+	"page_up": func(k *KeyMap) *key.Binding { return &k.PageUp }, "page_down": func(k *KeyMap) *key.Binding { return &k.PageDown },
+	"top": func(k *KeyMap) *key.Binding { return &k.Top }, "bottom": func(k *KeyMap) *key.Binding { return &k.Bottom },
+	"next_pane": func(k *KeyMap) *key.Binding { return &k.NextPane }, "prev_pane": func(k *KeyMap) *key.Binding { return &k.PrevPane },
+	"collapse": func(k *KeyMap) *key.Binding { return &k.Collapse }, "expand": func(k *KeyMap) *key.Binding { return &k.Expand },
+	"open": func(k *KeyMap) *key.Binding { return &k.Open }, "mark": func(k *KeyMap) *key.Binding { return &k.Mark },
+	"clear_marks": func(k *KeyMap) *key.Binding { return &k.ClearMarks }, "signal": func(k *KeyMap) *key.Binding { return &k.Signal },
+	"teardown": func(k *KeyMap) *key.Binding { return &k.Teardown }, "bulk_teardown": func(k *KeyMap) *key.Binding { return &k.BulkTeardown },
+	"filter": func(k *KeyMap) *key.Binding { return &k.Filter }, "palette": func(k *KeyMap) *key.Binding { return &k.Palette },
+	"contexts": func(k *KeyMap) *key.Binding { return &k.Contexts }, "resume": func(k *KeyMap) *key.Binding { return &k.Resume },
+	"extend": func(k *KeyMap) *key.Binding { return &k.Extend }, "sandbox_logs": func(k *KeyMap) *key.Binding { return &k.SandboxLogs },
+	"help": func(k *KeyMap) *key.Binding { return &k.Help }, "run": func(k *KeyMap) *key.Binding { return &k.Run },
+	"new_terminal": func(k *KeyMap) *key.Binding { return &k.NewTerminal }, "follow": func(k *KeyMap) *key.Binding { return &k.Follow },
+	"search_next": func(k *KeyMap) *key.Binding { return &k.SearchNext }, "search_prev": func(k *KeyMap) *key.Binding { return &k.SearchPrev },
+	"zoom": func(k *KeyMap) *key.Binding { return &k.Zoom }, "back": func(k *KeyMap) *key.Binding { return &k.Back },
+	"quit": func(k *KeyMap) *key.Binding { return &k.Quit }, "detach": func(k *KeyMap) *key.Binding { return &k.Detach },
+	"wrap": func(k *KeyMap) *key.Binding { return &k.Wrap }, "timestamps": func(k *KeyMap) *key.Binding { return &k.Timestamps },
+	"copy": func(k *KeyMap) *key.Binding { return &k.Copy }, "save": func(k *KeyMap) *key.Binding { return &k.Save },
+	"sort_cpu": func(k *KeyMap) *key.Binding { return &k.SortCPU }, "sort_rss": func(k *KeyMap) *key.Binding { return &k.SortRSS },
+	"sort_age": func(k *KeyMap) *key.Binding { return &k.SortAge }, "sort_pgid": func(k *KeyMap) *key.Binding { return &k.SortPGID },
+	"sort_state": func(k *KeyMap) *key.Binding { return &k.SortState },
 }
+
+// get is the binding of the named action.
+func (k *KeyMap) get(name string) *key.Binding { return keyFields[name](k) }
 
 // ActionNames lists the names Apply accepts.
 func (k KeyMap) ActionNames() []string {
 	var names []string
-	for n := range k.bindings() {
+	for n := range keyFields {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -116,35 +128,17 @@ func (k KeyMap) ActionNames() []string {
 // Keys are single keys as Bubble Tea names them ("ctrl+g", "f2", "alt+x");
 // chords such as "ctrl+a d" are not supported.
 func (k *KeyMap) Apply(overrides map[string][]string) error {
-	all := k.bindings()
 	for name, keys := range overrides {
-		b, ok := all[name]
+		field, ok := keyFields[name]
 		if !ok {
 			return fmt.Errorf("keymap: unknown action %q (have %s)", name, strings.Join(k.ActionNames(), ", "))
 		}
 		if len(keys) == 0 {
 			return fmt.Errorf("keymap: action %q needs at least one key", name)
 		}
+		b := field(k)
 		b.SetKeys(keys...)
 		b.SetHelp(strings.Join(keys, "/"), b.Help().Desc)
 	}
 	return nil
-}
-
-// helpSections groups the bindings for the help screen.
-func (k KeyMap) helpSections() []helpSection {
-	return []helpSection{
-		{"Navigate", []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.NextPane, k.PrevPane, k.Collapse, k.Expand, k.Zoom}},
-		{"Act", []key.Binding{k.Open, k.Run, k.NewTerminal, k.Signal, k.Teardown, k.Mark, k.BulkTeardown, k.ClearMarks}},
-		{"Find", []key.Binding{k.Filter, k.SearchNext, k.SearchPrev, k.Follow, k.Palette, k.Contexts}},
-		{"Sandbox (E2B)", []key.Binding{k.Resume, k.Extend, k.SandboxLogs}},
-		{"Output", []key.Binding{k.Wrap, k.Timestamps, k.Copy, k.Save}},
-		{"Sort", []key.Binding{k.SortCPU, k.SortRSS, k.SortAge, k.SortPGID, k.SortState}},
-		{"General", []key.Binding{k.Detach, k.Back, k.Help, k.Quit}},
-	}
-}
-
-type helpSection struct {
-	title    string
-	bindings []key.Binding
 }

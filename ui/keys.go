@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
 
@@ -23,21 +22,17 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if m.dialog != nil {
 		return m.dialogKey(msg)
 	}
-	switch m.focus {
-	case focusAttached:
+	if m.focus == focusAttached {
 		return m.attachedKey(msg)
-	case focusOutput:
-		if cmd, ok := m.outputKey(msg); ok {
-			return cmd
-		}
 	}
-	return m.listKey(msg)
+	cmd, _ := m.dispatch(msg)
+	return cmd
 }
 
 // attachedKey forwards everything, Ctrl-C included, except the detach key.
 func (m *Model) attachedKey(msg tea.KeyMsg) tea.Cmd {
-	if key.Matches(msg, m.keys.Detach) {
-		return m.detachTerminal()
+	if cmd, ok := m.dispatch(msg); ok {
+		return cmd
 	}
 	if m.readOnly() {
 		what := "input"
@@ -65,143 +60,36 @@ func (m *Model) detachTerminal() tea.Cmd {
 	return m.unzoomAfterAttach()
 }
 
-// outputKey handles scrolling and search in a group's output; it returns
-// false for keys it leaves to the list handler.
-func (m *Model) outputKey(msg tea.KeyMsg) (tea.Cmd, bool) {
-	o := &m.detail.out
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Up):
-		o.scroll(-1)
-	case key.Matches(msg, k.Down):
-		o.scroll(1)
-	case key.Matches(msg, k.PageUp):
-		o.scroll(-o.height)
-	case key.Matches(msg, k.PageDown):
-		o.scroll(o.height)
-	case key.Matches(msg, k.Top):
-		o.scroll(-o.count())
-	case key.Matches(msg, k.Bottom):
-		o.setFollow(true)
-	case key.Matches(msg, k.Follow):
-		o.setFollow(!o.follow)
-	case key.Matches(msg, k.Wrap):
-		o.setWrap(!o.wrap)
-	case key.Matches(msg, k.Timestamps):
-		o.timestamps = !o.timestamps
-	case key.Matches(msg, k.Collapse):
-		w, _ := m.detailInner()
-		o.scrollX(-max(tabWidth, w/2))
-	case key.Matches(msg, k.Expand):
-		w, _ := m.detailInner()
-		o.scrollX(max(tabWidth, w/2))
-	case key.Matches(msg, k.Copy):
-		return m.copyOutput(), true
-	case key.Matches(msg, k.Save):
-		m.openDialog(newPrompt(promptSave, "save output to", m.defaultSaveName()))
-	case key.Matches(msg, k.Filter):
-		m.openDialog(newPrompt(promptSearch, "search output", o.query))
-	case key.Matches(msg, k.SearchNext):
-		if !o.nextMatch(1) {
-			m.setStatus(levelInfo, "no matches")
-		}
-	case key.Matches(msg, k.SearchPrev):
-		if !o.nextMatch(-1) {
-			m.setStatus(levelInfo, "no matches")
-		}
-	case key.Matches(msg, k.Back):
-		m.focus = focusList
-	default:
-		return nil, false
-	}
-	return nil, true
+// scrollOutputSideways moves unwrapped output half a pane left (dir < 0)
+// or right.
+func (m *Model) scrollOutputSideways(dir int) tea.Cmd {
+	w, _ := m.detailInner()
+	m.detail.out.scrollX(dir * max(tabWidth, w/2))
+	return nil
 }
 
-// listKey handles the tree and the terminals list, and the global keys.
-func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Quit):
-		return m.quit()
-	case key.Matches(msg, k.Help):
-		m.openDialog(newHelpDialog(m.keys))
-	case key.Matches(msg, k.Palette):
-		m.openDialog(newPalette(""))
-	case key.Matches(msg, k.Contexts):
-		m.openContextPicker()
-	case key.Matches(msg, k.Resume):
-		return m.askPlane("resume", 0)
-	case key.Matches(msg, k.Extend):
-		return m.askPlane("extend", 0)
-	case key.Matches(msg, k.SandboxLogs):
-		return m.openPlaneLogs()
-	case key.Matches(msg, k.Run):
-		m.openDialog(newPalette("run "))
-	case key.Matches(msg, k.NewTerminal):
-		m.openDialog(newPalette("term "))
-	case key.Matches(msg, k.Filter):
-		m.focus, m.pane = focusList, paneTree // the filter applies to the groups
-		m.openDialog(newPrompt(promptFilter, "filter groups", m.tree.filter))
-		return m.syncDetail()
-	case key.Matches(msg, k.Zoom):
-		m.zoomed, m.attachZoomed = !m.zoomed, false
-		m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
-		return m.layoutChanged()
-	case key.Matches(msg, k.NextPane):
-		return m.cyclePane(1)
-	case key.Matches(msg, k.PrevPane):
-		return m.cyclePane(-1)
-	case key.Matches(msg, k.Back):
-		if m.tree.filter != "" && m.pane == paneTree {
-			m.tree.filter = ""
-			m.tree.rebuild()
-			return m.syncDetail()
-		}
-		m.focus = focusList
-	case key.Matches(msg, k.Signal):
-		return m.openSignalMenu()
-	case key.Matches(msg, k.Teardown):
-		return m.askTeardown()
-	case key.Matches(msg, k.BulkTeardown):
-		return m.askBulkTeardown()
-	case key.Matches(msg, k.SortCPU):
-		return m.sortBy(sortCPU)
-	case key.Matches(msg, k.SortRSS):
-		return m.sortBy(sortRSS)
-	case key.Matches(msg, k.SortAge):
-		return m.sortBy(sortAge)
-	case key.Matches(msg, k.SortPGID):
-		return m.sortBy(sortPGID)
-	case key.Matches(msg, k.SortState):
-		return m.sortBy(sortState)
-	case key.Matches(msg, k.ClearMarks):
-		m.marks = map[int]bool{}
-	case m.focus == focusOutput:
-		return nil
-	case key.Matches(msg, k.Up):
-		return m.moveCursor(-1)
-	case key.Matches(msg, k.Down):
-		return m.moveCursor(1)
-	case key.Matches(msg, k.PageUp):
-		return m.moveCursor(-m.listHeight())
-	case key.Matches(msg, k.PageDown):
-		return m.moveCursor(m.listHeight())
-	case key.Matches(msg, k.Top):
-		return m.moveCursor(-1 << 30)
-	case key.Matches(msg, k.Bottom):
-		return m.moveCursor(1 << 30)
-	case key.Matches(msg, k.Collapse):
-		m.fold(true)
-		return m.syncDetail()
-	case key.Matches(msg, k.Expand):
-		m.fold(false)
-		return m.syncDetail()
-	case key.Matches(msg, k.Mark):
-		m.toggleMark()
-		return m.moveCursor(1)
-	case key.Matches(msg, k.Open):
-		return m.open()
+// nextMatch moves to the next (dir > 0) or previous search match.
+func (m *Model) nextMatch(dir int) tea.Cmd {
+	if !m.detail.out.nextMatch(dir) {
+		m.setStatus(levelInfo, "no matches")
 	}
+	return nil
+}
+
+func (m *Model) toggleZoom() tea.Cmd {
+	m.zoomed, m.attachZoomed = !m.zoomed, false
+	m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+	return m.layoutChanged()
+}
+
+// back clears the groups' filter, or leaves the output pane.
+func (m *Model) back() tea.Cmd {
+	if m.tree.filter != "" && m.pane == paneTree {
+		m.tree.filter = ""
+		m.tree.rebuild()
+		return m.syncDetail()
+	}
+	m.focus = focusList
 	return nil
 }
 
@@ -379,10 +267,6 @@ func (m *Model) currentSignalTarget() (signalTarget, bool) {
 }
 
 func (m *Model) openSignalMenu() tea.Cmd {
-	if m.readOnly() {
-		m.refuse("signal")
-		return nil
-	}
 	t, ok := m.currentSignalTarget()
 	if !ok {
 		m.setStatus(levelInfo, "select a live group or a terminal to signal")
@@ -393,10 +277,6 @@ func (m *Model) openSignalMenu() tea.Cmd {
 }
 
 func (m *Model) askTeardown() tea.Cmd {
-	if m.readOnly() {
-		m.refuse("teardown")
-		return nil
-	}
 	var g *Group
 	if m.pane == paneTerms {
 		if t := m.selectedTerminal(); t != nil {
@@ -431,10 +311,6 @@ func (m *Model) askTeardown() tea.Cmd {
 }
 
 func (m *Model) askBulkTeardown() tea.Cmd {
-	if m.readOnly() {
-		m.refuse("bulk teardown")
-		return nil
-	}
 	var targets []Group
 	for pgid := range m.marks {
 		if g := m.liveGroup(pgid); g != nil {

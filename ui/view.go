@@ -137,13 +137,7 @@ func (m *Model) viewFooter() string {
 // hints give way first.
 func (m *Model) hints() string {
 	k := m.keys
-	var bs []key.Binding
-	switch m.focus {
-	case focusOutput:
-		bs = []key.Binding{k.Up, k.Follow, k.Wrap, k.Timestamps, k.Copy, k.Save, k.Filter, k.SearchNext, k.Signal, k.Teardown, k.Back}
-	default:
-		bs = []key.Binding{k.Open, k.Run, k.NewTerminal, k.Signal, k.Teardown, k.Mark, k.Filter, k.SortCPU, k.Palette, k.NextPane}
-	}
+	bs := m.footerBindings()
 	h := help.New()
 	h.ShortSeparator = "  "
 	h.Ellipsis = "…"
