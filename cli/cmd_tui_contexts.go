@@ -12,6 +12,7 @@ import (
 	"sandtop/backend/target"
 	"sandtop/config"
 	"sandtop/ui"
+	"sandtop/uisource"
 )
 
 // openTimeout bounds dialing one sandbox and its handshake, so a dead
@@ -77,7 +78,7 @@ func (o *tuiOpener) open(t target.Target, cwd string) func(context.Context) (ui.
 		o.mu.Lock()
 		o.sessions = append(o.sessions, s)
 		o.mu.Unlock()
-		return ui.NewBackendSource(s.Client, s.Runtime, ui.BackendOptions{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace})
+		return uisource.New(s.Client, s.Runtime, uisource.Options{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace})
 	}
 }
 

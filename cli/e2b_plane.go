@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"sandtop/backend/envd"
@@ -16,10 +18,20 @@ type e2bPlane struct {
 	id string
 }
 
+// planeErr marks E2B's "sandbox not found" as the TUI's ErrSandboxGone.
+func planeErr(err error) error {
+	if errors.Is(err, envd.ErrE2BSandboxGone) {
+		return fmt.Errorf("%w: %w", ui.ErrSandboxGone, err)
+	}
+	return err
+}
+
+func (p e2bPlane) DefaultTimeout() time.Duration { return envd.E2BDefaultConnectTimeout }
+
 func (p e2bPlane) Describe(ctx context.Context) (ui.PlaneInfo, error) {
 	sb, err := p.c.Get(ctx, p.id)
 	if err != nil {
-		return ui.PlaneInfo{}, err
+		return ui.PlaneInfo{}, planeErr(err)
 	}
 	return planeInfo(sb), nil
 }
@@ -27,7 +39,7 @@ func (p e2bPlane) Describe(ctx context.Context) (ui.PlaneInfo, error) {
 func (p e2bPlane) Metrics(ctx context.Context) (ui.PlaneMetrics, bool, error) {
 	m, ok, err := p.c.LatestMetric(ctx, p.id)
 	if err != nil || !ok {
-		return ui.PlaneMetrics{}, ok, err
+		return ui.PlaneMetrics{}, ok, planeErr(err)
 	}
 	return ui.PlaneMetrics{At: m.Time, CPUCount: m.CPUCount, CPUPct: m.CPUUsedPct, MemUsed: m.MemUsed, MemTotal: m.MemTotal}, true, nil
 }
@@ -35,7 +47,7 @@ func (p e2bPlane) Metrics(ctx context.Context) (ui.PlaneMetrics, bool, error) {
 func (p e2bPlane) Logs(ctx context.Context, limit int) ([]ui.PlaneLogLine, error) {
 	entries, err := p.c.Logs(ctx, p.id, min(max(limit, 1), envd.E2BMaxLogLines))
 	if err != nil {
-		return nil, err
+		return nil, planeErr(err)
 	}
 	out := make([]ui.PlaneLogLine, len(entries))
 	for i, e := range entries {
@@ -46,11 +58,11 @@ func (p e2bPlane) Logs(ctx context.Context, limit int) ([]ui.PlaneLogLine, error
 
 func (p e2bPlane) Resume(ctx context.Context, timeout time.Duration) error {
 	_, err := p.c.Resume(ctx, p.id, timeout)
-	return err
+	return planeErr(err)
 }
 
 func (p e2bPlane) Extend(ctx context.Context, timeout time.Duration) error {
-	return p.c.Extend(ctx, p.id, timeout)
+	return planeErr(p.c.Extend(ctx, p.id, timeout))
 }
 
 func planeInfo(sb envd.E2BSandbox) ui.PlaneInfo {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,7 +25,14 @@ type ControlPlane interface {
 	Resume(ctx context.Context, timeout time.Duration) error
 	// Extend makes a running sandbox live timeout from now.
 	Extend(ctx context.Context, timeout time.Duration) error
+	// DefaultTimeout is how long a resume or an extend makes the sandbox
+	// live when the operator names no duration: the provider's default.
+	DefaultTimeout() time.Duration
 }
+
+// ErrSandboxGone, wrapped in a ControlPlane's error, says the provider no
+// longer knows the sandbox (killed or expired): retrying cannot help.
+var ErrSandboxGone = errors.New("sandbox is gone")
 
 // PlaneInfo is a sandbox as its provider describes it.
 type PlaneInfo struct {

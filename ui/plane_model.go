@@ -7,8 +7,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-
-	"sandtop/backend/envd"
 )
 
 // The provider side of a sandbox (Context.Plane): its state and end time
@@ -16,10 +14,6 @@ import (
 // Options.MetricsRefresh (for the sandbox on screen, and for all while the
 // picker is open), never more often. Only Resume and Extend change
 // anything, each after a confirmation and never in read-only mode.
-
-// DefaultPlaneTimeout is how long a resume or an extend from the TUI makes
-// the sandbox live: E2B's SDK default.
-const DefaultPlaneTimeout = envd.E2BDefaultConnectTimeout
 
 // planeState is what the TUI knows of one sandbox's provider.
 type planeState struct {
@@ -145,7 +139,7 @@ func (m *Model) onPlaneInfo(msg planeInfoMsg) tea.Cmd {
 	p := &m.pl
 	p.describing = false
 	if msg.err != nil {
-		if errors.Is(msg.err, envd.ErrE2BSandboxGone) {
+		if errors.Is(msg.err, ErrSandboxGone) {
 			if !p.gone {
 				m.events.add(m.now(), levelError, "%s is gone: its provider no longer knows it (killed or expired)", m.targetName())
 			}
@@ -206,7 +200,7 @@ func (m *Model) askPlane(verb string, timeout time.Duration) tea.Cmd {
 		return nil
 	}
 	if timeout <= 0 {
-		timeout = DefaultPlaneTimeout
+		timeout = m.spec.Plane.DefaultTimeout()
 	}
 	info := m.pl.info
 	body := []string{

@@ -74,6 +74,8 @@ func (p *fakePlane) Extend(_ context.Context, d time.Duration) error {
 }
 
 // mutations counts the calls that change a sandbox.
+func (p *fakePlane) DefaultTimeout() time.Duration { return 5 * time.Minute }
+
 func (p *fakePlane) mutations() int { return p.count("resume") + p.count("extend") }
 
 // newPlaneModel holds a running E2B sandbox with 90 s left (on screen), a

@@ -89,9 +89,6 @@ type Group struct {
 	// LeaderPID is the pid the daemon started (0 when it did not start it);
 	// its output can be streamed with Source.Output.
 	LeaderPID int
-	// stateDir is the state directory a shim group's daemon named.
-	stateDir  string
-	requested []string // its requested argv, named by the daemon too
 	Tag       string
 	Origin    Origin
 	// Argv is what the group runs when the source knows better than the
@@ -159,3 +156,17 @@ type TeardownEvent struct {
 	Members   int           // live members left, when known
 	Err       error
 }
+
+// CommandLine is the process's argv as the UI shows it (quoted where a
+// word needs it), or its [comm] when the argv is unknown.
+func (p Process) CommandLine() string { return argvString(p.Argv, p.Comm) }
+
+// StartedAt is when the group started: Started, or else its oldest
+// member's start.
+func (g *Group) StartedAt() time.Time { return groupStarted(g) }
+
+// Command is what the group runs, as the list shows it.
+func (g *Group) Command() string { return command(g) }
+
+// LiveMembers counts the members that have not exited.
+func (g *Group) LiveMembers() int { return liveMembers(g) }

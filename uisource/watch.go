@@ -1,9 +1,11 @@
-package ui
+package uisource
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	"sandtop/ui"
 )
 
 // firstTableTimeout bounds Watch's first read: the model calls Watch
@@ -14,8 +16,17 @@ const firstTableTimeout = 10 * time.Second
 // finished groups and origins are added.
 type liveTable struct {
 	taken     time.Time
-	groups    []Group
-	terminals []Terminal
+	groups    []ui.Group
+	terminals []ui.Terminal
+	// shims are the groups sandtop's daemon runs under a shim, by pgid:
+	// the daemon names their state directory and requested argv.
+	shims map[int]shimGroup
+}
+
+// shimGroup is what the daemon tells of a shim group beyond its members.
+type shimGroup struct {
+	stateDir string
+	argv     []string
 }
 
 // tableFeed produces live tables: the Supervisor's WatchGroups stream, or ps
@@ -31,7 +42,7 @@ type tableFeed interface {
 // Watch reads the first table before it returns, so a dead daemon is an
 // error here rather than an empty screen. After a loss it waits out the
 // backoff first; this runs on a tea.Cmd goroutine, never in Update.
-func (s *backendSource) Watch(ctx context.Context) (<-chan Snapshot, error) {
+func (s *backendSource) Watch(ctx context.Context) (<-chan ui.Snapshot, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	stopClose := context.AfterFunc(s.base, cancel) // Close ends every watch
 	if s.base.Err() != nil {
@@ -39,7 +50,7 @@ func (s *backendSource) Watch(ctx context.Context) (<-chan Snapshot, error) {
 		cancel()
 		return nil, errors.New("the source is closed")
 	}
-	fail := func(err error) (<-chan Snapshot, error) {
+	fail := func(err error) (<-chan ui.Snapshot, error) {
 		stopClose()
 		cancel()
 		return nil, err
@@ -65,7 +76,7 @@ func (s *backendSource) Watch(ctx context.Context) (<-chan Snapshot, error) {
 		return fail(err)
 	}
 	s.conn.up()
-	out := make(chan Snapshot, 1)
+	out := make(chan ui.Snapshot, 1)
 	s.wg.Add(1)
 	s.wg.Add(1)
 	go func() {
@@ -93,8 +104,8 @@ func (s *backendSource) openFeed(ctx context.Context) (tableFeed, error) {
 // run turns tables into snapshots until ctx ends or the connection is
 // lost. A lost connection is recorded for Err; if the sandbox is gone, a
 // last snapshot shows every group settled, since nothing can run there.
-func (s *backendSource) run(ctx context.Context, f tableFeed, t liveTable, out chan Snapshot) {
-	var last Snapshot
+func (s *backendSource) run(ctx context.Context, f tableFeed, t liveTable, out chan ui.Snapshot) {
+	var last ui.Snapshot
 	for {
 		last = s.compose(t)
 		if !sendSnapshot(ctx, out, last) {
@@ -118,7 +129,7 @@ func (s *backendSource) run(ctx context.Context, f tableFeed, t liveTable, out c
 
 // sendSnapshot delivers snap, replacing an undelivered older one: a UI that is
 // behind gets the present, not a queue.
-func sendSnapshot(ctx context.Context, out chan Snapshot, snap Snapshot) bool {
+func sendSnapshot(ctx context.Context, out chan ui.Snapshot, snap ui.Snapshot) bool {
 	select {
 	case <-out:
 	default:
@@ -133,8 +144,8 @@ func sendSnapshot(ctx context.Context, out chan Snapshot, snap Snapshot) bool {
 
 // settleAll is what a gone sandbox looks like: every group settled (exit
 // statuses kept), no member and no terminal left.
-func settleAll(s Snapshot) Snapshot {
-	out := Snapshot{Taken: time.Now()}
+func settleAll(s ui.Snapshot) ui.Snapshot {
+	out := ui.Snapshot{Taken: time.Now()}
 	for _, g := range s.Groups {
 		g.Settled, g.Members = true, nil
 		out.Groups = append(out.Groups, g)

@@ -1,6 +1,8 @@
-package ui
+package uisource
 
 import (
+	"time"
+
 	"context"
 	"io"
 
@@ -8,6 +10,7 @@ import (
 
 	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
+	"sandtop/ui"
 	"sandtop/wrapper"
 )
 
@@ -34,7 +37,7 @@ func (s *backendSource) Output(ctx context.Context, pid int) (io.ReadCloser, err
 
 // Attach is Output plus input and resize, all over the Process service
 // (the same on stock envd), so detaching is just closing the subscription.
-func (s *backendSource) Attach(ctx context.Context, pid int) (TerminalConn, error) {
+func (s *backendSource) Attach(ctx context.Context, pid int) (ui.TerminalConn, error) {
 	r, err := s.connect(ctx, pid)
 	if err != nil {
 		return nil, err
@@ -107,6 +110,10 @@ func (r *streamReader) Close() error {
 }
 
 // processConn adds terminal input and resize to a subscription.
+// inputTimeout bounds one write of input or one resize of an attached
+// terminal, so a dead connection turns into an error, not a hang.
+const inputTimeout = 10 * time.Second
+
 type processConn struct {
 	*streamReader
 	proc *envd.Client
@@ -114,7 +121,7 @@ type processConn struct {
 }
 
 func (c *processConn) Write(p []byte) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), inputTimeout)
 	defer cancel()
 	_, err := c.proc.Process.SendInput(ctx, connect.NewRequest(&process.SendInputRequest{
 		Process: &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: uint32(c.pid)}},
@@ -127,7 +134,7 @@ func (c *processConn) Write(p []byte) (int, error) {
 }
 
 func (c *processConn) Resize(rows, cols int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), inputTimeout)
 	defer cancel()
 	_, err := c.proc.Process.Update(ctx, connect.NewRequest(&process.UpdateRequest{
 		Process: &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: uint32(c.pid)}},

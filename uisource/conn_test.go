@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"sandtop/backend/daemon"
+	"sandtop/ui"
 )
 
 // Close ends every watch and leaves no goroutine of the adapter behind.
 func TestSourceCloseLeavesNoGoroutines(t *testing.T) {
 	for _, compat := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) {
-			src, _ := newTestSource(t, daemon.Config{Compat: compat}, BackendOptions{})
+			src, _ := newTestSource(t, daemon.Config{Compat: compat}, Options{})
 			ctx := context.Background()
 			if _, err := src.Info(ctx); err != nil { // warm the connection
 				t.Fatal(err)
@@ -25,7 +26,7 @@ func TestSourceCloseLeavesNoGoroutines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nextSnapshotWhere(t, watch, "a snapshot", func(Snapshot) bool { return true })
+			nextSnapshotWhere(t, watch, "a snapshot", func(ui.Snapshot) bool { return true })
 			closed := make(chan struct{})
 			go func() { src.Close(); close(closed) }()
 			select {
@@ -57,7 +58,7 @@ func TestSourceDaemonGoneMidSession(t *testing.T) {
 	for _, compat := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) {
 			t.Parallel()
-			src, env := newTestSource(t, daemon.Config{Compat: compat}, BackendOptions{})
+			src, env := newTestSource(t, daemon.Config{Compat: compat}, Options{})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			watch, err := src.Watch(ctx)
@@ -68,9 +69,9 @@ func TestSourceDaemonGoneMidSession(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nextSnapshotWhere(t, watch, "the group live", func(s Snapshot) bool {
+			nextSnapshotWhere(t, watch, "the group live", func(s ui.Snapshot) bool {
 				g := findGroup(s, pgid)
-				return g != nil && !g.Settled && liveMembers(g) > 0
+				return g != nil && !g.Settled && g.LiveMembers() > 0
 			})
 
 			sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
@@ -79,7 +80,7 @@ func TestSourceDaemonGoneMidSession(t *testing.T) {
 			scancel()
 
 			// Drain to the end; the last snapshot has the group settled.
-			var last Snapshot
+			var last ui.Snapshot
 			deadline := time.After(15 * time.Second)
 		drain:
 			for {
@@ -93,7 +94,7 @@ func TestSourceDaemonGoneMidSession(t *testing.T) {
 					t.Fatal("the watch did not end after the daemon went away")
 				}
 			}
-			if g := findGroup(last, pgid); g != nil && !(g.Settled || liveMembers(g) == 0) {
+			if g := findGroup(last, pgid); g != nil && !(g.Settled || g.LiveMembers() == 0) {
 				t.Errorf("last snapshot still shows pgid %d live: %+v", pgid, *g)
 			}
 			err = src.Err()

@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/gen/process"
+	"sandtop/ui"
 )
 
 // A job typed into a sandtop terminal is sandtop's; a group another client
@@ -18,7 +19,7 @@ func TestSourceOriginTerminalJobsAndOtherClients(t *testing.T) {
 	for _, compat := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) {
 			t.Parallel()
-			src, env := newTestSource(t, daemon.Config{Compat: compat}, BackendOptions{})
+			src, env := newTestSource(t, daemon.Config{Compat: compat}, Options{})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			watch, err := src.Watch(ctx)
@@ -52,12 +53,12 @@ func TestSourceOriginTerminalJobsAndOtherClients(t *testing.T) {
 			if _, err := conn.Write([]byte("sleep 31\r")); err != nil {
 				t.Fatal(err)
 			}
-			leaderIs := func(g *Group, argv ...string) bool {
+			leaderIs := func(g *ui.Group, argv ...string) bool {
 				l := leaderOf(g)
 				return l != nil && slices.Equal(l.Argv, argv)
 			}
-			nextSnapshotWhere(t, watch, "the terminal's job as sandtop's and the other client's as other", func(s Snapshot) bool {
-				var job, foreign *Group
+			nextSnapshotWhere(t, watch, "the terminal's job as sandtop's and the other client's as other", func(s ui.Snapshot) bool {
+				var job, foreign *ui.Group
 				for i := range s.Groups {
 					g := &s.Groups[i]
 					switch {
@@ -67,8 +68,8 @@ func TestSourceOriginTerminalJobsAndOtherClients(t *testing.T) {
 						foreign = g
 					}
 				}
-				return job != nil && job.Origin == OriginSandtop && job.SID == pid && job.PGID != pid &&
-					foreign != nil && foreign.Origin == OriginForeign
+				return job != nil && job.Origin == ui.OriginSandtop && job.SID == pid && job.PGID != pid &&
+					foreign != nil && foreign.Origin == ui.OriginForeign
 			})
 		})
 	}

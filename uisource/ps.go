@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"sandtop/backend/gen/process"
 	"sandtop/backend/gen/process/processconnect"
+	"sandtop/ui"
 )
 
 // On stock envd the process table comes from one ps run through
@@ -28,7 +29,7 @@ const psLimit = 8 << 20
 
 // psRow is one process as ps printed it.
 type psRow struct {
-	Process
+	ui.Process
 	TPGID int // foreground group of the process's terminal; <= 0 when none
 }
 
@@ -101,7 +102,7 @@ func parsePS(out []byte, taken time.Time) ([]psRow, error) {
 			n[i] = v
 		}
 		cpu, _ := strconv.ParseFloat(f[7], 64)
-		r := psRow{TPGID: n[4], Process: Process{
+		r := psRow{TPGID: n[4], Process: ui.Process{
 			PID: n[0], PPID: n[1], PGID: n[2], SID: n[3], State: f[5][:1],
 			Started: taken.Add(-time.Duration(n[5]) * time.Second), CPUPercent: cpu,
 			RSSBytes: uint64(max(n[6], 0)) * 1024, Argv: strings.Fields(args),

@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process"
+	"sandtop/ui"
 )
 
 // Stock envd (or our daemon with Compat) has no Supervisor: the table is
@@ -33,7 +34,7 @@ type compatFeed struct {
 	strikes  int
 	// exact argv of wrapper processes, read once from /proc per pid.
 	argv  map[int]exactArgv
-	terms []Terminal
+	terms []ui.Terminal
 }
 
 func (s *backendSource) openCompatFeed() *compatFeed {
@@ -134,8 +135,8 @@ func (f *compatFeed) exactArgv(ctx context.Context, rows []psRow) {
 // daemon started gets that pid as its leader pid (its output can be
 // streamed) and the tag it was started with. Kernel threads and our own ps
 // are left out.
-func groupRows(rows []psRow, tags map[int]string) []Group {
-	byPgid := map[int]*Group{}
+func groupRows(rows []psRow, tags map[int]string) []ui.Group {
+	byPgid := map[int]*ui.Group{}
 	var order []int
 	for _, r := range rows {
 		if r.PGID <= 0 || isOurPS(r.Argv) {
@@ -143,7 +144,7 @@ func groupRows(rows []psRow, tags map[int]string) []Group {
 		}
 		g := byPgid[r.PGID]
 		if g == nil {
-			g = &Group{PGID: r.PGID, SID: r.SID}
+			g = &ui.Group{PGID: r.PGID, SID: r.SID}
 			byPgid[r.PGID] = g
 			order = append(order, r.PGID)
 		}
@@ -156,10 +157,10 @@ func groupRows(rows []psRow, tags map[int]string) []Group {
 		}
 	}
 	sort.Ints(order)
-	out := make([]Group, 0, len(order))
+	out := make([]ui.Group, 0, len(order))
 	for _, pgid := range order {
 		g := byPgid[pgid]
-		g.Started = groupStarted(g)
+		g.Started = g.StartedAt()
 		out = append(out, *g)
 	}
 	return out
@@ -173,7 +174,7 @@ func isOurPS(argv []string) bool {
 // completes each from the ps table: session, foreground group, start.
 // Stock envd does not report PTY sizes, so Rows and Cols stay 0. A failed
 // read keeps the previous list.
-func (f *compatFeed) terminals(ctx context.Context, rows []psRow) []Terminal {
+func (f *compatFeed) terminals(ctx context.Context, rows []psRow) []ui.Terminal {
 	infos, err := f.s.rt.ListTerminals(ctx)
 	if err != nil {
 		return f.terms
@@ -182,9 +183,9 @@ func (f *compatFeed) terminals(ctx context.Context, rows []psRow) []Terminal {
 	for _, r := range rows {
 		byPid[r.PID] = r
 	}
-	f.terms = make([]Terminal, 0, len(infos))
+	f.terms = make([]ui.Terminal, 0, len(infos))
 	for _, info := range infos {
-		t := Terminal{PID: info.Pid, SID: info.Pid, Argv: info.Argv, Tag: "sandtop-terminal:" + info.ID, Rows: info.Rows, Cols: info.Cols}
+		t := ui.Terminal{PID: info.Pid, SID: info.Pid, Argv: info.Argv, Tag: "sandtop-terminal:" + info.ID, Rows: info.Rows, Cols: info.Cols}
 		if r, ok := byPid[info.Pid]; ok {
 			t.SID, t.Started = r.SID, r.Started
 			if r.TPGID > 1 {

@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/ui"
 )
 
 // extFeed follows the Supervisor's WatchGroups stream, which speaks only
@@ -21,7 +22,7 @@ type extFeed struct {
 	done  chan struct{}
 	tick  *time.Ticker
 	last  *sandtopv1.WatchGroupsResponse
-	terms []Terminal
+	terms []ui.Terminal
 }
 
 func (s *backendSource) openExtFeed(ctx context.Context) (*extFeed, error) {
@@ -81,15 +82,19 @@ func (f *extFeed) close() {
 // gone).
 func (f *extFeed) table(ctx context.Context) liveTable {
 	t := liveTable{taken: time.UnixMilli(f.last.GetTakenUnixMs())}
+	t.shims = map[int]shimGroup{}
 	for _, g := range f.last.GetGroups() {
 		t.groups = append(t.groups, convertGroup(g))
+		if g.GetStateDir() != "" {
+			t.shims[int(g.GetPgid())] = shimGroup{stateDir: g.GetStateDir(), argv: g.GetArgv()}
+		}
 	}
 	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if res, err := f.s.c.Supervisor.ListTerminals(tctx, connect.NewRequest(&sandtopv1.ListTerminalsRequest{})); err == nil {
 		f.terms = f.terms[:0:0]
 		for _, tm := range res.Msg.GetTerminals() {
-			f.terms = append(f.terms, Terminal{
+			f.terms = append(f.terms, ui.Terminal{
 				PID: int(tm.GetPid()), SID: int(tm.GetSid()), ForegroundPGID: int(tm.GetForegroundPgid()),
 				InputWaiting: tm.GetInputWaiting(), Rows: int(tm.GetRows()), Cols: int(tm.GetCols()),
 				Argv: tm.GetArgv(), Tag: tm.GetTag(), Started: time.UnixMilli(tm.GetStartTimeUnixMs()),
@@ -101,15 +106,15 @@ func (f *extFeed) table(ctx context.Context) liveTable {
 }
 
 // convertGroup maps the wire group.
-func convertGroup(g *sandtopv1.Group) Group {
-	out := Group{PGID: int(g.GetPgid()), SID: int(g.GetSid()), LeaderPID: int(g.GetStartedPid()), Tag: g.GetTag(), PTY: g.GetPty(), stateDir: g.GetStateDir(), requested: g.GetArgv()}
+func convertGroup(g *sandtopv1.Group) ui.Group {
+	out := ui.Group{PGID: int(g.GetPgid()), SID: int(g.GetSid()), LeaderPID: int(g.GetStartedPid()), Tag: g.GetTag(), PTY: g.GetPty()}
 	for _, p := range g.GetMembers() {
-		out.Members = append(out.Members, Process{
+		out.Members = append(out.Members, ui.Process{
 			PID: int(p.GetPid()), PPID: int(p.GetPpid()), PGID: int(p.GetPgid()), SID: int(p.GetSid()),
 			State: p.GetState(), Argv: p.GetArgv(), Comm: p.GetComm(), TTY: p.GetTty(),
 			Started: time.UnixMilli(p.GetStartTimeUnixMs()), CPUPercent: p.GetCpuPercent(), RSSBytes: p.GetRssBytes(),
 		})
 	}
-	out.Started = groupStarted(&out)
+	out.Started = out.StartedAt()
 	return out
 }

@@ -1,34 +1,36 @@
-package ui
+package uisource
 
 import (
 	"context"
 	"time"
+
+	"sandtop/ui"
 )
 
 // compose turns a live table into the snapshot the model shows: wrapper
 // halves folded into one row, exit statuses and finished groups from the
 // published state, origins marked, terminals named by their foreground.
-func (s *backendSource) compose(t liveTable) Snapshot {
-	groups, dirs := foldWrappers(t.groups)
+func (s *backendSource) compose(t liveTable) ui.Snapshot {
+	groups, dirs := foldWrappers(t.groups, t.shims)
 	nLive := len(groups)
 	groups, agentPgids := s.pub.addPublished(groups, dirs)
 	markOrigins(groups[:nLive], dirs, s.rt.RuntimeRoot(), agentPgids, sandtopSessions(t.terminals))
-	terms := make([]Terminal, len(t.terminals))
+	terms := make([]ui.Terminal, len(t.terminals))
 	for i, tm := range t.terminals {
 		tm.Title = terminalTitle(tm, groups)
 		terms[i] = tm
 	}
-	return Snapshot{Taken: t.taken, Groups: groups, Terminals: terms}
+	return ui.Snapshot{Taken: t.taken, Groups: groups, Terminals: terms}
 }
 
 // terminalTitle names a terminal by what runs in its foreground.
-func terminalTitle(t Terminal, groups []Group) string {
+func terminalTitle(t ui.Terminal, groups []ui.Group) string {
 	for i := range groups {
 		if groups[i].PGID != t.ForegroundPGID {
 			continue
 		}
 		if l := leaderOf(&groups[i]); l != nil {
-			return argvString(l.Argv, l.Comm)
+			return l.CommandLine()
 		}
 	}
 	return ""

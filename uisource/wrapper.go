@@ -1,6 +1,10 @@
-package ui
+package uisource
 
-import "strings"
+import (
+	"strings"
+
+	"sandtop/ui"
+)
 
 // Every seam spawn on stock envd runs through sandtop's wrapper: the
 // daemon starts an outer bash, which carries the output stream, and that
@@ -49,7 +53,7 @@ func mayBeWrapper(argv []string) bool {
 	return false
 }
 
-func leaderOf(g *Group) *Process {
+func leaderOf(g *ui.Group) *ui.Process {
 	for i := range g.Members {
 		if g.Members[i].PID == g.PGID {
 			return &g.Members[i]
@@ -61,7 +65,7 @@ func leaderOf(g *Group) *Process {
 // foldWrappers hides the outer halves' groups and gives each inner group
 // the user's argv, its state dir and the outer pid as its leader pid. The
 // state dir of each folded group is returned by pgid.
-func foldWrappers(groups []Group) (kept []Group, stateDirs map[int]string) {
+func foldWrappers(groups []ui.Group, shims map[int]shimGroup) (kept []ui.Group, stateDirs map[int]string) {
 	outerPid := map[string]int{}
 	hidden := map[int]bool{}
 	for _, g := range groups {
@@ -91,11 +95,11 @@ func foldWrappers(groups []Group) (kept []Group, stateDirs map[int]string) {
 				if pid := outerPid[dir]; pid != 0 {
 					g.LeaderPID = pid
 				}
-			} else if g.stateDir != "" && g.Argv == nil {
+			} else if sh, ok := shims[g.PGID]; ok && g.Argv == nil {
 				// No wrapper: sandtop's daemon runs it under a shim and
 				// names its state directory.
-				g.Argv = g.requested
-				stateDirs[g.PGID] = g.stateDir
+				g.Argv = sh.argv
+				stateDirs[g.PGID] = sh.stateDir
 			}
 		}
 		kept = append(kept, g)

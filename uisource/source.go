@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 
 	"sandtop/backend"
 	"sandtop/backend/envd"
+	"sandtop/ui"
 )
 
-// BackendOptions configure the Source over a sandtop backend.
-type BackendOptions struct {
+// Options configure the Source over a sandtop backend.
+type Options struct {
 	// Name and Target label the sandbox in the header.
 	Name, Target string
 	// Cwd is where :run and :term start programs, and where an agent's
@@ -37,7 +38,7 @@ type BackendOptions struct {
 type backendSource struct {
 	c      *envd.Client
 	rt     *backend.Runtime
-	opts   BackendOptions
+	opts   Options
 	compat bool // no Supervisor: poll, no replay, no PTY sizes
 
 	conn lossTracker
@@ -49,12 +50,12 @@ type backendSource struct {
 	wg     sync.WaitGroup
 }
 
-// NewBackendSource adapts a connected sandbox to the TUI. Main wires it as
+// New adapts a connected sandbox to the TUI. Main wires it as
 //
-//	ui.NewBackendSource(s.Client, s.Runtime, ui.BackendOptions{Name: s.Target.Name, Target: s.Target.Endpoint})
+//	ui.New(s.Client, s.Runtime, ui.Options{Name: s.Target.Name, Target: s.Target.Endpoint})
 //
 // It does no I/O: the runtime already asked the daemon for its extension.
-func NewBackendSource(c *envd.Client, rt *backend.Runtime, opts BackendOptions) (Source, error) {
+func New(c *envd.Client, rt *backend.Runtime, opts Options) (ui.Source, error) {
 	if c == nil || rt == nil {
 		return nil, errors.New("ui: backend source needs a client and a runtime")
 	}
@@ -87,8 +88,8 @@ func (s *backendSource) Close() error {
 
 // Info reports the daemon. Without the extension the header shows the
 // capability "compat": polled table, no replay on attach, no PTY sizes.
-func (s *backendSource) Info(ctx context.Context) (SandboxInfo, error) {
-	info := SandboxInfo{Name: s.opts.Name, Target: s.opts.Target}
+func (s *backendSource) Info(ctx context.Context) (ui.SandboxInfo, error) {
+	info := ui.SandboxInfo{Name: s.opts.Name, Target: s.opts.Target}
 	if s.compat {
 		info.Version, info.Capabilities = "envd (no sandtop extension)", []string{"compat"}
 		if b, err := s.rt.Control().ReadFile(ctx, "/proc/sys/kernel/hostname"); err == nil {
@@ -159,20 +160,20 @@ func (s *backendSource) SignalForeground(ctx context.Context, termPid int, sig s
 	return pgid, s.Signal(ctx, pgid, sig)
 }
 
-func (s *backendSource) Teardown(ctx context.Context, pgid int, grace time.Duration, progress func(TeardownEvent)) error {
+func (s *backendSource) Teardown(ctx context.Context, pgid int, grace time.Duration, progress func(ui.TeardownEvent)) error {
 	return s.rt.TeardownGroup(ctx, pgid, grace, func(ev backend.TeardownEvent) {
-		out := TeardownEvent{PGID: ev.Pgid, Err: ev.Err}
+		out := ui.TeardownEvent{PGID: ev.Pgid, Err: ev.Err}
 		switch ev.Phase {
 		case backend.PhaseTermSent:
-			out.Phase = TeardownTerm
+			out.Phase = ui.TeardownTerm
 		case backend.PhaseWaiting:
-			out.Phase, out.Remaining = TeardownWaiting, time.Until(ev.Deadline)
+			out.Phase, out.Remaining = ui.TeardownWaiting, time.Until(ev.Deadline)
 		case backend.PhaseKillSent:
-			out.Phase = TeardownKill
+			out.Phase = ui.TeardownKill
 		case backend.PhaseEmpty:
-			out.Phase = TeardownEmpty
+			out.Phase = ui.TeardownEmpty
 		default:
-			out.Phase = TeardownFailed
+			out.Phase = ui.TeardownFailed
 		}
 		progress(out)
 	})

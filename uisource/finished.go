@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandtop/backend"
+	"sandtop/ui"
 )
 
 // Finished groups come from the state the wrapper publishes under the
@@ -78,7 +79,7 @@ func newPublishedState() *publishedState {
 // noteLive compares the live table with the last one and, when a group
 // appeared, left or lost its leader, brings the next scan forward. Called
 // with p.mu held.
-func (p *publishedState) noteLive(groups []Group) {
+func (p *publishedState) noteLive(groups []ui.Group) {
 	live := make(map[int]bool, len(groups))
 	for i := range groups {
 		live[groups[i].PGID] = leaderRuns(&groups[i])
@@ -106,7 +107,7 @@ func (p *publishedState) noteLive(groups []Group) {
 }
 
 // leaderRuns says whether g's leader is a live member.
-func leaderRuns(g *Group) bool {
+func leaderRuns(g *ui.Group) bool {
 	for _, m := range g.Members {
 		if m.PID == g.PGID {
 			return m.State != "Z" && m.State != "X"
@@ -198,7 +199,7 @@ func mergePublished(old map[string]*publishedGroup, infos []backend.GroupInfo, a
 // remembers their argv, and appends the most recent finished groups
 // (settled, dimmed) that the live table no longer has. It returns the
 // agent's pgids for the origin rule.
-func (p *publishedState) addPublished(groups []Group, stateDirs map[int]string) ([]Group, map[int]bool) {
+func (p *publishedState) addPublished(groups []ui.Group, stateDirs map[int]string) ([]ui.Group, map[int]bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
@@ -269,12 +270,12 @@ func (p *publishedState) addPublished(groups []Group, stateDirs map[int]string) 
 		keep[pg.StateDir] = true
 	}
 	for _, pg := range done {
-		g := Group{PGID: pg.Pgid, SID: pg.Pgid, Settled: true, Exit: exitOf(pg.GroupInfo), Argv: pg.Argv, Origin: OriginSandtop}
+		g := ui.Group{PGID: pg.Pgid, SID: pg.Pgid, Settled: true, Exit: exitOf(pg.GroupInfo), Argv: pg.Argv, Origin: ui.OriginSandtop}
 		if len(g.Argv) == 0 { // kept by an older wrapper, or an agent's
 			g.Argv = p.argv[pg.StateDir].argv
 		}
 		if pg.agent {
-			g.Origin = OriginAgent
+			g.Origin = ui.OriginAgent
 		}
 		groups = append(groups, g)
 	}
@@ -289,11 +290,11 @@ func (p *publishedState) addPublished(groups []Group, stateDirs map[int]string) 
 }
 
 // exitOf is the published status of the direct command.
-func exitOf(info backend.GroupInfo) *ExitStatus {
+func exitOf(info backend.GroupInfo) *ui.ExitStatus {
 	if info.ExitCode == nil {
 		return nil
 	}
-	e := &ExitStatus{Code: *info.ExitCode}
+	e := &ui.ExitStatus{Code: *info.ExitCode}
 	if info.Signal != "" {
 		e.Signal = int(unix.SignalNum(info.Signal))
 	}

@@ -1,6 +1,10 @@
-package ui
+package uisource
 
-import "strings"
+import (
+	"strings"
+
+	"sandtop/ui"
+)
 
 // The origin rule, for every live group (first match wins):
 //
@@ -14,34 +18,34 @@ import "strings"
 //     sandtop manages (top, a build): sandtop;
 //  5. anything else: other — another client of the daemon, or a process
 //     not started through it at all.
-func markOrigins(groups []Group, stateDirs map[int]string, root string, agentPgids map[int]bool, sandtopSessions map[int]bool) {
+func markOrigins(groups []ui.Group, stateDirs map[int]string, root string, agentPgids map[int]bool, sandtopSessions map[int]bool) {
 	for i := range groups {
 		g := &groups[i]
 		g.Origin = originOf(g, stateDirs[g.PGID], root, agentPgids, sandtopSessions)
 	}
 }
 
-func originOf(g *Group, stateDir, root string, agentPgids, sandtopSessions map[int]bool) Origin {
+func originOf(g *ui.Group, stateDir, root string, agentPgids, sandtopSessions map[int]bool) ui.Origin {
 	if stateDir != "" {
 		if root != "" && strings.HasPrefix(stateDir, root+"/") {
-			return OriginSandtop
+			return ui.OriginSandtop
 		}
-		return OriginAgent
+		return ui.OriginAgent
 	}
 	switch {
 	case agentPgids[g.PGID]:
-		return OriginAgent
+		return ui.OriginAgent
 	case strings.HasPrefix(g.Tag, "sandtop"):
-		return OriginSandtop
+		return ui.OriginSandtop
 	case g.SID > 1 && sandtopSessions[g.SID]:
-		return OriginSandtop
+		return ui.OriginSandtop
 	}
-	return OriginForeign
+	return ui.OriginForeign
 }
 
 // sandtopSessions are the sessions led by terminals sandtop manages (their
 // tag says so; a terminal's runner leads its session, so sid == pid).
-func sandtopSessions(terms []Terminal) map[int]bool {
+func sandtopSessions(terms []ui.Terminal) map[int]bool {
 	m := map[int]bool{}
 	for _, t := range terms {
 		if strings.HasPrefix(t.Tag, "sandtop") {

@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"sandtop/backend"
 	"sandtop/backend/daemon"
+	"sandtop/ui"
 )
 
 // A job that failed is listed after it is gone, settled, with its code, on
@@ -21,7 +22,7 @@ func TestSourceListsFinishedGroups(t *testing.T) {
 	for _, compat := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) {
 			t.Parallel()
-			src, _ := newTestSource(t, daemon.Config{Compat: compat}, BackendOptions{})
+			src, _ := newTestSource(t, daemon.Config{Compat: compat}, Options{})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			watch, err := src.Watch(ctx)
@@ -34,17 +35,17 @@ func TestSourceListsFinishedGroups(t *testing.T) {
 			}
 			// Seen live first (polls under load can be seconds apart), so its
 			// argv is remembered for the finished row.
-			nextSnapshotWhere(t, watch, "the job running", func(s Snapshot) bool {
+			nextSnapshotWhere(t, watch, "the job running", func(s ui.Snapshot) bool {
 				g := findGroup(s, pgid)
 				return g != nil && !g.Settled && len(g.Argv) > 0
 			})
-			s := nextSnapshotWhere(t, watch, "the job finished with exit 3", func(s Snapshot) bool {
+			s := nextSnapshotWhere(t, watch, "the job finished with exit 3", func(s ui.Snapshot) bool {
 				g := findGroup(s, pgid)
 				return g != nil && g.Settled && g.Exit != nil && g.Exit.Code == 3
 			})
 			g := findGroup(s, pgid)
-			if g.Origin != OriginSandtop || command(g) != `sh -c "sleep 5; exit 3"` || len(g.Members) != 0 {
-				t.Errorf("finished group = %+v (command %q); want ours, its argv, no members", *g, command(g))
+			if g.Origin != ui.OriginSandtop || g.Command() != `sh -c "sleep 5; exit 3"` || len(g.Members) != 0 {
+				t.Errorf("finished group = %+v (command %q); want ours, its argv, no members", *g, g.Command())
 			}
 		})
 	}
@@ -55,7 +56,7 @@ func TestSourceListsFinishedGroups(t *testing.T) {
 // one settled with its code.
 func TestSourceMarksAgentGroups(t *testing.T) {
 	cwd := t.TempDir()
-	src, _ := newTestSource(t, daemon.Config{}, BackendOptions{Cwd: cwd})
+	src, _ := newTestSource(t, daemon.Config{}, Options{Cwd: cwd})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -89,10 +90,10 @@ func TestSourceMarksAgentGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nextSnapshotWhere(t, watch, "the agent's live and finished groups", func(s Snapshot) bool {
+	nextSnapshotWhere(t, watch, "the agent's live and finished groups", func(s ui.Snapshot) bool {
 		l, d := findGroup(s, live.Process.Pid), findGroup(s, done.Process.Pid)
-		return l != nil && l.Origin == OriginAgent && !l.Settled &&
-			d != nil && d.Origin == OriginAgent && d.Settled && d.Exit != nil && d.Exit.Code == 7
+		return l != nil && l.Origin == ui.OriginAgent && !l.Settled &&
+			d != nil && d.Origin == ui.OriginAgent && d.Settled && d.Exit != nil && d.Exit.Code == 7
 	})
 }
 
@@ -122,7 +123,7 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 	for _, compat := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) {
 			t.Parallel()
-			src, _ := newTestSource(t, daemon.Config{Compat: compat}, BackendOptions{})
+			src, _ := newTestSource(t, daemon.Config{Compat: compat}, Options{})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			pgid, err := src.Spawn(ctx, []string{"sh", "-c", "exit 4"}, "")
@@ -147,12 +148,12 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := nextSnapshotWhere(t, watch, "the finished job", func(s Snapshot) bool {
+			s := nextSnapshotWhere(t, watch, "the finished job", func(s ui.Snapshot) bool {
 				g := findGroup(s, pgid)
 				return g != nil && g.Settled && g.Exit != nil && g.Exit.Code == 4
 			})
-			if g := findGroup(s, pgid); command(g) != `sh -c "exit 4"` {
-				t.Fatalf("finished job unseen live lists command %q", command(g))
+			if g := findGroup(s, pgid); g.Command() != `sh -c "exit 4"` {
+				t.Fatalf("finished job unseen live lists command %q", g.Command())
 			}
 		})
 	}
@@ -166,7 +167,7 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 	p := newPublishedState()
 	now := time.Now()
 	p.lastOwn, p.ownTook, p.nextOwn = now, 10*time.Millisecond, now.Add(scanEvery)
-	running := []Group{{PGID: 7, Members: []Process{{PID: 7, State: "S"}}}}
+	running := []ui.Group{{PGID: 7, Members: []ui.Process{{PID: 7, State: "S"}}}}
 	p.addPublished(running, map[int]string{})
 	<-p.kick // the first table is a change
 	p.nextOwn = now.Add(scanEvery)
@@ -177,7 +178,7 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 	default:
 	}
 	p.lastAgent, p.agentTook, p.nextAgent = now, 10*time.Millisecond, now.Add(agentScanEvery)
-	leaderGone := []Group{{PGID: 7, Members: []Process{{PID: 7, State: "Z"}, {PID: 8, State: "S"}}}}
+	leaderGone := []ui.Group{{PGID: 7, Members: []ui.Process{{PID: 7, State: "Z"}, {PID: 8, State: "S"}}}}
 	p.addPublished(leaderGone, map[int]string{})
 	select {
 	case <-p.kick:

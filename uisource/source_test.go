@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"sandtop/backend"
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/ui"
 )
 
 // newDaemonSource runs a real in-process daemon and the real adapter.
-func newDaemonSource(t testing.TB) Source {
+func newDaemonSource(t testing.TB) ui.Source {
 	t.Helper()
 	env := daemontest.Start(t, daemon.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -25,7 +26,7 @@ func newDaemonSource(t testing.TB) Source {
 	if err != nil {
 		t.Fatalf("runtime: %v", err)
 	}
-	src, err := NewBackendSource(env.Client, rt, BackendOptions{Name: "test", Cwd: "/tmp", Interval: 200 * time.Millisecond})
+	src, err := New(env.Client, rt, Options{Name: "test", Cwd: "/tmp", Interval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func newDaemonSource(t testing.TB) Source {
 }
 
 // nextSnapshotWhere reads snapshots until one satisfies cond.
-func nextSnapshotWhere(t *testing.T, ch <-chan Snapshot, what string, cond func(Snapshot) bool) Snapshot {
+func nextSnapshotWhere(t *testing.T, ch <-chan ui.Snapshot, what string, cond func(ui.Snapshot) bool) ui.Snapshot {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
@@ -51,7 +52,7 @@ func nextSnapshotWhere(t *testing.T, ch <-chan Snapshot, what string, cond func(
 	}
 }
 
-func findGroup(s Snapshot, pgid int) *Group {
+func findGroup(s ui.Snapshot, pgid int) *ui.Group {
 	for i := range s.Groups {
 		if s.Groups[i].PGID == pgid {
 			return &s.Groups[i]
@@ -80,7 +81,7 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 		t.Fatalf("spawn: %v", err)
 	}
 	// Wait until the trap is set and the loop runs (a sleep is a member).
-	s := nextSnapshotWhere(t, watch, "the spawned group", func(s Snapshot) bool {
+	s := nextSnapshotWhere(t, watch, "the spawned group", func(s ui.Snapshot) bool {
 		g := findGroup(s, pgid)
 		if g == nil {
 			return false
@@ -93,14 +94,14 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 		return false
 	})
 	g := findGroup(s, pgid)
-	if g.Origin != OriginSandtop {
+	if g.Origin != ui.OriginSandtop {
 		t.Errorf("spawned group origin = %v, want sandtop (tag %q, leader %d)", g.Origin, g.Tag, g.LeaderPID)
 	}
 	t.Logf("group: pgid %d leader %d tag %q members %d", g.PGID, g.LeaderPID, g.Tag, len(g.Members))
 
 	var mu sync.Mutex
-	var phases []TeardownPhase
-	err = src.Teardown(ctx, pgid, 300*time.Millisecond, func(ev TeardownEvent) {
+	var phases []ui.TeardownPhase
+	err = src.Teardown(ctx, pgid, 300*time.Millisecond, func(ev ui.TeardownEvent) {
 		mu.Lock()
 		phases = append(phases, ev.Phase)
 		mu.Unlock()
@@ -111,7 +112,7 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 	mu.Lock()
 	got := phases
 	mu.Unlock()
-	if len(got) < 3 || got[0] != TeardownTerm || got[len(got)-1] != TeardownEmpty || !containsPhase(got, TeardownKill) {
+	if len(got) < 3 || got[0] != ui.TeardownTerm || got[len(got)-1] != ui.TeardownEmpty || !containsPhase(got, ui.TeardownKill) {
 		t.Fatalf("phases = %v, want TERM … KILL … empty", got)
 	}
 
@@ -120,7 +121,7 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatalf("spawn terminal: %v", err)
 	}
-	s = nextSnapshotWhere(t, watch, "the terminal", func(s Snapshot) bool {
+	s = nextSnapshotWhere(t, watch, "the terminal", func(s ui.Snapshot) bool {
 		for _, tm := range s.Terminals {
 			if tm.PID == pid {
 				return true
@@ -148,7 +149,7 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 		t.Fatalf("detach: %v", err)
 	}
 	// Detaching left the terminal running.
-	nextSnapshotWhere(t, watch, "the terminal still there after detach", func(s Snapshot) bool {
+	nextSnapshotWhere(t, watch, "the terminal still there after detach", func(s ui.Snapshot) bool {
 		for _, tm := range s.Terminals {
 			if tm.PID == pid && tm.Cols == 60 {
 				return true
@@ -171,11 +172,11 @@ func TestBackendSourceOutputReplaysThenFollows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := nextSnapshotWhere(t, watch, "group", func(s Snapshot) bool { g := findGroup(s, pgid); return g != nil })
+	s := nextSnapshotWhere(t, watch, "group", func(s ui.Snapshot) bool { g := findGroup(s, pgid); return g != nil })
 	g := findGroup(s, pgid)
 	leader := g.LeaderPID
-	if leader == 0 || command(g) != "sh -c \"echo first; sleep 0.5; echo second; sleep 30\"" {
-		t.Fatalf("group %d: leader %d, command %q; want the wrapper folded in", pgid, leader, command(g))
+	if leader == 0 || g.Command() != "sh -c \"echo first; sleep 0.5; echo second; sleep 30\"" {
+		t.Fatalf("group %d: leader %d, command %q; want the wrapper folded in", pgid, leader, g.Command())
 	}
 	r, err := src.Output(ctx, leader)
 	if err != nil {
@@ -185,7 +186,7 @@ func TestBackendSourceOutputReplaysThenFollows(t *testing.T) {
 	readUntil(t, r, "second")
 }
 
-func containsPhase(ps []TeardownPhase, p TeardownPhase) bool {
+func containsPhase(ps []ui.TeardownPhase, p ui.TeardownPhase) bool {
 	for _, x := range ps {
 		if x == p {
 			return true
@@ -233,7 +234,7 @@ func TestSourceJudgesAGoneSandboxByTheSeamsRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := NewBackendSource(env.Client, rt, BackendOptions{Name: "test", Cwd: "/tmp"})
+	src, err := New(env.Client, rt, Options{Name: "test", Cwd: "/tmp"})
 	if err != nil {
 		t.Fatal(err)
 	}

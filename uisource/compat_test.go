@@ -1,4 +1,4 @@
-package ui
+package uisource
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"sandtop/backend"
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/ui"
 )
 
 // newTestSource runs a real in-process daemon (cfg.Compat: stock envd's
 // surface only) and the real adapter over it. Close is registered.
-func newTestSource(t testing.TB, cfg daemon.Config, opts BackendOptions) (*backendSource, *daemontest.Env) {
+func newTestSource(t testing.TB, cfg daemon.Config, opts Options) (*backendSource, *daemontest.Env) {
 	t.Helper()
 	env := daemontest.Start(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -32,7 +33,7 @@ func newTestSource(t testing.TB, cfg daemon.Config, opts BackendOptions) (*backe
 		opts.Interval = 200 * time.Millisecond
 	}
 	opts.Name = "test"
-	src, err := NewBackendSource(env.Client, rt, opts)
+	src, err := New(env.Client, rt, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func newTestSource(t testing.TB, cfg daemon.Config, opts BackendOptions) (*backe
 	return bs, env
 }
 
-func hasMember(g *Group, argv0 string) bool {
+func hasMember(g *ui.Group, argv0 string) bool {
 	for _, p := range g.Members {
 		if len(p.Argv) > 0 && p.Argv[0] == argv0 {
 			return true
@@ -51,7 +52,7 @@ func hasMember(g *Group, argv0 string) bool {
 }
 
 func TestCompatSourceGroupsTerminalsTeardown(t *testing.T) {
-	src, _ := newTestSource(t, daemon.Config{Compat: true}, BackendOptions{})
+	src, _ := newTestSource(t, daemon.Config{Compat: true}, Options{})
 	if !src.compat {
 		t.Fatal("the adapter did not notice the missing extension")
 	}
@@ -72,35 +73,35 @@ func TestCompatSourceGroupsTerminalsTeardown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("spawn: %v", err)
 	}
-	s := nextSnapshotWhere(t, watch, "the spawned group with its sleep", func(s Snapshot) bool {
+	s := nextSnapshotWhere(t, watch, "the spawned group with its sleep", func(s ui.Snapshot) bool {
 		g := findGroup(s, pgid)
 		return g != nil && hasMember(g, "sleep")
 	})
 	g := findGroup(s, pgid)
-	if g.Origin != OriginSandtop || g.LeaderPID == 0 || !strings.HasPrefix(command(g), "sh -c ") {
-		t.Errorf("group: origin %v, leader %d, command %q; want sandtop, the outer pid, the user's argv", g.Origin, g.LeaderPID, command(g))
+	if g.Origin != ui.OriginSandtop || g.LeaderPID == 0 || !strings.HasPrefix(g.Command(), "sh -c ") {
+		t.Errorf("group: origin %v, leader %d, command %q; want sandtop, the outer pid, the user's argv", g.Origin, g.LeaderPID, g.Command())
 	}
 
 	// Teardown through the seam: TERM is ignored, so KILL, then empty.
 	var mu sync.Mutex
-	var phases []TeardownPhase
-	err = src.Teardown(ctx, pgid, 300*time.Millisecond, func(ev TeardownEvent) {
+	var phases []ui.TeardownPhase
+	err = src.Teardown(ctx, pgid, 300*time.Millisecond, func(ev ui.TeardownEvent) {
 		mu.Lock()
 		phases = append(phases, ev.Phase)
 		mu.Unlock()
 	})
 	mu.Lock()
-	got := append([]TeardownPhase(nil), phases...)
+	got := append([]ui.TeardownPhase(nil), phases...)
 	mu.Unlock()
-	if err != nil || len(got) < 3 || got[0] != TeardownTerm || got[len(got)-1] != TeardownEmpty || !containsPhase(got, TeardownKill) {
+	if err != nil || len(got) < 3 || got[0] != ui.TeardownTerm || got[len(got)-1] != ui.TeardownEmpty || !containsPhase(got, ui.TeardownKill) {
 		t.Fatalf("teardown = %v, phases %v; want TERM … KILL … empty", err, got)
 	}
-	nextSnapshotWhere(t, watch, "the torn-down group without live members", func(s Snapshot) bool {
+	nextSnapshotWhere(t, watch, "the torn-down group without live members", func(s ui.Snapshot) bool {
 		g := findGroup(s, pgid)
 		if g != nil && !g.Settled {
 			t.Logf("still: %+v", *g)
 		}
-		return g == nil || g.Settled || liveMembers(g) == 0
+		return g == nil || g.Settled || g.LiveMembers() == 0
 	})
 
 	// A terminal is listed (from the seam's ListTerminals) and attach,
@@ -109,7 +110,7 @@ func TestCompatSourceGroupsTerminalsTeardown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("spawn terminal: %v", err)
 	}
-	s = nextSnapshotWhere(t, watch, "the terminal", func(s Snapshot) bool {
+	s = nextSnapshotWhere(t, watch, "the terminal", func(s ui.Snapshot) bool {
 		for _, tm := range s.Terminals {
 			if tm.PID == pid && tm.ForegroundPGID > 1 {
 				return true
