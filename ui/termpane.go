@@ -2,7 +2,6 @@ package ui
 
 import (
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -96,82 +95,9 @@ func (r *replyRouter) Write(p []byte) (int, error) {
 
 var _ io.Writer = (*replyRouter)(nil)
 
-// renderScreen draws a screen as h lines of w cells with SGR styling. ANSI
-// colours stay palette indexes, so the outer terminal (or the PNG renderer
-// with the theme's palette) decides what they look like. The cursor is
-// drawn as a reverse-video cell when showCursor is set.
+// renderScreen draws a screen as h lines of w cells with SGR styling
+// (vt's renderer: wide characters at the edge, reverse video and overline
+// included). The cursor is a reverse-video cell when showCursor is set.
 func renderScreen(s *vt.Screen, w, h int, showCursor bool) []string {
-	lines := make([]string, 0, h)
-	var b strings.Builder
-	for y := 0; y < h; y++ {
-		b.Reset()
-		cur := vt.Style{}
-		for x := 0; x < w; x++ {
-			if x >= s.Cols || y >= s.Rows {
-				if cur != (vt.Style{}) {
-					b.WriteString("\x1b[0m")
-					cur = vt.Style{}
-				}
-				b.WriteByte(' ')
-				continue
-			}
-			c := s.Cell(x, y)
-			if c.Width == 0 {
-				continue
-			}
-			st := c.Style
-			if showCursor && s.Cursor.Visible && s.Cursor.X == x && s.Cursor.Y == y {
-				st.Attr ^= vt.AttrReverse
-			}
-			if st != cur {
-				writeSGR(&b, st)
-				cur = st
-			}
-			r := c.Rune
-			if r == 0 || r < ' ' {
-				r = ' '
-			}
-			b.WriteRune(r)
-		}
-		if cur != (vt.Style{}) {
-			b.WriteString("\x1b[0m")
-		}
-		lines = append(lines, b.String())
-	}
-	return lines
-}
-
-func writeSGR(b *strings.Builder, st vt.Style) {
-	b.WriteString("\x1b[0")
-	attrs := []struct {
-		a    vt.Attr
-		code string
-	}{{vt.AttrBold, "1"}, {vt.AttrFaint, "2"}, {vt.AttrItalic, "3"}, {vt.AttrUnderline, "4"},
-		{vt.AttrBlink, "5"}, {vt.AttrReverse, "7"}, {vt.AttrInvisible, "8"}, {vt.AttrStrike, "9"}}
-	for _, a := range attrs {
-		if st.Attr&a.a != 0 {
-			b.WriteByte(';')
-			b.WriteString(a.code)
-		}
-	}
-	writeColor(b, st.FG, 30)
-	writeColor(b, st.BG, 40)
-	b.WriteByte('m')
-}
-
-func writeColor(b *strings.Builder, c vt.Color, base int) {
-	switch c.Kind() {
-	case vt.KindANSI:
-		i := int(c.Index())
-		if i < 8 {
-			b.WriteString(";" + strconv.Itoa(base+i))
-		} else {
-			b.WriteString(";" + strconv.Itoa(base+60+i-8))
-		}
-	case vt.KindPalette:
-		b.WriteString(";" + strconv.Itoa(base+8) + ";5;" + strconv.Itoa(int(c.Index())))
-	case vt.KindTrueColor:
-		r, g, bl := c.RGB()
-		b.WriteString(";" + strconv.Itoa(base+8) + ";2;" + strconv.Itoa(int(r)) + ";" + strconv.Itoa(int(g)) + ";" + strconv.Itoa(int(bl)))
-	}
+	return strings.Split(vt.RenderANSI(s, vt.ANSIOptions{Width: w, Height: h, Cursor: showCursor}), "\n")
 }
