@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"sandtop/groupstate"
 )
 
 // ControlPlane is what the seam needs from a sandbox besides starting
@@ -65,7 +67,7 @@ type ProcessEntry struct {
 }
 
 // Live reports whether the entry is neither a zombie nor dead.
-func (p ProcessEntry) Live() bool { return processStateLive(p.State) }
+func (p ProcessEntry) Live() bool { return groupstate.ProcLive(p.State) }
 
 // DirEntry is one entry of a sandbox directory.
 type DirEntry struct {
@@ -74,14 +76,6 @@ type DirEntry struct {
 	Size int64
 	// ModTime is zero where the control plane cannot tell (stock envd).
 	ModTime time.Time
-}
-
-func processStateLive(state string) bool {
-	switch state {
-	case "", "Z", "X", "x":
-		return false
-	}
-	return true
 }
 
 // checkGroupID refuses pgids that would reach far more than one group.

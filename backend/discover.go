@@ -7,22 +7,21 @@ import (
 	"strings"
 	"time"
 
+	"sandtop/groupstate"
 	"sandtop/wrapper"
 )
 
-// GroupState is what a published process group is doing.
-type GroupState string
+// GroupState is what a published process group is doing, in the one
+// vocabulary of package groupstate.
+type GroupState = groupstate.State
 
+// The states a published group can be in (groupstate's Stopped comes from
+// the members, not from what the wrapper publishes).
 const (
-	// GroupUnpublished: a state directory without a valid pgid (a spawn
-	// that never got that far, or one still starting).
-	GroupUnpublished GroupState = "unpublished"
-	// GroupRunning: the direct command has not exited.
-	GroupRunning GroupState = "running"
-	// GroupLeaderExited: the direct command exited, descendants live on.
-	GroupLeaderExited GroupState = "leader-exited"
-	// GroupSettled: no live member is left.
-	GroupSettled GroupState = "settled"
+	GroupUnpublished  = groupstate.Unpublished
+	GroupRunning      = groupstate.Running
+	GroupLeaderExited = groupstate.LeaderExited
+	GroupSettled      = groupstate.Settled
 )
 
 // GroupInfo describes one state directory under <runtimeRoot>/processes/,

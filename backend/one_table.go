@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/groupstate"
 )
 
 // OneTable scopes a read of the sandbox: within the returned context, the
@@ -69,7 +70,7 @@ func (r *Runtime) Members(ctx context.Context) (members, escapees map[int][]Memb
 	}
 	members, escapees = map[int][]Member{}, map[int][]Member{}
 	add := func(to map[int][]Member, pgid int, m *sandtopv1.ProcInfo) {
-		if !processStateLive(m.GetState()) {
+		if !groupstate.ProcLive(m.GetState()) {
 			return
 		}
 		p := Member{Pid: int(m.GetPid()), Ppid: int(m.GetPpid()), State: m.GetState(), Argv: m.GetArgv(),

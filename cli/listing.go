@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"sandtop/backend"
+	"sandtop/groupstate"
 )
 
 // The document "sandtop ls -o json" prints. Fields are stable: new ones
@@ -110,8 +111,12 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 				lg.Command = leaderArgv(g.Pgid, lg.Members) // no wrapper: a shim runs it
 			}
 			lg.Started = oldestStart(lg.Members)
-			if allStopped(lg.Members) {
-				lg.State = groupStopped
+			var t groupstate.Tally
+			for _, m := range lg.Members {
+				t.Add(m.State, m.PID == g.Pgid)
+			}
+			if t.State() == groupstate.Stopped {
+				lg.State = string(groupstate.Stopped) // shown instead of running or leader-exited
 			}
 		}
 		if lg.Command == nil {
@@ -129,7 +134,7 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 	// Live groups first, newest state dirs last within each: what needs
 	// attention is at the top.
 	sort.SliceStable(doc.Groups, func(i, j int) bool {
-		return rank(doc.Groups[i].State) < rank(doc.Groups[j].State)
+		return groupstate.State(doc.Groups[i].State).Rank() < groupstate.State(doc.Groups[j].State).Rank()
 	})
 	sort.Slice(doc.Terminals, func(i, j int) bool { return doc.Terminals[i].PID < doc.Terminals[j].PID })
 	return doc, nil
@@ -147,32 +152,6 @@ func leaderArgv(pgid int, members []listProcess) []string {
 		}
 	}
 	return nil
-}
-
-// groupStopped is shown instead of running or leader-exited when every live
-// member is stopped (SIGSTOP, or a job-control stop): the group will not
-// make progress until someone sends SIGCONT.
-const groupStopped = "stopped"
-
-func allStopped(members []listProcess) bool {
-	for _, m := range members {
-		if m.State != "T" && m.State != "t" {
-			return false
-		}
-	}
-	return len(members) > 0
-}
-
-func rank(state string) int {
-	switch state {
-	case string(backend.GroupRunning), groupStopped:
-		return 0
-	case string(backend.GroupLeaderExited):
-		return 1
-	case string(backend.GroupUnpublished):
-		return 2
-	}
-	return 3
 }
 
 // groupMembers maps pgid to its live processes: from the extension's

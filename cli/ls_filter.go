@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend"
+	"sandtop/groupstate"
 )
 
 // listFilter narrows what ls prints, in every output format.
@@ -20,7 +20,13 @@ type listFilter struct {
 }
 
 // listStates are the group states --state accepts.
-var listStates = []string{string(backend.GroupRunning), groupStopped, string(backend.GroupLeaderExited), string(backend.GroupSettled), string(backend.GroupUnpublished)}
+var listStates = func() []string {
+	var out []string
+	for _, s := range groupstate.All {
+		out = append(out, string(s))
+	}
+	return out
+}()
 
 func (f *listFilter) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.tag, "tag", "", "only groups and terminals whose tag matches (a glob: 'ci-*')")

@@ -7,54 +7,38 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sandtop/groupstate"
 )
 
-// groupState names where a group is in its life, for the state column.
-type groupState int
+// groupState names where a group is in its life, for the state column, in
+// the vocabulary the CLI's ls uses too.
+type groupState = groupstate.State
 
 const (
-	stateRunning groupState = iota
-	stateStopped
-	stateLeaderExited
-	stateSettled
+	stateRunning      = groupstate.Running
+	stateStopped      = groupstate.Stopped
+	stateLeaderExited = groupstate.LeaderExited
+	stateSettled      = groupstate.Settled
 )
 
-func (s groupState) String() string {
-	return [...]string{"running", "stopped", "leader-exited", "settled"}[s]
+// tally reads the group's members under the one liveness rule.
+func tally(g *Group) groupstate.Tally {
+	var t groupstate.Tally
+	for _, p := range g.Members {
+		t.Add(p.State, p.PID == g.PGID) // the leader's pid is the pgid
+	}
+	return t
 }
 
-// liveMembers are the members that are not zombies.
-func liveMembers(g *Group) int {
-	n := 0
-	for _, p := range g.Members {
-		if p.State != "Z" && p.State != "X" {
-			n++
-		}
-	}
-	return n
-}
+// liveMembers are the members that still run.
+func liveMembers(g *Group) int { return tally(g).Live() }
 
 func stateOf(g *Group) groupState {
-	if g.Settled || liveMembers(g) == 0 {
+	if g.Settled {
 		return stateSettled
 	}
-	leader := g.PGID // a group's leader is the process whose pid is the pgid
-	leaderAlive, allStopped := false, true
-	for _, p := range g.Members {
-		if p.PID == leader && p.State != "Z" && p.State != "X" {
-			leaderAlive = true
-		}
-		if p.State != "T" && p.State != "t" && p.State != "Z" {
-			allStopped = false
-		}
-	}
-	if !leaderAlive {
-		return stateLeaderExited
-	}
-	if allStopped {
-		return stateStopped
-	}
-	return stateRunning
+	return tally(g).State()
 }
 
 // command is what a group runs: its leader's argv, else the first member's.

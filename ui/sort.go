@@ -65,7 +65,7 @@ func (o sortOrder) compare(a, b *Group) int {
 	case sortAge:
 		c = groupStarted(b).Compare(groupStarted(a))
 	case sortState:
-		c = cmp.Compare(stateOf(a), stateOf(b))
+		c = cmp.Compare(stateOf(a).Rank(), stateOf(b).Rank())
 	}
 	if c == 0 {
 		c = cmp.Compare(a.PGID, b.PGID)

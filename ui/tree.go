@@ -185,7 +185,7 @@ func groupMatches(g *Group, filter string) bool {
 			}
 		}
 	}
-	hay := []string{command(g), g.Tag, g.Origin.String(), stateOf(g).String(), fmt.Sprint(g.PGID)}
+	hay := []string{command(g), g.Tag, g.Origin.String(), string(stateOf(g)), fmt.Sprint(g.PGID)}
 	for _, p := range g.Members {
 		hay = append(hay, argvString(p.Argv, p.Comm))
 	}

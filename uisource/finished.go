@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandtop/backend"
+	"sandtop/groupstate"
 	"sandtop/ui"
 )
 
@@ -110,7 +111,7 @@ func (p *publishedState) noteLive(groups []ui.Group) {
 func leaderRuns(g *ui.Group) bool {
 	for _, m := range g.Members {
 		if m.PID == g.PGID {
-			return m.State != "Z" && m.State != "X"
+			return groupstate.ProcLive(m.State)
 		}
 	}
 	return false

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/groupstate"
 )
 
 // shimTree is what /proc shows of the shims' trees: each live shim's
@@ -36,7 +37,7 @@ func (d *Daemon) readShimTree(stats map[int]procStat, children map[int][]int) sh
 	for _, l := range links {
 		seen := map[int]bool{}
 		add := func(st procStat) {
-			if seen[st.pid] || st.pgid == l.pgid || t.isShim[st.pid] || st.state == "Z" || st.state == "X" {
+			if seen[st.pid] || st.pgid == l.pgid || t.isShim[st.pid] || !groupstate.ProcLive(st.state) {
 				return
 			}
 			seen[st.pid] = true
@@ -73,7 +74,7 @@ func (d *Daemon) groupEscapees(pgid int) []procStat {
 		}
 		var out []procStat
 		for _, st := range procs {
-			if st.pgid != pgid && !shims[st.pid] && st.state != "Z" && st.state != "X" {
+			if st.pgid != pgid && !shims[st.pid] && groupstate.ProcLive(st.state) {
 				out = append(out, st)
 			}
 		}

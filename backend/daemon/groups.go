@@ -9,6 +9,7 @@ import (
 	"time"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/groupstate"
 	"sandtop/wrapper"
 )
 
@@ -374,7 +375,7 @@ func (d *Daemon) snapshotShimGroup(l *shimLink, now time.Time) (*sandtopv1.Group
 		case shims[st.pid]:
 		case st.pgid == l.pgid:
 			g.Members = append(g.Members, d.procInfo(st, now))
-		case st.state != "Z" && st.state != "X":
+		case groupstate.ProcLive(st.state):
 			g.Escapees = append(g.Escapees, d.procInfo(st, now))
 		}
 	}

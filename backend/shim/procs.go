@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"sandtop/groupstate"
 )
 
 // Proc is one process as /proc shows it.
@@ -27,7 +29,7 @@ func ReadProc(pid int) (Proc, error) {
 		return Proc{}, errors.New("malformed stat")
 	}
 	f := strings.Fields(string(b[rp+1:]))
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+	if len(f) < 20 || !groupstate.ProcLive(f[0]) {
 		return Proc{}, errors.New("not a live process")
 	}
 	num := func(n int) uint64 { v, _ := strconv.ParseUint(f[n-3], 10, 64); return v }
