@@ -167,9 +167,13 @@ while :; do
 	case $how in Running* | Stopped*) ;; *) break ;; esac
 	if [ -n "$sentinel" ]; then
 		wait "${woke:-$sentinel}"
-		if [ $? = 127 ] && [ -z "$woke" ]; then
-			# The sentinel is gone (killed on its own, or a bash without
-			# waitable process substitutions): wait for the child itself.
+		if [ $? != 145 ] && [ -z "$woke" ]; then
+			# Only a CHLD (145, its trap may run after this check) ends this
+			# wait while the sentinel lives. Any other answer is the
+			# sentinel's own end (killed on its own, or 127 from a bash
+			# without waitable process substitutions), and bash would give
+			# it again at once for every later wait on it, so the loop would
+			# spin: wait for the child itself.
 			sentinel=
 		fi
 	else

@@ -37,7 +37,8 @@ type wrapped struct {
 	pgid   int
 	cmd    *exec.Cmd
 	lines  chan string // the program's stdout lines (when not spilled)
-	exited chan struct{}
+	exited chan struct{} // closed when the outer half ends (not reaped)
+	reaped sync.Once
 }
 
 // startWrapped starts argv through the wrapper's classic halves, as on stock
@@ -89,13 +90,36 @@ func startWrapped(t *testing.T, argv []string, spill int64) *wrapped {
 			}
 		}
 	}()
-	go func() { _ = c.Wait(); close(w.exited) }()
+	// The group is the inner half's, which the outer one outlives. Once
+	// the outer half has ended, the group id may already be another
+	// test's group (pids wrap around within a CI run when pid_max is
+	// 32768), so the cleanup signals the group only while the outer half
+	// runs. Waiting with WNOWAIT leaves the outer half unreaped until the
+	// cleanup, so the check cannot race with a reap.
+	go func() {
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, c.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		close(w.exited)
+	}()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-w.pgid, syscall.SIGKILL)
-		<-w.exited
+		select {
+		case <-w.exited:
+		default:
+			_ = syscall.Kill(-w.pgid, syscall.SIGKILL)
+			<-w.exited
+		}
+		w.reap()
 	})
 	return w
 }
+
+// reap collects the ended outer half (once), for its ProcessState.
+func (w *wrapped) reap() { w.reaped.Do(func() { _ = w.cmd.Wait() }) }
 
 // ready waits for the program's "ready" line: its traps are set.
 func (w *wrapped) ready(t *testing.T) {
@@ -127,6 +151,7 @@ func (w *wrapped) fact(t *testing.T) string {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("wrapper of group %d hung; its session:\n%s ", w.pgid, sessionTable(w.pgid))
 	}
+	w.reap()
 	code := strings.TrimSpace(readOr(filepath.Join(w.dir, ExitCodeFile)))
 	sig := strings.TrimSpace(readOr(filepath.Join(w.dir, SignalFile)))
 	if sig != "" {
@@ -337,4 +362,74 @@ func sessionTable(sid int) string {
 		fmt.Fprintf(&b, "%s wchan=%s %s\n", strings.TrimSpace(stat[:min(len(stat), 60)]), wchan, strings.Join(sigs, " "))
 	}
 	return b.String()
+}
+
+// The wrapper blocks in `wait` on its sentinel. If the sentinel dies (a
+// hung CI run showed a wrapper spinning at full CPU with its child a
+// zombie and no sentinel left), bash answers that wait at once, for ever:
+// the wrapper must fall back to waiting on the child, not spin, and still
+// publish how the program ended.
+func TestWrapperSurvivesTheDeathOfItsSentinel(t *testing.T) {
+	w := startWrapped(t, []string{"/bin/sh", "-c", "echo ready; exec sleep 100"}, NoSpill)
+	w.ready(t)
+	sentinel := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for sentinel == 0 {
+		for _, pid := range membersNamed(w.pgid, "bash") {
+			if pid != w.pgid {
+				sentinel = pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no sentinel in group %d:\n%s", w.pgid, sessionTable(w.pgid))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := syscall.Kill(sentinel, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	before := cpuTicks(t, w.pgid)
+	time.Sleep(time.Second)
+	if used := cpuTicks(t, w.pgid) - before; used > 3 {
+		t.Errorf("with its sentinel gone the wrapper used %d clock ticks of CPU in a second (it spins)", used)
+	}
+	w.signal(t, syscall.SIGTERM)
+	if got := w.fact(t); got != signalFact(syscall.SIGTERM) {
+		t.Errorf("sentinel killed, then TERM: published %s", got)
+	}
+}
+
+// membersNamed lists the processes of group pgid whose command name is comm.
+func membersNamed(pgid int, comm string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		s := readOr(filepath.Join("/proc", e.Name(), "stat"))
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open || s[open+1:close] != comm {
+			continue
+		}
+		if f := strings.Fields(s[close+1:]); len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// cpuTicks is the user plus system time of pid, in clock ticks.
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	s := readOr(fmt.Sprintf("/proc/%d/stat", pid))
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		t.Fatalf("stat of %d: %q", pid, s)
+	}
+	u, _ := strconv.Atoi(f[11])
+	k, _ := strconv.Atoi(f[12])
+	return u + k
 }
