@@ -36,7 +36,7 @@ type wrapped struct {
 	dir    string
 	pgid   int
 	cmd    *exec.Cmd
-	lines  chan string // the program's stdout lines (when not spilled)
+	lines  chan string   // the program's stdout lines (when not spilled)
 	exited chan struct{} // closed when the outer half ends (not reaped)
 	reaped sync.Once
 }
