@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"sandtop/config"
+
+	"sandtop/wrapper"
 )
 
 func TestParseEnvFlagsRejectsWhatTheSeamWould(t *testing.T) {
@@ -58,7 +60,7 @@ func TestWrapperArgvFindsTheRequestedCommand(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) { checkWrapperMembers(t, leader) })
 	}
-	if _, ok := wrapperArgv(params); ok {
+	if _, _, ok := wrapper.Inner(params); ok {
 		t.Fatal("a wrapper argv without \"--\" was accepted")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/wrapper"
 )
 
 // TestConfigCheckRefusesWhatTheTUIRefuses: config check and plain sandtop
@@ -120,7 +122,7 @@ func TestListJSONCarriesStartAndNotTheScript(t *testing.T) {
 				t.Fatalf("member %d carries the wrapper script (%d bytes)", m.PID, len(a))
 			}
 		}
-		if m.Wrapper && m.PID == pgid && strings.Join(m.Argv, " ") != "bash "+wrapperArgvMarker {
+		if m.Wrapper && m.PID == pgid && strings.Join(m.Argv, " ") != "bash "+wrapper.ArgvMarker {
 			t.Fatalf("wrapper leader argv = %q, want the marker", m.Argv)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"sandtop/backend/gen/process"
 	"sandtop/ui"
+	"sandtop/wrapper"
 )
 
 // Stock envd (or our daemon with Compat) has no Supervisor: the table is
@@ -114,7 +115,7 @@ func (f *compatFeed) exactArgv(ctx context.Context, rows []psRow) {
 			r.Argv = c.exact // the same process: a reused pid renders differently
 			continue
 		}
-		if !mayBeWrapper(r.Argv) {
+		if !wrapper.MayBeWrapper(r.Argv) {
 			continue
 		}
 		b, err := f.s.rt.Control().ReadFile(ctx, "/proc/"+strconv.Itoa(r.PID)+"/cmdline")

@@ -1,9 +1,8 @@
 package uisource
 
 import (
-	"strings"
-
 	"sandtop/ui"
+	"sandtop/wrapper"
 )
 
 // Every seam spawn on stock envd runs through sandtop's wrapper: the
@@ -11,47 +10,6 @@ import (
 // starts an inner bash that leads the user's new session and group. The
 // table shows one row per spawn: the inner group, with the user's argv and
 // the outer pid (the one whose output can be streamed).
-
-// wrapperInner recognises the inner half of sandtop's wrapper (the leader
-// of the user's group): its argv is bash … "sandtop-wrapper" STATEDIR … --
-// ARGV. It returns the state dir and the user's argv.
-func wrapperInner(argv []string) (stateDir string, user []string, ok bool) {
-	for i, a := range argv {
-		if a == "sandtop-wrapper" && i+1 < len(argv) {
-			for j := i + 1; j < len(argv); j++ {
-				if argv[j] == "--" {
-					return argv[i+1], argv[j+1:], true
-				}
-			}
-		}
-	}
-	return "", nil, false
-}
-
-// wrapperOuter recognises the outer half (the process the daemon started):
-// its script starts with state='STATEDIR'.
-func wrapperOuter(argv []string) (stateDir string, ok bool) {
-	for _, a := range argv {
-		if rest, found := strings.CutPrefix(a, "state='"); found {
-			// Only process wrappers; a terminal's runner is the terminal.
-			if end := strings.IndexByte(rest, '\''); end > 0 && strings.Contains(rest[:end], "/processes/") {
-				return rest[:end], true
-			}
-		}
-	}
-	return "", false
-}
-
-// mayBeWrapper is a cheap test on a possibly lossy argv (ps joins argv with
-// spaces) that says the exact argv is worth reading.
-func mayBeWrapper(argv []string) bool {
-	for _, a := range argv {
-		if a == "sandtop-wrapper" || strings.Contains(a, "state='") {
-			return true
-		}
-	}
-	return false
-}
 
 func leaderOf(g *ui.Group) *ui.Process {
 	for i := range g.Members {
@@ -70,7 +28,7 @@ func foldWrappers(groups []ui.Group, shims map[int]shimGroup) (kept []ui.Group, 
 	hidden := map[int]bool{}
 	for _, g := range groups {
 		for _, p := range g.Members {
-			dir, ok := wrapperOuter(p.Argv)
+			dir, ok := wrapper.Outer(p.Argv)
 			if !ok {
 				continue
 			}
@@ -89,7 +47,7 @@ func foldWrappers(groups []ui.Group, shims map[int]shimGroup) (kept []ui.Group, 
 			continue
 		}
 		if l := leaderOf(&g); l != nil {
-			if dir, argv, ok := wrapperInner(l.Argv); ok {
+			if dir, argv, ok := wrapper.Inner(l.Argv); ok {
 				g.Argv = argv
 				stateDirs[g.PGID] = dir
 				if pid := outerPid[dir]; pid != 0 {

@@ -3,6 +3,8 @@ package cli
 import (
 	"path"
 	"slices"
+
+	"sandtop/wrapper"
 )
 
 // The seam runs every program under its bash wrapper, so a group's leader
@@ -10,31 +12,7 @@ import (
 // spills) are the wrapper's, not the operator's. ls shows the requested
 // command and counts only the operator's processes.
 //
-// The inner half's argv is: bash --noprofile --norc -c SCRIPT
-// sandtop-wrapper STATE STDIN OUT_CAP ERR_CAP UMASK ENV TEE HEAD RM STDBUF --
-// ARGV... (wrappers started before STDBUF was added end at RM). The direct
-// form keeps the layout with TAG for UMASK and "-" for the tools.
-
-const wrapperMarker = "sandtop-wrapper"
-
-// wrapperArgvMarker stands for the wrapper's script in a member's argv.
-const wrapperArgvMarker = "<sandtop wrapper>"
-
-// wrapperArgv recognises the wrapper's inner half (or direct form) and
-// returns the argv it runs.
-func wrapperArgv(argv []string) (requested []string, ok bool) {
-	i := slices.Index(argv, wrapperMarker)
-	if i < 1 {
-		return nil, false
-	}
-	// The parameters are a path, numbers, a tag and absolute paths or "-":
-	// the first "--" after them starts the requested argv.
-	end := slices.Index(argv[i:], "--")
-	if end < 10 || i+end+1 >= len(argv) {
-		return nil, false
-	}
-	return argv[i+end+1:], true
-}
+// (Package wrapper recognises the wrapper's argv.)
 
 // markWrapperMembers sets Wrapper on the wrapper's own processes and
 // returns the requested argv, when the group's leader is a wrapper. The
@@ -52,7 +30,7 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 	var requested []string
 	if leader != nil {
 		var ok bool
-		if requested, ok = wrapperArgv(leader.Argv); !ok {
+		if _, requested, ok = wrapper.Inner(leader.Argv); !ok {
 			return nil
 		}
 	}
@@ -63,7 +41,7 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 		if leader != nil {
 			return slices.Equal(argv, leader.Argv)
 		}
-		_, ok := wrapperArgv(argv)
+		_, _, ok := wrapper.Inner(argv)
 		return ok
 	}
 	isWrapper := map[int]bool{}
@@ -72,7 +50,7 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 		switch {
 		case m.PID == pgid, isFork(m.Argv):
 			isWrapper[m.PID] = true
-		case (m.PPID == pgid || leader == nil) && len(m.Argv) > 1 && path.Base(m.Argv[0]) == "tee" && m.Argv[1] == "--output-error=warn-nopipe":
+		case (m.PPID == pgid || leader == nil) && wrapper.SpillTee(m.Argv):
 			isWrapper[m.PID] = true
 		}
 	}
@@ -95,7 +73,7 @@ func markWrapperMembers(pgid int, members []listProcess) []string {
 		// The wrapper's script is kilobytes, the same in every group: a
 		// marker says what it is instead.
 		if slices.Equal(members[i].Argv, script) {
-			members[i].Argv = []string{path.Base(script[0]), wrapperArgvMarker}
+			members[i].Argv = []string{path.Base(script[0]), wrapper.ArgvMarker}
 		}
 	}
 	return requested
