@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sandtop/buildinfo"
 	"slices"
 	"strings"
 	"syscall"
@@ -15,6 +14,8 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/local"
+	"sandtop/buildinfo"
+	"sandtop/config"
 )
 
 // serveFlags are "sandtop serve"'s own flags.
@@ -70,7 +71,7 @@ func runServe(ctx context.Context, stderr io.Writer, f *serveFlags) error {
 	}
 	if f.tokenFile != "" {
 		// Read it here too, for a one-line error naming the flag.
-		if _, err := readTokenFile(f.tokenFile); err != nil {
+		if _, err := config.ReadTokenFile(f.tokenFile); err != nil {
 			return err
 		}
 	}
@@ -131,22 +132,4 @@ func scrubEnv(keep []string) error {
 		return fmt.Errorf("serve: restart with a clean environment: %w", err)
 	}
 	return nil
-}
-
-// readTokenFile reads a token: one non-empty line, surrounding space
-// trimmed. Group-readable files are accepted: secret volumes in pods are
-// 0644 by default.
-func readTokenFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("--token-file %s is empty", path)
-	}
-	if strings.ContainsAny(tok, "\r\n") {
-		return "", fmt.Errorf("--token-file %s holds more than one line", path)
-	}
-	return tok, nil
 }

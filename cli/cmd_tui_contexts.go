@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"sync"
 	"time"
 
@@ -150,18 +149,9 @@ func selWhere(sel selection) string {
 	case sel.cfg.Local != "":
 		return sel.cfg.Local
 	case sel.cfg.EnvdURL != "":
-		return redactedURL(sel.cfg.EnvdURL)
+		return target.RedactURL(sel.cfg.EnvdURL)
 	case sel.startLocal:
 		return "local daemon"
 	}
 	return "E2B control plane"
-}
-
-// redactedURL keeps a URL's scheme and host only.
-func redactedURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "(unparsable URL)"
-	}
-	return u.Scheme + "://" + u.Host
 }

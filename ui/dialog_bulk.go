@@ -2,10 +2,10 @@ package ui
 
 import (
 	"fmt"
-	"github.com/charmbracelet/bubbles/textinput"
 	"strconv"
 	"time"
 
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 )
 

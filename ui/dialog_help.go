@@ -2,8 +2,8 @@ package ui
 
 import (
 	"fmt"
-	"github.com/charmbracelet/bubbles/key"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
 

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 
 	"golang.org/x/sys/unix"
-	"testing"
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"

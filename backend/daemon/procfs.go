@@ -3,13 +3,14 @@ package daemon
 import (
 	"bytes"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // clockTicks is USER_HZ, which Linux fixes at 100 for /proc.

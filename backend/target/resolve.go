@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 
 	"sandtop/backend/envd"
+	"sandtop/config"
 )
 
 // Config is what the operator asked for. Several sources may be combined;
@@ -81,14 +81,14 @@ func ListTargets(ctx context.Context, cfg Config) ([]Target, error) {
 func envdTarget(cfg Config) (Target, error) {
 	u, err := url.Parse(cfg.EnvdURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Target{}, fmt.Errorf("target: --envd %q is not an http(s) URL", redactURL(cfg.EnvdURL))
+		return Target{}, fmt.Errorf("target: --envd %q is not an http(s) URL", RedactURL(cfg.EnvdURL))
 	}
 	if u.User != nil {
 		return Target{}, errors.New("target: --envd URL carries credentials; put the token in --token-file instead")
 	}
 	token := cfg.Token
 	if cfg.TokenFile != "" {
-		if token, err = readToken(cfg.TokenFile); err != nil {
+		if token, err = config.ReadTokenFile(cfg.TokenFile); err != nil {
 			return Target{}, err
 		}
 	}
@@ -108,28 +108,12 @@ func envdTarget(cfg Config) (Target, error) {
 	return t, nil
 }
 
-// readToken reads a token file: surrounding whitespace is dropped, and an
-// empty file is an error rather than an unauthenticated connection.
-func readToken(file string) (string, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("target: --token-file: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("target: --token-file %s is empty", file)
-	}
-	if strings.ContainsAny(tok, "\r\n") {
-		return "", fmt.Errorf("target: --token-file %s holds more than one line", file)
-	}
-	return tok, nil
-}
-
-// redactURL keeps a URL's scheme and host only, for error messages.
-func redactURL(raw string) string {
+// RedactURL keeps a URL's scheme and host only, for messages: a path or
+// query may hold a token.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return "(unparsable)"
+		return "(unparsable URL)"
 	}
 	return u.Scheme + "://" + u.Host
 }
