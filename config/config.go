@@ -84,13 +84,17 @@ type Confirm struct {
 	BulkTeardown bool `toml:"bulk_teardown"`
 }
 
+// DefaultGrace is how long a teardown waits after SIGTERM before SIGKILL
+// when neither the config nor a flag says.
+const DefaultGrace = 5 * time.Second
+
 // Defaults is the configuration with no file and no flags.
 func Defaults() Config {
 	return Config{
 		Target:          LocalTarget,
 		Theme:           "dark",
 		ScrollbackBytes: 1 << 20,
-		Grace:           5 * time.Second,
+		Grace:           DefaultGrace,
 		Confirm:         Confirm{Signal: true, Teardown: true, BulkTeardown: true},
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandtop/config"
 	"sandtop/themes"
 )
 
@@ -113,7 +114,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Theme = t
 	}
 	if o.Grace <= 0 {
-		o.Grace = 5 * time.Second
+		o.Grace = config.DefaultGrace
 	}
 	if len(o.Shell) == 0 {
 		o.Shell = []string{"bash"}

@@ -11,6 +11,7 @@ import (
 
 	"sandtop/backend"
 	"sandtop/backend/envd"
+	"sandtop/config"
 	"sandtop/ui"
 )
 
@@ -63,7 +64,7 @@ func New(c *envd.Client, rt *backend.Runtime, opts Options) (ui.Source, error) {
 		opts.Cwd = "/"
 	}
 	if opts.Grace <= 0 {
-		opts.Grace = 5 * time.Second
+		opts.Grace = config.DefaultGrace
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
