@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandtop/backend"
+	"sandtop/config"
 )
 
 func newSignalCmd(g *globalFlags) *cobra.Command {
@@ -130,7 +131,7 @@ the groups, and may be retried.`,
 			return errors.Join(errs...)
 		},
 	}
-	c.Flags().DurationVar(&grace, "grace", 5*time.Second, "wait between SIGTERM and SIGKILL (default: the config's grace)")
+	c.Flags().DurationVar(&grace, "grace", config.DefaultGrace, "wait between SIGTERM and SIGKILL (default: the config's grace)")
 	return c
 }
 
