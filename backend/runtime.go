@@ -28,6 +28,9 @@ type RuntimeConfig struct {
 	// or on stock envd (which reports none) DefaultRuntimeRootIn under the
 	// sandbox user's home.
 	RuntimeRoot string
+	// FallbackRuntimeRoot is the root to use when RuntimeRoot is empty and
+	// the daemon names none (stock envd); empty means DefaultRuntimeRootIn.
+	FallbackRuntimeRoot string
 	// AgentWorkspace is a DeepSeek Harness agent's workspace, whose
 	// <workspace>/.dsh-e2b is read by AgentGroups besides the roots found
 	// from the process table; empty means only those.
@@ -61,6 +64,7 @@ type RuntimeConfig struct {
 // NewRuntime; it is safe for concurrent use.
 type Runtime struct {
 	cfg     RuntimeConfig
+	info    DaemonInfo
 	proc    processconnect.ProcessClient
 	control ControlPlane
 	runner  commandRunner
@@ -125,10 +129,13 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	var control ControlPlane = compatControl{cmd: runner}
 	var direct bool
 	var baseEnv []string
+	info := DaemonInfo{Version: "envd (no sandtop extension)", Capabilities: []string{"compat"}}
 	if sup != nil && !cfg.DisableExtension {
 		hello, err := sup.Hello(ctx, connect.NewRequest(&sandtopv1.HelloRequest{}))
 		switch {
 		case err == nil:
+			info = DaemonInfo{Extension: true, Version: hello.Msg.GetVersion(), Hostname: hello.Msg.GetHostname(),
+				Capabilities: hello.Msg.GetCapabilities(), RuntimeRoot: hello.Msg.GetRuntimeRoot()}
 			control = extensionControl{sup: sup, fs: fs, cmd: runner}
 			// The daemon says what a command's environment is, which saves
 			// the probe (a shell and four tools) on every CLI call.
@@ -144,6 +151,9 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 			return nil, fmt.Errorf("hello to the sandbox daemon: %w", err)
 		}
 	}
+	if cfg.RuntimeRoot == "" && !info.Extension {
+		cfg.RuntimeRoot = cfg.FallbackRuntimeRoot
+	}
 	if cfg.RuntimeRoot == "" && !direct {
 		root, err := defaultRuntimeRoot(ctx, runner)
 		if err != nil {
@@ -157,12 +167,26 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	bg, cancel := context.WithCancel(context.Background())
 	setupCtx, abortAll := context.WithCancel(bg)
 	return &Runtime{
-		cfg: cfg, proc: proc, control: control, runner: runner, log: log, direct: direct, baseEnv: baseEnv,
+		cfg: cfg, proc: proc, control: control, runner: runner, log: log, direct: direct, baseEnv: baseEnv, info: info,
 		bg: bg, cancelBg: cancel, setupCtx: setupCtx, abortAll: abortAll,
 		live:  map[*Handle]struct{}{},
 		terms: terminalSet{live: map[*Terminal]struct{}{}},
 	}, nil
 }
+
+// DaemonInfo is what the sandbox's daemon said of itself when the runtime
+// was built (one Hello, cached). On stock envd Extension is false, Version
+// says so and Capabilities is ["compat"].
+type DaemonInfo struct {
+	Extension    bool
+	Version      string
+	Hostname     string
+	Capabilities []string
+	RuntimeRoot  string
+}
+
+// Info is the daemon as it answered when the runtime was built.
+func (r *Runtime) Info() DaemonInfo { return r.info }
 
 // Control is the control plane the runtime picked; terminals and the TUI
 // use it for session groups, the foreground group and signals.

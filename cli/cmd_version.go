@@ -93,11 +93,7 @@ func daemonVersion(ctx context.Context, s *session) string {
 	if !s.Extension {
 		return ""
 	}
-	h, err := s.Client.Hello(ctx)
-	if err != nil {
-		return ""
-	}
-	return h.GetVersion()
+	return s.Runtime.Info().Version
 }
 
 var warnVersionOnce sync.Once

@@ -87,12 +87,13 @@ func (s *backendSource) Close() error {
 	return nil
 }
 
-// Info reports the daemon. Without the extension the header shows the
-// capability "compat": polled table, no replay on attach, no PTY sizes.
+// Info reports the daemon as it answered the runtime's Hello. Without the
+// extension the header shows the capability "compat": polled table, no
+// replay on attach, no PTY sizes.
 func (s *backendSource) Info(ctx context.Context) (ui.SandboxInfo, error) {
-	info := ui.SandboxInfo{Name: s.opts.Name, Target: s.opts.Target}
+	d := s.rt.Info()
+	info := ui.SandboxInfo{Name: s.opts.Name, Target: s.opts.Target, Version: d.Version, Capabilities: d.Capabilities, Hostname: d.Hostname}
 	if s.compat {
-		info.Version, info.Capabilities = "envd (no sandtop extension)", []string{"compat"}
 		if b, err := s.rt.Control().ReadFile(ctx, "/proc/sys/kernel/hostname"); err == nil {
 			info.Hostname = strings.TrimSpace(string(b))
 		}
@@ -101,13 +102,8 @@ func (s *backendSource) Info(ctx context.Context) (ui.SandboxInfo, error) {
 		}
 		return info, nil
 	}
-	h, err := s.c.Hello(ctx)
-	if err != nil {
-		return info, err
-	}
-	info.Version, info.Capabilities, info.Hostname = h.GetVersion(), h.GetCapabilities(), h.GetHostname()
 	if info.Name == "" {
-		info.Name = h.GetHostname()
+		info.Name = d.Hostname
 	}
 	return info, nil
 }

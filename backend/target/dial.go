@@ -107,18 +107,9 @@ func Open(ctx context.Context, t Target, cfg backend.RuntimeConfig, opts ...envd
 		return nil, err
 	}
 	s := &Session{Target: t, Client: c}
-	_, helloErr := c.Hello(ctx)
-	switch {
-	case helloErr == nil:
-		s.Extension = true
-	case envd.IsUnimplemented(helloErr) || envd.IsNotFound(helloErr):
-		if cfg.RuntimeRoot == "" {
-			cfg.RuntimeRoot = t.RuntimeRoot // empty: the seam's per-user default
-		}
-	default:
-		c.Close()
-		return nil, fmt.Errorf("target %s: %w", t.Name, helloErr)
-	}
+	// On stock envd (no Hello) the target's hint names the root; empty
+	// means the seam's per-user default.
+	cfg.FallbackRuntimeRoot = t.RuntimeRoot
 	if cfg.AgentWorkspace == "" {
 		cfg.AgentWorkspace = t.AgentWorkspace
 	}
@@ -139,7 +130,7 @@ func Open(ctx context.Context, t Target, cfg backend.RuntimeConfig, opts ...envd
 		c.Close()
 		return nil, fmt.Errorf("target %s: %w", t.Name, err)
 	}
-	s.Runtime = rt
+	s.Runtime, s.Extension = rt, rt.Info().Extension
 	return s, nil
 }
 
