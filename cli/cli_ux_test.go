@@ -21,7 +21,7 @@ func TestConfigCheckRefusesWhatTheTUIRefuses(t *testing.T) {
 	if err := os.MkdirAll(themeDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	dark, err := os.ReadFile("themes/dark.toml")
+	dark, err := os.ReadFile("../themes/dark.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
