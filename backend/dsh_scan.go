@@ -175,6 +175,3 @@ func presentBase64(field string) (*string, error) {
 	text := string(b)
 	return &text, nil
 }
-
-// groupLive: a member that is neither a zombie nor dead, as the seam judges.
-func (s dshSnapshot) groupLive(pgid int) bool { return groupLiveIn(s.procs, pgid) }

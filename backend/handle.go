@@ -111,12 +111,6 @@ func (h *Handle) setTier(sig syscall.Signal) {
 	h.mu.Unlock()
 }
 
-func (h *Handle) isQuiescent() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.quiescent
-}
-
 // markQuiescent records proof that the group is empty: from now on every
 // Terminate is a no-op, because the pgid may be reused.
 func (h *Handle) markQuiescent() {

@@ -15,14 +15,6 @@ func signalText(sig syscall.Signal) string {
 	return "SIG" + sig.String()
 }
 
-// signalByName maps "SIGTERM" (or "TERM") to its number; 0 if unknown.
-func signalByName(name string) syscall.Signal {
-	if !strings.HasPrefix(name, "SIG") {
-		name = "SIG" + name
-	}
-	return unix.SignalNum(name)
-}
-
 // signalInStatus reads the signal out of an end-event status such as
 // "signal: killed" (Go's os.ProcessState wording, which envd and sandtop's
 // daemon both send). 0 when the status names no signal.

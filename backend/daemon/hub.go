@@ -303,13 +303,6 @@ func (s *subscriber) next(maxBytes int) (out []chunk, final *process.ProcessEven
 	return nil, nil, nil, h.changed
 }
 
-// endEvent returns the end event once the hub is closed.
-func (h *hub) endEvent() *process.ProcessEvent_EndEvent {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.final
-}
-
 // retained reports the bytes the log currently holds (for tests).
 func (h *hub) retained() int64 {
 	h.mu.Lock()

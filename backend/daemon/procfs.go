@@ -164,19 +164,3 @@ func boot() time.Time {
 func startTime(st procStat) time.Time {
 	return boot().Add(time.Duration(st.startTicks) * time.Second / clockTicks)
 }
-
-// sessionGroups lists the distinct process groups of session sid, the
-// leader's own group first.
-func sessionGroups(sid int) []int {
-	out := []int{sid}
-	seen := map[int]bool{sid: true}
-	for _, pid := range allPids() {
-		st, err := readStat(pid)
-		if err != nil || st.sid != sid || seen[st.pgid] {
-			continue
-		}
-		seen[st.pgid] = true
-		out = append(out, st.pgid)
-	}
-	return out
-}

@@ -130,20 +130,6 @@ func (r *registry) liveProcs() []*proc {
 	return out
 }
 
-// all returns live and retained processes.
-func (r *registry) all() []*proc {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]*proc, 0, len(r.live)+len(r.exited))
-	for _, p := range r.live {
-		out = append(out, p)
-	}
-	for _, p := range r.exited {
-		out = append(out, p)
-	}
-	return out
-}
-
 // addShim records a live shim connection; removeShim forgets it.
 func (r *registry) addShim(l *shimLink) {
 	r.mu.Lock()

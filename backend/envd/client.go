@@ -215,8 +215,5 @@ func (c *Client) Health(ctx context.Context) error {
 // IsUnimplemented is true when the daemon lacks the called service or method.
 func IsUnimplemented(err error) bool { return connect.CodeOf(err) == connect.CodeUnimplemented }
 
-// IsNotFound is true when the named process does not exist.
-func IsNotFound(err error) bool { return connect.CodeOf(err) == connect.CodeNotFound }
-
 // Close drops idle connections (streams in flight are not affected).
 func (c *Client) Close() { c.http.CloseIdleConnections() }

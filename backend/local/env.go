@@ -41,7 +41,3 @@ func CuratedEnv(environ []string) []string {
 	}
 	return out
 }
-
-// CredentialShaped reports whether a variable name looks like it carries a
-// secret.
-func CredentialShaped(name string) bool { return credentialShaped.MatchString(name) }

@@ -7,7 +7,6 @@
 package e2bfake
 
 import (
-	"fmt"
 	"net/http/httptest"
 	"sort"
 	"sync"
@@ -143,14 +142,6 @@ func (f *Fake) SetPageSize(n int) {
 	f.pageSize = max(n, 1)
 }
 
-// OnKill runs after DELETE /sandboxes/{id} removed a sandbox (tests stop its
-// daemon there).
-func (f *Fake) OnKill(fn func(id string)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.onKill = fn
-}
-
 // Calls counts the requests served per route, e.g. "GET /v2/sandboxes".
 func (f *Fake) Calls(route string) int {
 	f.mu.Lock()
@@ -225,5 +216,3 @@ func (f *Fake) record(c Call) {
 	f.calls[c.Method+" "+c.Route]++
 	f.log = append(f.log, c)
 }
-
-func (f *Fake) String() string { return fmt.Sprintf("e2bfake at %s", f.URL) }
