@@ -69,7 +69,7 @@ func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, err
 	}
 	if execErr != nil {
 		spec.ExecError, spec.ExecCode = execErr.Error(), 126
-		if errors.Is(execErr, fs.ErrNotExist) || strings.Contains(execErr.Error(), "not found in PATH") {
+		if errors.Is(execErr, fs.ErrNotExist) || errors.As(execErr, new(notInPathError)) {
 			spec.ExecCode = 127
 		}
 	}

@@ -154,7 +154,14 @@ func lookPath(name, pathEnv, cwd string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("executable %q not found in PATH %q", clip(name), clip(pathEnv))
+	return "", notInPathError{name: clip(name), path: clip(pathEnv)}
+}
+
+// notInPathError: no directory of PATH holds the program (the shell's 127).
+type notInPathError struct{ name, path string }
+
+func (e notInPathError) Error() string {
+	return fmt.Sprintf("executable %q not found in PATH %q", e.name, e.path)
 }
 
 func executable(p string) error {
