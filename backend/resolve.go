@@ -36,7 +36,7 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env []E
 			return "", fmt.Errorf("resolve %s: %w", command, err)
 		}
 		if res.exitCode != 0 {
-			return "", fmt.Errorf("%s is not an executable file in the sandbox", command)
+			return "", errorOf(ErrNotExecutable, "%s is not an executable file in the sandbox", command)
 		}
 		return command, nil
 	}
@@ -60,7 +60,7 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env []E
 	}
 	out := strings.TrimSpace(string(res.stdout))
 	if res.exitCode != 0 || out == "" {
-		return "", fmt.Errorf("%s was not found on the sandbox PATH", command)
+		return "", errorOf(ErrNotExecutable, "%s was not found on the sandbox PATH", command)
 	}
 	if strings.Contains(out, "\n") || !strings.Contains(out, "/") {
 		return "", fmt.Errorf("%s did not resolve to one absolute path (got %q)", command, clipText(res.stdout))

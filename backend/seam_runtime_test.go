@@ -129,8 +129,11 @@ func TestResolveExecutable(t *testing.T) {
 		if got, err := s.rt.ResolveExecutable(ctx, "/bin/sh", nil); err != nil || got != "/bin/sh" {
 			t.Fatalf("absolute: %q %v", got, err)
 		}
-		if _, err := s.rt.ResolveExecutable(ctx, "/etc/passwd", nil); err == nil {
-			t.Fatal("a non-executable absolute path resolved")
+		if _, err := s.rt.ResolveExecutable(ctx, "/etc/passwd", nil); !errors.Is(err, ErrNotExecutable) {
+			t.Fatalf("a non-executable absolute path: %v, want ErrNotExecutable", err)
+		}
+		if _, err := s.rt.ResolveExecutable(ctx, "no-such-tool-xyz", nil); !errors.Is(err, ErrNotExecutable) || errors.Is(err, ErrNotFound) {
+			t.Fatalf("a name on no PATH: %v, want ErrNotExecutable", err)
 		}
 		if got, err := s.rt.ResolveExecutable(ctx, "sh", nil); err != nil || !strings.HasSuffix(got, "/sh") || !strings.HasPrefix(got, "/") {
 			t.Fatalf("bare: %q %v", got, err)

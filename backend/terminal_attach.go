@@ -92,7 +92,7 @@ func (rt *terminalRuntime) cmdline(ctx context.Context, pid int) ([]string, erro
 				}
 			}
 		}
-		return nil, fmt.Errorf("process %d not found", pid)
+		return nil, errorOf(ErrNotFound, "process %d not found", pid)
 	}
 	b, err := rt.cp.ReadFile(ctx, "/proc/"+strconv.Itoa(pid)+"/cmdline")
 	if err != nil {
