@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"connectrpc.com/connect"
@@ -43,6 +44,10 @@ type Foreground struct {
 // errTerminalExited rejects input once the top-level process has exited.
 var errTerminalExited = errors.New("terminal process has exited")
 
+// ErrDetached is what a detached handle answers: the terminal still runs
+// in the sandbox, this handle no longer follows it.
+var ErrDetached = errors.New("detached from the terminal (it keeps running)")
+
 // Terminal is a live PTY session in the sandbox. Its methods are safe for
 // concurrent use.
 type Terminal struct {
@@ -65,6 +70,8 @@ type Terminal struct {
 
 	sigMu   sync.Mutex
 	termSig syscall.Signal // the last tier Terminate sent
+
+	detached atomic.Bool // Detach was called
 }
 
 func newTerminal(rt *terminalRuntime, pid int, id string, graceMs int, stop context.CancelFunc) *Terminal {
@@ -129,11 +136,31 @@ func (t *Terminal) exited() bool {
 	}
 }
 
+// gone is why a handle whose stream has ended takes no more input.
+func (t *Terminal) gone() error {
+	if t.detached.Load() {
+		return ErrDetached
+	}
+	return errTerminalExited
+}
+
+// Detach lets go of the terminal without ending it, as tmux's detach does:
+// the output subscription ends (Output reads ErrDetached after what was
+// queued, Done closes), Write and Resize answer ErrDetached, and the
+// runtime no longer owns it, so neither its release nor DisposeTerminals
+// will terminate it. Attach it again with AttachTerminal.
+func (t *Terminal) Detach() {
+	if t.detached.Swap(true) {
+		return
+	}
+	t.stop()
+}
+
 // Write delivers data to the terminal's input exactly as given: no newline
 // conversion. It fails once the top-level process has exited.
 func (t *Terminal) Write(ctx context.Context, data []byte) error {
 	if t.exited() {
-		return errTerminalExited
+		return t.gone()
 	}
 	ctx, end, err := t.ops.begin(ctx)
 	if err != nil {
@@ -145,7 +172,7 @@ func (t *Terminal) Write(ctx context.Context, data []byte) error {
 	}
 	if err := t.send(ctx, data); err != nil {
 		if t.exited() {
-			return errTerminalExited
+			return t.gone()
 		}
 		return opError(ctx, fmt.Errorf("terminal write: %w", err))
 	}
@@ -158,7 +185,7 @@ func (t *Terminal) Resize(ctx context.Context, rows, cols int) error {
 		return err
 	}
 	if t.exited() {
-		return errTerminalExited
+		return t.gone()
 	}
 	ctx, end, err := t.ops.begin(ctx)
 	if err != nil {
@@ -171,7 +198,7 @@ func (t *Terminal) Resize(ctx context.Context, rows, cols int) error {
 	}))
 	if err != nil {
 		if t.exited() {
-			return errTerminalExited
+			return t.gone()
 		}
 		return opError(ctx, fmt.Errorf("terminal resize: %w", err))
 	}

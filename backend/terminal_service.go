@@ -159,6 +159,10 @@ func (r *Runtime) ownTerminal(t *Terminal) {
 	set.mu.Unlock()
 	go func() {
 		<-t.done
+		if t.detached.Load() {
+			set.drop(t) // it runs on; this runtime no longer answers for it
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Duration(t.graceMs)*time.Millisecond+30*time.Second)
 		defer cancel()
 		if err := t.Terminate(ctx); err != nil {

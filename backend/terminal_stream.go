@@ -86,6 +86,9 @@ func (t *Terminal) pump(stream eventStream, filter outputFilter, passed func() b
 
 // finish publishes the end of the top-level process.
 func (t *Terminal) finish(o Outcome, err error) {
+	if t.detached.Load() {
+		o, err = Outcome{}, ErrDetached
+	}
 	// A write blocked on the input stream holds its lock; don't wait on it.
 	go t.input.close()
 	t.outcome, t.err = o, err

@@ -538,3 +538,56 @@ func TestTerminalTerminateRejectsAndJoinsOperations(t *testing.T) {
 		t.Fatalf("outcome %v, %v; want SIGKILL (bash ignores TERM)", o, err)
 	}
 }
+
+// Detach lets a terminal run on: the handle's stream ends with
+// ErrDetached, the runtime stops owning it (so its release never ends the
+// session), and it can be attached again and ended from there.
+func TestTerminalDetachLeavesItRunning(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			env := newTerminalTestEnv(t, mode.compat)
+			ctx := context.Background()
+			term, err := env.rt.SpawnTerminal(ctx, shellSpec(env.cwd))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := collect(t, term)
+			out.waitFor(t, 0, regexp.QuoteMeta(prompt), 10*time.Second)
+			if n := env.rt.Terminals(); n != 1 {
+				t.Fatalf("owned terminals = %d, want 1", n)
+			}
+			term.Detach()
+			select {
+			case <-term.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("Done did not close after Detach")
+			}
+			if _, err := term.Outcome(); !errors.Is(err, ErrDetached) {
+				t.Fatalf("outcome error %v, want ErrDetached", err)
+			}
+			if err := term.Write(ctx, []byte("exit\r")); !errors.Is(err, ErrDetached) {
+				t.Fatalf("Write after Detach: %v", err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for env.rt.Terminals() != 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the runtime still owns the detached terminal")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			// Had the release run, it would have ended the session by now.
+			time.Sleep(300 * time.Millisecond)
+			again, err := env.rt.AttachTerminal(ctx, term.Pid())
+			if err != nil {
+				t.Fatalf("attach after Detach: %v", err)
+			}
+			out2 := collect(t, again)
+			write(t, again, "echo still-here\r")
+			out2.waitFor(t, 0, `\r\nstill-here\r\n`, 10*time.Second)
+			if err := again.Terminate(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -133,6 +133,10 @@ func (s *backendSource) SpawnTerminal(ctx context.Context, argv []string, rows, 
 	if err != nil {
 		return 0, err
 	}
+	// The TUI attaches through Attach when it shows the terminal; the
+	// seam's own handle would keep a second stream and a buffer nobody
+	// reads, so it lets go at once. The terminal runs on.
+	t.Detach()
 	return t.Pid(), nil
 }
 
