@@ -329,9 +329,15 @@ func (c *identityCache) get(st procStat, now time.Time) identity {
 		return id
 	}
 	id = identity{startTicks: st.startTicks, comm: st.comm, uid: procUID(st.pid), argv: cmdline(st.pid), at: now}
-	c.mu.Lock()
-	c.m[st.pid] = id
-	c.mu.Unlock()
+	// An empty argv is not kept: a process caught inside execve already
+	// has its new comm but not yet its new argv, and keeping that would
+	// show it without a command for the whole TTL. (A zombie's is empty
+	// too; it is read again, which is cheap.)
+	if len(id.argv) > 0 {
+		c.mu.Lock()
+		c.m[st.pid] = id
+		c.mu.Unlock()
+	}
 	return id
 }
 

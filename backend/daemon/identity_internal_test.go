@@ -1,0 +1,47 @@
+package daemon
+
+import (
+	"os/exec"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A process read with an empty argv (one caught inside execve, or a
+// zombie) is not cached: the next look reads it again instead of showing
+// it without a command for the cache's whole lifetime.
+func TestIdentityCacheKeepsNoEmptyArgv(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Wait() })
+	pid := cmd.Process.Pid
+	// Wait for it to be a zombie without reaping it: its cmdline reads empty.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := readStat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newIdentityCache()
+	if id := c.get(st, time.Now()); len(id.argv) != 0 {
+		t.Fatalf("a zombie's argv read as %q", id.argv)
+	}
+	if _, kept := c.m[pid]; kept {
+		t.Fatal("an empty argv was cached")
+	}
+	self, err := readStat(unix.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := c.get(self, time.Now()); len(id.argv) == 0 {
+		t.Fatal("our own argv read empty")
+	}
+	if _, kept := c.m[self.pid]; !kept {
+		t.Fatal("a real argv was not cached")
+	}
+}
