@@ -68,13 +68,9 @@ func (d *Daemon) groupEscapees(pgid int) []procStat {
 	// From the shim's subtree, where every escapee is (see
 	// snapshotShimGroup); all of /proc only without the children files.
 	if procs, ok := subtree(l.pid); ok {
-		shims := map[int]bool{}
-		for _, s := range d.reg.liveShims() {
-			shims[s.pid] = true
-		}
 		var out []procStat
 		for _, st := range procs {
-			if st.pgid != pgid && !shims[st.pid] && groupstate.ProcLive(st.state) {
+			if st.pgid != pgid && !d.reg.isShim(st.pid) && groupstate.ProcLive(st.state) {
 				out = append(out, st)
 			}
 		}

@@ -362,10 +362,6 @@ func (d *Daemon) snapshotShimGroup(l *shimLink, now time.Time) (*sandtopv1.Group
 	if !ok {
 		return nil, false
 	}
-	shims := map[int]bool{}
-	for _, s := range d.reg.liveShims() {
-		shims[s.pid] = true
-	}
 	// The session is the members' (the program leads its own); with only
 	// escapees left it is given as the full snapshot gives it.
 	sid := l.pid
@@ -375,10 +371,13 @@ func (d *Daemon) snapshotShimGroup(l *shimLink, now time.Time) (*sandtopv1.Group
 			break
 		}
 	}
-	g := groupHeader(l.pgid, sid, d.startedProcs()[l.pgid], l)
+	// One group's look: no map of every process or shim the daemon has
+	// (a teardown makes several of these, with 1,000 groups live).
+	started := d.reg.liveByPid(l.pgid)
+	g := groupHeader(l.pgid, sid, started, l)
 	for _, st := range procs {
 		switch {
-		case shims[st.pid]:
+		case d.reg.isShim(st.pid):
 		case st.pgid == l.pgid:
 			g.Members = append(g.Members, d.procInfo(st, now))
 		case groupstate.ProcLive(st.state):
@@ -391,7 +390,7 @@ func (d *Daemon) snapshotShimGroup(l *shimLink, now time.Time) (*sandtopv1.Group
 	sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].Pid < g.Members[j].Pid })
 	sort.Slice(g.Escapees, func(i, j int) bool { return g.Escapees[i].Pid < g.Escapees[j].Pid })
 	if g.Origin == "" {
-		markOrigin(g, d.startedProcs()[l.pgid])
+		markOrigin(g, started)
 	}
 	return g, true
 }

@@ -23,6 +23,7 @@ type registry struct {
 	// shims: live shim connections by shim pid; shimChildren: shims forked
 	// here whose exit os/exec has not collected yet.
 	shims        map[int]*shimLink
+	shimGroups   map[int]*shimLink // the same links by their group's pgid
 	shimChildren map[int]bool
 }
 
@@ -118,6 +119,20 @@ func (r *registry) byPid(pid uint32) *proc {
 	return r.exited[pid]
 }
 
+// liveByPid is the running process with pid, or nil.
+func (r *registry) liveByPid(pid int) *proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live[uint32(pid)]
+}
+
+// isShim says whether pid is a connected shim.
+func (r *registry) isShim(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shims[pid] != nil
+}
+
 // liveProcs returns running processes in start order.
 func (r *registry) liveProcs() []*proc {
 	r.mu.Lock()
@@ -135,9 +150,10 @@ func (r *registry) addShim(l *shimLink) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.shims == nil {
-		r.shims = map[int]*shimLink{}
+		r.shims, r.shimGroups = map[int]*shimLink{}, map[int]*shimLink{}
 	}
 	r.shims[l.pid] = l
+	r.shimGroups[l.pgid] = l
 }
 
 func (r *registry) removeShim(l *shimLink) {
@@ -145,6 +161,9 @@ func (r *registry) removeShim(l *shimLink) {
 	defer r.mu.Unlock()
 	if r.shims[l.pid] == l {
 		delete(r.shims, l.pid)
+	}
+	if r.shimGroups[l.pgid] == l {
+		delete(r.shimGroups, l.pgid)
 	}
 }
 
@@ -158,12 +177,7 @@ func (r *registry) shimByPid(pid int) *shimLink {
 func (r *registry) shimByPgid(pgid int) *shimLink {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, l := range r.shims {
-		if l.pgid == pgid {
-			return l
-		}
-	}
-	return nil
+	return r.shimGroups[pgid]
 }
 
 // liveShims lists the shims still connected.
