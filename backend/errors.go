@@ -13,6 +13,12 @@ var (
 	ErrNotExecutable = errors.New("not an executable in the sandbox")
 	// ErrNotFound: no such process or group in the sandbox.
 	ErrNotFound = errors.New("not found in the sandbox")
+	// ErrRelativeCommand: a command with a separator but no leading "/"
+	// has no defined base directory.
+	ErrRelativeCommand = errors.New("a relative command path has no defined base")
+	// ErrNoFile: on stock envd's shell lookup the name is a builtin or a
+	// function, not a file (env would still find a file of that name).
+	ErrNoFile = errors.New("the name resolves to no file")
 )
 
 // kindError is an error with its own message that also matches kind.

@@ -5,7 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
+
+	"connectrpc.com/connect"
+
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 )
 
 // resolveScript checks an absolute path ($1 = "abs") or looks a bare name
@@ -30,6 +35,9 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env []E
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("resolve %s: %w", command, context.Cause(ctx))
 	}
+	if ext, ok := r.control.(extensionControl); ok && slices.Contains(r.info.Capabilities, capResolve) {
+		return r.resolveByDaemon(ctx, ext, command, env)
+	}
 	if strings.HasPrefix(command, "/") {
 		res, err := r.runner.run(ctx, resolveScript, []string{"abs", command}, nil)
 		if err != nil {
@@ -41,7 +49,7 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env []E
 		return command, nil
 	}
 	if strings.Contains(command, "/") {
-		return "", fmt.Errorf("%s is a relative path; use an absolute path or a bare PATH name", command)
+		return "", errorOf(ErrRelativeCommand, "%s is a relative path; use an absolute path or a bare PATH name", command)
 	}
 	if err := ValidateEnv(env); err != nil {
 		return "", err
@@ -63,12 +71,44 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env []E
 		return "", errorOf(ErrNotExecutable, "%s was not found on the sandbox PATH", command)
 	}
 	if strings.Contains(out, "\n") || !strings.Contains(out, "/") {
-		return "", fmt.Errorf("%s did not resolve to one absolute path (got %q)", command, clipText(res.stdout))
+		return "", errorOf(ErrNoFile, "%s did not resolve to one absolute path (got %q)", command, clipText(res.stdout))
 	}
 	if !strings.HasPrefix(out, "/") {
 		out = path.Join(r.cfg.Cwd, out)
 	}
 	return out, nil
+}
+
+// capResolve: the daemon answers Resolve, which looks the program up as its
+// own exec would, without a shell.
+const capResolve = "resolve"
+
+// resolveByDaemon is ResolveExecutable in one call to sandtop's daemon.
+func (r *Runtime) resolveByDaemon(ctx context.Context, ext extensionControl, command string, env []EnvEntry) (string, error) {
+	abs := strings.HasPrefix(command, "/")
+	var pathVar string
+	if !abs {
+		if strings.Contains(command, "/") {
+			return "", errorOf(ErrRelativeCommand, "%s is a relative path; use an absolute path or a bare PATH name", command)
+		}
+		if err := ValidateEnv(env); err != nil {
+			return "", err
+		}
+		var err error
+		if pathVar, err = r.lookupPath(ctx, env); err != nil {
+			return "", err
+		}
+	}
+	res, err := ext.sup.Resolve(ctx, connect.NewRequest(&sandtopv1.ResolveRequest{Command: command, Path: pathVar, Cwd: r.cfg.Cwd}))
+	switch {
+	case err == nil:
+		return res.Msg.GetPath(), nil
+	case connect.CodeOf(err) == connect.CodeNotFound && abs:
+		return "", errorOf(ErrNotExecutable, "%s is not an executable file in the sandbox", command)
+	case connect.CodeOf(err) == connect.CodeNotFound:
+		return "", errorOf(ErrNotExecutable, "%s was not found on the sandbox PATH", command)
+	}
+	return "", fmt.Errorf("resolve %s: %w", command, err)
 }
 
 // lookupPath is the PATH a child would search: an explicit entry wins,

@@ -156,6 +156,20 @@ func (w *wireLog) clearFaults() {
 }
 
 // count is how many calls of the given kinds were made.
+// callsOf lists the calls whose kind starts with prefix ("Start" for every
+// kind of Start).
+func (w *wireLog) callsOf(prefix string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, k := range w.calls {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func (w *wireLog) count(kinds ...string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()

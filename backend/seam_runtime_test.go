@@ -126,6 +126,13 @@ func TestDisposeReportsEveryFailureTogetherAndCanRetry(t *testing.T) {
 func TestResolveExecutable(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		ctx := s.ctx()
+		startsBefore := len(s.wire.callsOf("Start"))
+		defer func() {
+			// sandtop's daemon answers Resolve itself: no shell is started.
+			if !s.compat && (s.wire.count("Resolve") == 0 || len(s.wire.callsOf("Start")) != startsBefore) {
+				t.Errorf("extension: %d Resolve calls and %d Starts; want Resolve and no Start", s.wire.count("Resolve"), len(s.wire.callsOf("Start"))-startsBefore)
+			}
+		}()
 		if got, err := s.rt.ResolveExecutable(ctx, "/bin/sh", nil); err != nil || got != "/bin/sh" {
 			t.Fatalf("absolute: %q %v", got, err)
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // Capabilities lists what Hello advertises.
-var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay", CapShim}
+var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay", CapShim, CapResolve}
 
 // supervisorService implements sandtop.v1.Supervisor.
 type supervisorService struct{ d *Daemon }

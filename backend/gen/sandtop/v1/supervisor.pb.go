@@ -1615,6 +1615,113 @@ func (x *ReadStatesResponse) GetDirs() []*StateDir {
 	return nil
 }
 
+type ResolveRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Command string                 `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
+	// The PATH the program will get.
+	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// Absolute; relative PATH entries are taken against it.
+	Cwd           string `protobuf:"bytes,3,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveRequest) Reset() {
+	*x = ResolveRequest{}
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveRequest) ProtoMessage() {}
+
+func (x *ResolveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveRequest.ProtoReflect.Descriptor instead.
+func (*ResolveRequest) Descriptor() ([]byte, []int) {
+	return file_sandtop_v1_supervisor_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ResolveRequest) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *ResolveRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ResolveRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+type ResolveResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The absolute path of an executable regular file.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveResponse) Reset() {
+	*x = ResolveResponse{}
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveResponse) ProtoMessage() {}
+
+func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sandtop_v1_supervisor_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
+func (*ResolveResponse) Descriptor() ([]byte, []int) {
+	return file_sandtop_v1_supervisor_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ResolveResponse) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 var File_sandtop_v1_supervisor_proto protoreflect.FileDescriptor
 
 const file_sandtop_v1_supervisor_proto_rawDesc = "" +
@@ -1738,7 +1845,13 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\">\n" +
 	"\x12ReadStatesResponse\x12(\n" +
-	"\x04dirs\x18\x01 \x03(\v2\x14.sandtop.v1.StateDirR\x04dirs2\x81\x06\n" +
+	"\x04dirs\x18\x01 \x03(\v2\x14.sandtop.v1.StateDirR\x04dirs\"P\n" +
+	"\x0eResolveRequest\x12\x18\n" +
+	"\acommand\x18\x01 \x01(\tR\acommand\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x10\n" +
+	"\x03cwd\x18\x03 \x01(\tR\x03cwd\"%\n" +
+	"\x0fResolveResponse\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path2\xc5\x06\n" +
 	"\n" +
 	"Supervisor\x12<\n" +
 	"\x05Hello\x12\x18.sandtop.v1.HelloRequest\x1a\x19.sandtop.v1.HelloResponse\x12K\n" +
@@ -1754,7 +1867,8 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\n" +
 	"ExitStatus\x12\x1d.sandtop.v1.ExitStatusRequest\x1a\x1e.sandtop.v1.ExitStatusResponse\x12K\n" +
 	"\n" +
-	"ReadStates\x12\x1d.sandtop.v1.ReadStatesRequest\x1a\x1e.sandtop.v1.ReadStatesResponseB*Z(sandtop/backend/gen/sandtop/v1;sandtopv1b\x06proto3"
+	"ReadStates\x12\x1d.sandtop.v1.ReadStatesRequest\x1a\x1e.sandtop.v1.ReadStatesResponse\x12B\n" +
+	"\aResolve\x12\x1a.sandtop.v1.ResolveRequest\x1a\x1b.sandtop.v1.ResolveResponseB*Z(sandtop/backend/gen/sandtop/v1;sandtopv1b\x06proto3"
 
 var (
 	file_sandtop_v1_supervisor_proto_rawDescOnce sync.Once
@@ -1768,7 +1882,7 @@ func file_sandtop_v1_supervisor_proto_rawDescGZIP() []byte {
 	return file_sandtop_v1_supervisor_proto_rawDescData
 }
 
-var file_sandtop_v1_supervisor_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_sandtop_v1_supervisor_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_sandtop_v1_supervisor_proto_goTypes = []any{
 	(*HelloRequest)(nil),          // 0: sandtop.v1.HelloRequest
 	(*HelloResponse)(nil),         // 1: sandtop.v1.HelloResponse
@@ -1795,7 +1909,9 @@ var file_sandtop_v1_supervisor_proto_goTypes = []any{
 	(*ReadStatesRequest)(nil),     // 22: sandtop.v1.ReadStatesRequest
 	(*StateDir)(nil),              // 23: sandtop.v1.StateDir
 	(*ReadStatesResponse)(nil),    // 24: sandtop.v1.ReadStatesResponse
-	nil,                           // 25: sandtop.v1.StateDir.FilesEntry
+	(*ResolveRequest)(nil),        // 25: sandtop.v1.ResolveRequest
+	(*ResolveResponse)(nil),       // 26: sandtop.v1.ResolveResponse
+	nil,                           // 27: sandtop.v1.StateDir.FilesEntry
 }
 var file_sandtop_v1_supervisor_proto_depIdxs = []int32{
 	2,  // 0: sandtop.v1.Group.members:type_name -> sandtop.v1.ProcInfo
@@ -1806,7 +1922,7 @@ var file_sandtop_v1_supervisor_proto_depIdxs = []int32{
 	12, // 5: sandtop.v1.ListTerminalsResponse.terminals:type_name -> sandtop.v1.Terminal
 	18, // 6: sandtop.v1.ListDirResponse.entries:type_name -> sandtop.v1.DirEntry
 	18, // 7: sandtop.v1.StateDir.entries:type_name -> sandtop.v1.DirEntry
-	25, // 8: sandtop.v1.StateDir.files:type_name -> sandtop.v1.StateDir.FilesEntry
+	27, // 8: sandtop.v1.StateDir.files:type_name -> sandtop.v1.StateDir.FilesEntry
 	23, // 9: sandtop.v1.ReadStatesResponse.dirs:type_name -> sandtop.v1.StateDir
 	0,  // 10: sandtop.v1.Supervisor.Hello:input_type -> sandtop.v1.HelloRequest
 	4,  // 11: sandtop.v1.Supervisor.ListGroups:input_type -> sandtop.v1.ListGroupsRequest
@@ -1818,18 +1934,20 @@ var file_sandtop_v1_supervisor_proto_depIdxs = []int32{
 	17, // 17: sandtop.v1.Supervisor.ListDir:input_type -> sandtop.v1.ListDirRequest
 	20, // 18: sandtop.v1.Supervisor.ExitStatus:input_type -> sandtop.v1.ExitStatusRequest
 	22, // 19: sandtop.v1.Supervisor.ReadStates:input_type -> sandtop.v1.ReadStatesRequest
-	1,  // 20: sandtop.v1.Supervisor.Hello:output_type -> sandtop.v1.HelloResponse
-	5,  // 21: sandtop.v1.Supervisor.ListGroups:output_type -> sandtop.v1.ListGroupsResponse
-	7,  // 22: sandtop.v1.Supervisor.WatchGroups:output_type -> sandtop.v1.WatchGroupsResponse
-	9,  // 23: sandtop.v1.Supervisor.SignalGroup:output_type -> sandtop.v1.SignalGroupResponse
-	11, // 24: sandtop.v1.Supervisor.Foreground:output_type -> sandtop.v1.ForegroundResponse
-	14, // 25: sandtop.v1.Supervisor.ListTerminals:output_type -> sandtop.v1.ListTerminalsResponse
-	16, // 26: sandtop.v1.Supervisor.ReadFile:output_type -> sandtop.v1.ReadFileResponse
-	19, // 27: sandtop.v1.Supervisor.ListDir:output_type -> sandtop.v1.ListDirResponse
-	21, // 28: sandtop.v1.Supervisor.ExitStatus:output_type -> sandtop.v1.ExitStatusResponse
-	24, // 29: sandtop.v1.Supervisor.ReadStates:output_type -> sandtop.v1.ReadStatesResponse
-	20, // [20:30] is the sub-list for method output_type
-	10, // [10:20] is the sub-list for method input_type
+	25, // 20: sandtop.v1.Supervisor.Resolve:input_type -> sandtop.v1.ResolveRequest
+	1,  // 21: sandtop.v1.Supervisor.Hello:output_type -> sandtop.v1.HelloResponse
+	5,  // 22: sandtop.v1.Supervisor.ListGroups:output_type -> sandtop.v1.ListGroupsResponse
+	7,  // 23: sandtop.v1.Supervisor.WatchGroups:output_type -> sandtop.v1.WatchGroupsResponse
+	9,  // 24: sandtop.v1.Supervisor.SignalGroup:output_type -> sandtop.v1.SignalGroupResponse
+	11, // 25: sandtop.v1.Supervisor.Foreground:output_type -> sandtop.v1.ForegroundResponse
+	14, // 26: sandtop.v1.Supervisor.ListTerminals:output_type -> sandtop.v1.ListTerminalsResponse
+	16, // 27: sandtop.v1.Supervisor.ReadFile:output_type -> sandtop.v1.ReadFileResponse
+	19, // 28: sandtop.v1.Supervisor.ListDir:output_type -> sandtop.v1.ListDirResponse
+	21, // 29: sandtop.v1.Supervisor.ExitStatus:output_type -> sandtop.v1.ExitStatusResponse
+	24, // 30: sandtop.v1.Supervisor.ReadStates:output_type -> sandtop.v1.ReadStatesResponse
+	26, // 31: sandtop.v1.Supervisor.Resolve:output_type -> sandtop.v1.ResolveResponse
+	21, // [21:32] is the sub-list for method output_type
+	10, // [10:21] is the sub-list for method input_type
 	10, // [10:10] is the sub-list for extension type_name
 	10, // [10:10] is the sub-list for extension extendee
 	0,  // [0:10] is the sub-list for field type_name
@@ -1848,7 +1966,7 @@ func file_sandtop_v1_supervisor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sandtop_v1_supervisor_proto_rawDesc), len(file_sandtop_v1_supervisor_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

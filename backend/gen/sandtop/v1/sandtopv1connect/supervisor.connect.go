@@ -61,6 +61,8 @@ const (
 	SupervisorExitStatusProcedure = "/sandtop.v1.Supervisor/ExitStatus"
 	// SupervisorReadStatesProcedure is the fully-qualified name of the Supervisor's ReadStates RPC.
 	SupervisorReadStatesProcedure = "/sandtop.v1.Supervisor/ReadStates"
+	// SupervisorResolveProcedure is the fully-qualified name of the Supervisor's Resolve RPC.
+	SupervisorResolveProcedure = "/sandtop.v1.Supervisor/Resolve"
 )
 
 // SupervisorClient is a client for the sandtop.v1.Supervisor service.
@@ -91,6 +93,11 @@ type SupervisorClient interface {
 	// entries and the contents of its small published files. What ListDir
 	// and ReadFile give per file, for a whole listing at once.
 	ReadStates(context.Context, *connect.Request[v1.ReadStatesRequest]) (*connect.Response[v1.ReadStatesResponse], error)
+	// Where a command's program is, as the daemon's own exec of a session-dir
+	// Start would find it: an absolute path is checked, a bare name is looked
+	// up in path (relative entries against cwd). NotFound when there is
+	// none. What a client would otherwise ask a shell's command -v.
+	Resolve(context.Context, *connect.Request[v1.ResolveRequest]) (*connect.Response[v1.ResolveResponse], error)
 }
 
 // NewSupervisorClient constructs a client for the sandtop.v1.Supervisor service. By default, it
@@ -164,6 +171,12 @@ func NewSupervisorClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(supervisorMethods.ByName("ReadStates")),
 			connect.WithClientOptions(opts...),
 		),
+		resolve: connect.NewClient[v1.ResolveRequest, v1.ResolveResponse](
+			httpClient,
+			baseURL+SupervisorResolveProcedure,
+			connect.WithSchema(supervisorMethods.ByName("Resolve")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -179,6 +192,7 @@ type supervisorClient struct {
 	listDir       *connect.Client[v1.ListDirRequest, v1.ListDirResponse]
 	exitStatus    *connect.Client[v1.ExitStatusRequest, v1.ExitStatusResponse]
 	readStates    *connect.Client[v1.ReadStatesRequest, v1.ReadStatesResponse]
+	resolve       *connect.Client[v1.ResolveRequest, v1.ResolveResponse]
 }
 
 // Hello calls sandtop.v1.Supervisor.Hello.
@@ -231,6 +245,11 @@ func (c *supervisorClient) ReadStates(ctx context.Context, req *connect.Request[
 	return c.readStates.CallUnary(ctx, req)
 }
 
+// Resolve calls sandtop.v1.Supervisor.Resolve.
+func (c *supervisorClient) Resolve(ctx context.Context, req *connect.Request[v1.ResolveRequest]) (*connect.Response[v1.ResolveResponse], error) {
+	return c.resolve.CallUnary(ctx, req)
+}
+
 // SupervisorHandler is an implementation of the sandtop.v1.Supervisor service.
 type SupervisorHandler interface {
 	// Version, capabilities and the runtime root of the daemon.
@@ -259,6 +278,11 @@ type SupervisorHandler interface {
 	// entries and the contents of its small published files. What ListDir
 	// and ReadFile give per file, for a whole listing at once.
 	ReadStates(context.Context, *connect.Request[v1.ReadStatesRequest]) (*connect.Response[v1.ReadStatesResponse], error)
+	// Where a command's program is, as the daemon's own exec of a session-dir
+	// Start would find it: an absolute path is checked, a bare name is looked
+	// up in path (relative entries against cwd). NotFound when there is
+	// none. What a client would otherwise ask a shell's command -v.
+	Resolve(context.Context, *connect.Request[v1.ResolveRequest]) (*connect.Response[v1.ResolveResponse], error)
 }
 
 // NewSupervisorHandler builds an HTTP handler from the service implementation. It returns the path
@@ -328,6 +352,12 @@ func NewSupervisorHandler(svc SupervisorHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(supervisorMethods.ByName("ReadStates")),
 		connect.WithHandlerOptions(opts...),
 	)
+	supervisorResolveHandler := connect.NewUnaryHandler(
+		SupervisorResolveProcedure,
+		svc.Resolve,
+		connect.WithSchema(supervisorMethods.ByName("Resolve")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/sandtop.v1.Supervisor/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SupervisorHelloProcedure:
@@ -350,6 +380,8 @@ func NewSupervisorHandler(svc SupervisorHandler, opts ...connect.HandlerOption) 
 			supervisorExitStatusHandler.ServeHTTP(w, r)
 		case SupervisorReadStatesProcedure:
 			supervisorReadStatesHandler.ServeHTTP(w, r)
+		case SupervisorResolveProcedure:
+			supervisorResolveHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -397,4 +429,8 @@ func (UnimplementedSupervisorHandler) ExitStatus(context.Context, *connect.Reque
 
 func (UnimplementedSupervisorHandler) ReadStates(context.Context, *connect.Request[v1.ReadStatesRequest]) (*connect.Response[v1.ReadStatesResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("sandtop.v1.Supervisor.ReadStates is not implemented"))
+}
+
+func (UnimplementedSupervisorHandler) Resolve(context.Context, *connect.Request[v1.ResolveRequest]) (*connect.Response[v1.ResolveResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("sandtop.v1.Supervisor.Resolve is not implemented"))
 }
