@@ -45,3 +45,19 @@ func TestIdentityCacheKeepsNoEmptyArgv(t *testing.T) {
 		t.Fatal("a real argv was not cached")
 	}
 }
+
+func TestWatchWaitKeepsAWatcherWithinItsBudget(t *testing.T) {
+	for _, c := range []struct{ interval, cost, want time.Duration }{
+		{time.Second, 2 * time.Millisecond, time.Second},              // cheap: as asked
+		{time.Second, 40 * time.Millisecond, 1960 * time.Millisecond}, // 40 ms of every 2 s
+		{100 * time.Millisecond, 10 * time.Millisecond, 490 * time.Millisecond},
+	} {
+		got := watchWait(c.interval, c.cost)
+		if got != c.want {
+			t.Errorf("watchWait(%v, %v) = %v, want %v", c.interval, c.cost, got, c.want)
+		}
+		if share := float64(c.cost) / float64(c.cost+got); share > watchBudget+1e-9 {
+			t.Errorf("a read of %v every %v is %.1f%% of a core", c.cost, got, 100*share)
+		}
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
@@ -60,26 +62,55 @@ func (s supervisorService) WatchGroups(ctx context.Context, req *connect.Request
 	case interval < 100*time.Millisecond:
 		interval = 100 * time.Millisecond
 	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
 	var last uint64
 	first := true
 	for {
+		// The read's cost is the CPU it took on its thread, not its wall
+		// time, which a loaded machine stretches.
+		runtime.LockOSThread()
+		cpu0 := threadCPU()
 		groups := s.d.groupsFrom(s.d.watch.read(first), 0, 0, time.Now())
-		if fp := groupsFingerprint(groups); first || fp != last {
+		fp := groupsFingerprint(groups)
+		cost := threadCPU() - cpu0
+		runtime.UnlockOSThread()
+		if first || fp != last {
 			first, last = false, fp
 			if err := stream.Send(&sandtopv1.WatchGroupsResponse{Groups: groups, TakenUnixMs: time.Now().UnixMilli()}); err != nil {
 				return err
 			}
 		}
+		timer.Reset(watchWait(interval, cost))
 		select {
-		case <-tick.C:
+		case <-timer.C:
 		case <-ctx.Done():
 			return nil
 		case <-s.d.shuttingDown():
 			return connect.NewError(connect.CodeUnavailable, errShuttingDown)
 		}
 	}
+}
+
+// watchBudget is the share of one core a watcher may take. A table read
+// costs more with every process in the sandbox (tens of milliseconds at
+// 1,000 groups on a small VM), so a large sandbox is read less often than
+// asked, rather than a watching TUI costing the sandbox a tenth of a core.
+const watchBudget = 0.02
+
+// threadCPU is the CPU time the calling thread has used.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// watchWait is the pause before the next read: the interval asked for, or
+// longer when the last read cost more than the budget allows.
+func watchWait(interval, cost time.Duration) time.Duration {
+	return max(interval, time.Duration(float64(cost)/watchBudget)-cost)
 }
 
 func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request[sandtopv1.SignalGroupRequest]) (*connect.Response[sandtopv1.SignalGroupResponse], error) {
