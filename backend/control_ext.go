@@ -81,6 +81,20 @@ func (c extensionControl) GroupAlive(ctx context.Context, pgid int) (bool, error
 	return groupLiveIn(rows, pgid), nil
 }
 
+// groupAliveAfter is GroupAlive asked of a daemon that waits up to wait for
+// the group to empty before it answers.
+func (c extensionControl) groupAliveAfter(ctx context.Context, pgid int, wait time.Duration) (bool, error) {
+	if pgid <= 0 {
+		return false, nil
+	}
+	ms := uint32(min(wait, 10*time.Second) / time.Millisecond)
+	rows, err := c.groups(ctx, &sandtopv1.ListGroupsRequest{Pgid: uint32(pgid), WaitEmptyMs: ms})
+	if err != nil {
+		return false, err
+	}
+	return groupLiveIn(rows, pgid), nil
+}
+
 func (c extensionControl) SessionGroups(ctx context.Context, sid int) ([]int, error) {
 	if sid <= 0 {
 		return nil, nil

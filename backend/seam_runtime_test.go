@@ -273,3 +273,24 @@ func TestNewRuntimeOverEnvdClientPicksThePlane(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// On sandtop's daemon a teardown does not poll for the group's end: the
+// daemon waits for it (wait_empty_ms) and answers when it is empty.
+func TestTeardownWaitsForTheGroupOnTheDaemon(t *testing.T) {
+	s := newSeam(t, false, nil)
+	h := spawnReady(t, s, 10000, `echo ready; sleep 1000`)
+	before := s.wire.count("ListGroups")
+	start := time.Now()
+	if err := s.rt.TeardownGroup(s.ctx(), h.Pgid(), 5*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	// One waiting look after the signal, where polling makes several.
+	if n := s.wire.count("ListGroups") - before; n > 1 {
+		t.Fatalf("the teardown made %d ListGroups calls; the daemon should wait instead of being polled", n)
+	}
+	if took > 3*time.Second {
+		t.Fatalf("a group that obeys SIGTERM took %v to be seen empty", took)
+	}
+	waitTreeGone(t, h)
+}

@@ -178,11 +178,21 @@ func (r *Runtime) waitGroupEmpty(ctx context.Context, pgid int, deadline time.Ti
 	// come quickly and the interval doubles up to PollInterval; on stock
 	// envd each look is a command, so it keeps PollInterval.
 	wait := r.cfg.PollInterval
-	if _, ok := r.control.(extensionControl); ok {
+	ext, isExt := r.control.(extensionControl)
+	if isExt {
 		wait = min(teardownFirstPoll, wait)
 	}
+	// A daemon that can wait for the group itself answers the moment it is
+	// empty, with no polls over the wire.
+	serverWait := isExt && slices.Contains(r.info.Capabilities, capWaitEmpty)
 	for {
-		alive, err := r.control.GroupAlive(ctx, pgid)
+		var alive bool
+		var err error
+		if serverWait {
+			alive, err = ext.groupAliveAfter(ctx, pgid, max(time.Until(deadline), 0))
+		} else {
+			alive, err = r.control.GroupAlive(ctx, pgid)
+		}
 		switch {
 		case err == nil && !alive:
 			return true, nil
@@ -197,6 +207,9 @@ func (r *Runtime) waitGroupEmpty(ctx context.Context, pgid int, deadline time.Ti
 		if left <= 0 {
 			return false, lastErr
 		}
+		if serverWait && err == nil {
+			continue // the daemon's wait ended early (its own bound): ask again
+		}
 		t := time.NewTimer(min(left, wait))
 		wait = min(2*wait, r.cfg.PollInterval)
 		select {
@@ -207,6 +220,9 @@ func (r *Runtime) waitGroupEmpty(ctx context.Context, pgid int, deadline time.Ti
 		}
 	}
 }
+
+// capWaitEmpty: the daemon honours ListGroupsRequest.wait_empty_ms.
+const capWaitEmpty = "wait-empty"
 
 // teardownFirstPoll is the first wait for a signalled group to empty.
 const teardownFirstPoll = 2 * time.Millisecond

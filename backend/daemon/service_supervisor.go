@@ -15,10 +15,11 @@ import (
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/groupstate"
 )
 
 // Capabilities lists what Hello advertises.
-var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay", CapShim, CapResolve}
+var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay", CapShim, CapResolve, CapWaitEmpty}
 
 // supervisorService implements sandtop.v1.Supervisor.
 type supervisorService struct{ d *Daemon }
@@ -50,8 +51,65 @@ func (d *Daemon) commandEnvironment() []string {
 }
 
 func (s supervisorService) ListGroups(ctx context.Context, req *connect.Request[sandtopv1.ListGroupsRequest]) (*connect.Response[sandtopv1.ListGroupsResponse], error) {
-	groups := s.d.snapshotGroups(req.Msg.GetPgid(), req.Msg.GetSid())
+	pgid, sid := req.Msg.GetPgid(), req.Msg.GetSid()
+	groups := s.d.snapshotGroups(pgid, sid)
+	if wait := time.Duration(req.Msg.GetWaitEmptyMs()) * time.Millisecond; wait > 0 && pgid != 0 {
+		groups = s.d.waitGroupEmpty(ctx, pgid, sid, groups, min(wait, maxWaitEmpty))
+	}
 	return connect.NewResponse(&sandtopv1.ListGroupsResponse{Groups: groups, TakenUnixMs: time.Now().UnixMilli()}), nil
+}
+
+// CapWaitEmpty is advertised by daemons that honour wait_empty_ms.
+const CapWaitEmpty = "wait-empty"
+
+// maxWaitEmpty bounds one waiting ListGroups; a client waits longer by
+// asking again.
+const maxWaitEmpty = 10 * time.Second
+
+// waitGroupEmpty looks at group pgid again until it has no live member or
+// escapee, wait passes, or the client goes away, and returns the last
+// look. Looks are in-process and read only the group (its shim's subtree),
+// 1 ms apart at first, then up to 16 ms: a group that takes its SIGTERM
+// is seen empty within a millisecond or two of its last exit.
+func (d *Daemon) waitGroupEmpty(ctx context.Context, pgid, sid uint32, groups []*sandtopv1.Group, wait time.Duration) []*sandtopv1.Group {
+	deadline := time.Now().Add(wait)
+	pause := time.Millisecond
+	for groupsLive(groups) {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return groups
+		}
+		t := time.NewTimer(min(pause, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return groups
+		case <-d.shuttingDown():
+			t.Stop()
+			return groups
+		case <-t.C:
+		}
+		pause = min(2*pause, 16*time.Millisecond)
+		groups = d.snapshotGroups(pgid, sid)
+	}
+	return groups
+}
+
+// groupsLive says whether any member or escapee of groups still runs.
+func groupsLive(groups []*sandtopv1.Group) bool {
+	for _, g := range groups {
+		for _, m := range g.GetMembers() {
+			if groupstate.ProcLive(m.GetState()) {
+				return true
+			}
+		}
+		for _, m := range g.GetEscapees() {
+			if groupstate.ProcLive(m.GetState()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s supervisorService) WatchGroups(ctx context.Context, req *connect.Request[sandtopv1.WatchGroupsRequest], stream *connect.ServerStream[sandtopv1.WatchGroupsResponse]) error {

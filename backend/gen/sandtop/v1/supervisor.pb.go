@@ -445,8 +445,13 @@ func (x *Group) GetArgv() []string {
 type ListGroupsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Optional filters; zero means all.
-	Pgid          uint32 `protobuf:"varint,1,opt,name=pgid,proto3" json:"pgid,omitempty"`
-	Sid           uint32 `protobuf:"varint,2,opt,name=sid,proto3" json:"sid,omitempty"`
+	Pgid uint32 `protobuf:"varint,1,opt,name=pgid,proto3" json:"pgid,omitempty"`
+	Sid  uint32 `protobuf:"varint,2,opt,name=sid,proto3" json:"sid,omitempty"`
+	// With pgid: answer once the group has no live member or escapee, or
+	// after this many milliseconds, whichever comes first (a teardown's wait
+	// for its group to empty, without polling over the wire). Daemons that
+	// advertise "wait-empty" honour it; others answer at once.
+	WaitEmptyMs   uint32 `protobuf:"varint,3,opt,name=wait_empty_ms,json=waitEmptyMs,proto3" json:"wait_empty_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -491,6 +496,13 @@ func (x *ListGroupsRequest) GetPgid() uint32 {
 func (x *ListGroupsRequest) GetSid() uint32 {
 	if x != nil {
 		return x.Sid
+	}
+	return 0
+}
+
+func (x *ListGroupsRequest) GetWaitEmptyMs() uint32 {
+	if x != nil {
+		return x.WaitEmptyMs
 	}
 	return 0
 }
@@ -1767,10 +1779,11 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\tstate_dir\x18\b \x01(\tR\bstateDir\x120\n" +
 	"\bescapees\x18\x14 \x03(\v2\x14.sandtop.v1.ProcInfoR\bescapees\x12\x12\n" +
 	"\x04argv\x18\x16 \x03(\tR\x04argvB\x06\n" +
-	"\x04_tag\"9\n" +
+	"\x04_tag\"]\n" +
 	"\x11ListGroupsRequest\x12\x12\n" +
 	"\x04pgid\x18\x01 \x01(\rR\x04pgid\x12\x10\n" +
-	"\x03sid\x18\x02 \x01(\rR\x03sid\"c\n" +
+	"\x03sid\x18\x02 \x01(\rR\x03sid\x12\"\n" +
+	"\rwait_empty_ms\x18\x03 \x01(\rR\vwaitEmptyMs\"c\n" +
 	"\x12ListGroupsResponse\x12)\n" +
 	"\x06groups\x18\x01 \x03(\v2\x11.sandtop.v1.GroupR\x06groups\x12\"\n" +
 	"\rtaken_unix_ms\x18\x02 \x01(\x03R\vtakenUnixMs\"5\n" +
