@@ -46,20 +46,11 @@ leaves the program running.`,
 			if err := backend.ValidateTag(tag); err != nil {
 				return usagef(fmt.Errorf("--tag: %w", err))
 			}
-			s, err := openMutableSession(cmd.Context(), g, "start a process")
+			s, dir, err := openToStart(cmd.Context(), g, "run", "start a process", cwdFlag, argv[0], entries)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			dir, err := s.spawnCwd(cwdFlag)
-			if err != nil {
-				return err
-			}
-			// A missing program is an error here, not a silent exit 127
-			// in the sandbox.
-			if err := checkProgram(cmd.Context(), s.Runtime, argv[0], entries); err != nil {
-				return fmt.Errorf("run: %w", err)
-			}
 			spec := backend.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: tag,
 				Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
 					Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}}

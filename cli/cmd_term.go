@@ -39,18 +39,11 @@ exits; 'sandtop attach PID' takes it over, and the TUI shows it live.`,
 			for _, e := range entries {
 				envMap[e.Name] = e.Value
 			}
-			s, err := openMutableSession(cmd.Context(), g, "start a terminal")
+			s, dir, err := openToStart(cmd.Context(), g, "term", "start a terminal", cwdFlag, argv[0], entries)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			dir, err := s.spawnCwd(cwdFlag)
-			if err != nil {
-				return err
-			}
-			if err := checkProgram(cmd.Context(), s.Runtime, argv[0], entries); err != nil {
-				return fmt.Errorf("term: %w", err)
-			}
 			rows, cols := 24, 80
 			if c, r, err := term.GetSize(int(os.Stdin.Fd())); err == nil && r > 0 && c > 0 {
 				rows, cols = r, c
