@@ -84,7 +84,7 @@ func (f *compatFeed) next(ctx context.Context) (liveTable, error) {
 func (f *compatFeed) poll(ctx context.Context) (liveTable, error) {
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
-	rows, taken, err := runPS(ctx, f.s.c.Process)
+	rows, taken, err := f.s.runPS(ctx)
 	if err != nil {
 		return liveTable{}, err
 	}
