@@ -12,7 +12,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
-	"sandtop/backend/envd/e2bfake"
+	"sandtop/backend/e2b/e2bfake"
 	"sandtop/config"
 )
 

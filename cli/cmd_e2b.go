@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"sandtop/backend/envd"
+	"sandtop/backend/e2b"
 	"sandtop/backend/target"
 	"sandtop/ui"
 )
@@ -41,7 +41,7 @@ resume and extend do, after asking.`,
 // e2bClient builds the control-plane client: from the config target that
 // --target names if it is an E2B one, else from the environment. It also
 // says whether that target is read-only and which metadata filter applies.
-func e2bClient(g *globalFlags) (*envd.E2BClient, target.Config, bool, error) {
+func e2bClient(g *globalFlags) (*e2b.Client, target.Config, bool, error) {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return nil, target.Config{}, false, err
@@ -101,7 +101,7 @@ pair, as E2B's CLI does. -o json prints a stable document.`,
 			if err != nil {
 				return err
 			}
-			sbs, err := client.List(cmd.Context(), envd.E2BListOptions{Metadata: tc.E2BMetadata})
+			sbs, err := client.List(cmd.Context(), e2b.ListOptions{Metadata: tc.E2BMetadata})
 			if err != nil {
 				return err
 			}
@@ -120,7 +120,7 @@ pair, as E2B's CLI does. -o json prints a stable document.`,
 	return c
 }
 
-func printE2BTable(w io.Writer, sbs []envd.E2BSandbox, now time.Time) {
+func printE2BTable(w io.Writer, sbs []e2b.Sandbox, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SANDBOX\tTEMPLATE\tSTATE\tLEFT\tMETADATA")
 	for _, sb := range sbs {
@@ -130,7 +130,7 @@ func printE2BTable(w io.Writer, sbs []envd.E2BSandbox, now time.Time) {
 }
 
 // templateLabel is "alias (template id)", or the id alone.
-func templateLabel(sb envd.E2BSandbox) string {
+func templateLabel(sb e2b.Sandbox) string {
 	if sb.Alias != "" && sb.Alias != sb.TemplateID {
 		return sb.Alias + " (" + sb.TemplateID + ")"
 	}
@@ -139,7 +139,7 @@ func templateLabel(sb envd.E2BSandbox) string {
 
 // e2bSummary is the one line ls prints about an E2B sandbox before its
 // groups.
-func e2bSummary(name string, sb envd.E2BSandbox, now time.Time) string {
+func e2bSummary(name string, sb e2b.Sandbox, now time.Time) string {
 	return fmt.Sprintf("%s  %s  %s  %s left  %s", name, templateLabel(sb), sb.State, ui.FormatTimeLeft(sb.EndAt.Sub(now)), ui.FormatMetadata(sb.Metadata))
 }
 
@@ -154,8 +154,8 @@ func newE2BLogsCmd(g *globalFlags) *cobra.Command {
 			if err := checkOutputFormat(out, "text", "json"); err != nil {
 				return err
 			}
-			if lines < 1 || lines > envd.E2BMaxLogLines {
-				return usagef(fmt.Errorf("-n %d: want 1..%d", lines, envd.E2BMaxLogLines))
+			if lines < 1 || lines > e2b.MaxLogLines {
+				return usagef(fmt.Errorf("-n %d: want 1..%d", lines, e2b.MaxLogLines))
 			}
 			client, _, _, err := e2bClient(g)
 			if err != nil {
@@ -167,9 +167,9 @@ func newE2BLogsCmd(g *globalFlags) *cobra.Command {
 			}
 			if out == "json" {
 				return writeJSON(cmd.OutOrStdout(), struct {
-					Version int                `json:"version"`
-					Logs    []envd.E2BLogEntry `json:"logs"`
-				}{jsonVersion, append([]envd.E2BLogEntry{}, entries...)})
+					Version int            `json:"version"`
+					Logs    []e2b.LogEntry `json:"logs"`
+				}{jsonVersion, append([]e2b.LogEntry{}, entries...)})
 			}
 			for _, e := range entries {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %-5s %s\n", e.Time.UTC().Format(time.RFC3339), e.Level, clip(e.Message, 4000))
@@ -231,7 +231,7 @@ func newE2BLifecycleCmd(g *globalFlags, verb string) *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().DurationVar(&timeout, "timeout", envd.E2BDefaultConnectTimeout, "how long the sandbox lives from now")
+	c.Flags().DurationVar(&timeout, "timeout", e2b.DefaultConnectTimeout, "how long the sandbox lives from now")
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask (needed when stdin is not a terminal)")
 	return c
 }
@@ -257,7 +257,7 @@ func confirm(cmd *cobra.Command, yes bool, prompt string) error {
 }
 
 // e2bListEntry is the "e2b" object of "ls -o json"; nil for other kinds.
-func e2bListEntry(sb *envd.E2BSandbox) *e2bListRow {
+func e2bListEntry(sb *e2b.Sandbox) *e2bListRow {
 	if sb == nil {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"sandtop/backend/envd"
+	"sandtop/backend/e2b"
 	"sandtop/backend/target"
 	"sandtop/config"
 )
@@ -87,7 +87,7 @@ func e2bTargetConfig(ct config.Target) target.Config {
 	return target.Config{
 		E2BSandboxID: ct.E2B, E2BMetadata: ct.E2BMetadata, E2B: ct.E2B == "",
 		User: ct.User, RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace,
-		E2BConfig: envd.E2BConfig{Domain: ct.E2BDomain, APIURL: ct.E2BAPIURL},
+		E2BConfig: e2b.Config{Domain: ct.E2BDomain, APIURL: ct.E2BAPIURL},
 	}
 }
 

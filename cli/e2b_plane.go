@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"sandtop/backend/envd"
+	"sandtop/backend/e2b"
 	"sandtop/ui"
 )
 
@@ -14,19 +14,19 @@ import (
 // Metrics and Logs are GETs; Resume and Extend run only on a confirmed
 // action.
 type e2bPlane struct {
-	c  *envd.E2BClient
+	c  *e2b.Client
 	id string
 }
 
 // planeErr marks E2B's "sandbox not found" as the TUI's ErrSandboxGone.
 func planeErr(err error) error {
-	if errors.Is(err, envd.ErrE2BSandboxGone) {
+	if errors.Is(err, e2b.ErrSandboxGone) {
 		return fmt.Errorf("%w: %w", ui.ErrSandboxGone, err)
 	}
 	return err
 }
 
-func (p e2bPlane) DefaultTimeout() time.Duration { return envd.E2BDefaultConnectTimeout }
+func (p e2bPlane) DefaultTimeout() time.Duration { return e2b.DefaultConnectTimeout }
 
 func (p e2bPlane) Describe(ctx context.Context) (ui.PlaneInfo, error) {
 	sb, err := p.c.Get(ctx, p.id)
@@ -45,7 +45,7 @@ func (p e2bPlane) Metrics(ctx context.Context) (ui.PlaneMetrics, bool, error) {
 }
 
 func (p e2bPlane) Logs(ctx context.Context, limit int) ([]ui.PlaneLogLine, error) {
-	entries, err := p.c.Logs(ctx, p.id, min(max(limit, 1), envd.E2BMaxLogLines))
+	entries, err := p.c.Logs(ctx, p.id, min(max(limit, 1), e2b.MaxLogLines))
 	if err != nil {
 		return nil, planeErr(err)
 	}
@@ -65,7 +65,7 @@ func (p e2bPlane) Extend(ctx context.Context, timeout time.Duration) error {
 	return planeErr(p.c.Extend(ctx, p.id, timeout))
 }
 
-func planeInfo(sb envd.E2BSandbox) ui.PlaneInfo {
+func planeInfo(sb e2b.Sandbox) ui.PlaneInfo {
 	return ui.PlaneInfo{ID: sb.ID, Template: sb.TemplateID, Alias: sb.Alias, State: sb.State,
 		StartedAt: sb.StartedAt, EndAt: sb.EndAt, Metadata: sb.Metadata}
 }

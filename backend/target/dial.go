@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sandtop/backend"
+	"sandtop/backend/e2b"
 	"sandtop/backend/envd"
 )
 
@@ -138,28 +139,28 @@ func Open(ctx context.Context, t Target, cfg backend.RuntimeConfig, opts ...envd
 // control plane confirms the sandbox is gone; a network fault never counts.
 func (s *Session) goneRecognizer() func(error) bool {
 	return func(err error) bool {
-		if errors.Is(err, envd.ErrE2BSandboxGone) {
+		if errors.Is(err, e2b.ErrSandboxGone) {
 			return true
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 		defer cancel()
 		l, _ := s.Probe(ctx)
-		return l == envd.E2BGone
+		return l == e2b.Gone
 	}
 }
 
 // Probe says whether the target's sandbox is alive, gone or unreachable.
 // Only E2B targets can be proven gone (the control plane knows); others
 // are alive or unreachable, judged by envd's health check.
-func (s *Session) Probe(ctx context.Context) (envd.E2BLiveness, error) {
+func (s *Session) Probe(ctx context.Context) (e2b.Liveness, error) {
 	t := s.Target
 	if t.e2b != nil {
 		return t.e2b.Probe(ctx, t.conn)
 	}
 	if err := s.Client.Health(ctx); err != nil {
-		return envd.E2BUnreachable, fmt.Errorf("target %s: %w", t.Name, err)
+		return e2b.Unreachable, fmt.Errorf("target %s: %w", t.Name, err)
 	}
-	return envd.E2BAlive, nil
+	return e2b.Alive, nil
 }
 
 // Close drops the connections. Processes in the sandbox keep running; call

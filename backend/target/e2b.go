@@ -7,13 +7,13 @@ import (
 	"sort"
 	"sync"
 
-	"sandtop/backend/envd"
+	"sandtop/backend/e2b"
 )
 
 // E2B sandboxes, found and described without side effects: the listing
 // (GET /v2/sandboxes) and each sandbox's detail (GET /sandboxes/{id}) give
 // the envd address and token. Nothing here resumes a sandbox or moves its
-// end time; that is envd.E2BClient.Resume and Extend, explicit actions.
+// end time; that is e2b.Client.Resume and Extend, explicit actions.
 
 // ErrPaused is wrapped by the Err of a paused sandbox's target: it is
 // listed, but never dialled (traffic could wake it) until it is resumed.
@@ -25,8 +25,8 @@ const e2bDescribeParallel = 4
 // E2BClient builds the control-plane client for cfg: the fields set in
 // cfg.E2BConfig, the rest from the environment. A key of an unusual shape
 // is used, with a warning through cfg.Warn.
-func E2BClient(cfg Config) (*envd.E2BClient, error) {
-	ecfg := envd.E2BConfigFromEnv(cfg.Getenv)
+func E2BClient(cfg Config) (*e2b.Client, error) {
+	ecfg := e2b.ConfigFromEnv(cfg.Getenv)
 	own := cfg.E2BConfig
 	for _, f := range []struct {
 		dst *string
@@ -40,11 +40,11 @@ func E2BClient(cfg Config) (*envd.E2BClient, error) {
 	}
 	ecfg.Debug = ecfg.Debug || own.Debug
 	ecfg.HTTPClient, ecfg.EnvdURLFor, ecfg.ConnectTimeout = own.HTTPClient, own.EnvdURLFor, own.ConnectTimeout
-	client, err := envd.NewE2BClient(ecfg)
+	client, err := e2b.NewClient(ecfg)
 	if err != nil {
 		return nil, err
 	}
-	if w := envd.E2BKeyWarning(ecfg.APIKey); w != "" && cfg.Warn != nil {
+	if w := e2b.KeyWarning(ecfg.APIKey); w != "" && cfg.Warn != nil {
 		cfg.Warn(w)
 	}
 	return client, nil
@@ -62,7 +62,7 @@ func e2bTargets(ctx context.Context, cfg Config) ([]Target, error) {
 		}
 		return []Target{t}, nil
 	}
-	sandboxes, err := client.List(ctx, envd.E2BListOptions{Metadata: cfg.E2BMetadata})
+	sandboxes, err := client.List(ctx, e2b.ListOptions{Metadata: cfg.E2BMetadata})
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func e2bTargets(ctx context.Context, cfg Config) ([]Target, error) {
 	// A sandbox that went away between list and describe is simply not there.
 	kept := out[:0]
 	for _, t := range out {
-		if !errors.Is(t.Err, envd.ErrE2BSandboxGone) {
+		if !errors.Is(t.Err, e2b.ErrSandboxGone) {
 			kept = append(kept, t)
 		}
 	}
@@ -90,7 +90,7 @@ func e2bTargets(ctx context.Context, cfg Config) ([]Target, error) {
 
 // describeTarget reads one sandbox's detail. A paused sandbox gets no
 // endpoint and an Err wrapping ErrPaused.
-func describeTarget(ctx context.Context, client *envd.E2BClient, cfg Config, id string) Target {
+func describeTarget(ctx context.Context, client *e2b.Client, cfg Config, id string) Target {
 	t := e2bLayout(cfg, id)
 	t.e2b = client
 	sb, conn, err := client.Describe(ctx, id)
@@ -107,23 +107,23 @@ func describeTarget(ctx context.Context, client *envd.E2BClient, cfg Config, id 
 func e2bLayout(cfg Config, id string) Target {
 	user := cfg.User
 	if user == "" {
-		user = envd.E2BDefaultUser
+		user = e2b.DefaultUser
 	}
 	t := Target{
 		Name:           "e2b:" + id,
 		Kind:           KindE2B,
 		User:           user,
-		Headers:        envd.E2BSandboxHeaders(id),
+		Headers:        e2b.SandboxHeaders(id),
 		SandboxID:      id,
 		AgentWorkspace: cfg.AgentWorkspace,
 		RuntimeRoot:    cfg.RuntimeRoot,
 		Cwd:            cfg.Cwd,
 	}
 	if t.AgentWorkspace == "" {
-		t.AgentWorkspace = envd.E2BHome(user)
+		t.AgentWorkspace = e2b.Home(user)
 	}
 	if t.RuntimeRoot == "" {
-		t.RuntimeRoot = envd.E2BStateDir(user)
+		t.RuntimeRoot = e2b.StateDir(user)
 	}
 	if t.Cwd == "" {
 		t.Cwd = t.AgentWorkspace
@@ -131,10 +131,10 @@ func e2bLayout(cfg Config, id string) Target {
 	return t
 }
 
-func withDetail(t Target, sb envd.E2BSandbox, conn envd.E2BConnection) Target {
+func withDetail(t Target, sb e2b.Sandbox, conn e2b.Connection) Target {
 	t.E2B = &sb
 	t.EnvdVersion = sb.EnvdVersion
-	t.Err, t.Endpoint, t.Token, t.conn = nil, "", "", envd.E2BConnection{}
+	t.Err, t.Endpoint, t.Token, t.conn = nil, "", "", e2b.Connection{}
 	if sb.Paused() {
 		t.Err = fmt.Errorf("e2b: sandbox %s is %w: nothing runs in it until it is resumed (sandtop e2b resume %s)", sb.ID, ErrPaused, sb.ID)
 		return t
@@ -161,4 +161,4 @@ func Refresh(ctx context.Context, t Target) (Target, error) {
 
 // ControlPlane is the E2B client that knows this target's sandbox (nil for
 // other kinds): for its metrics, logs, and the explicit resume and extend.
-func (t Target) ControlPlane() *envd.E2BClient { return t.e2b }
+func (t Target) ControlPlane() *e2b.Client { return t.e2b }

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"sandtop/backend/envd"
+	"sandtop/backend/e2b"
 	"sandtop/config"
 )
 
@@ -39,7 +39,7 @@ type Config struct {
 	E2BMetadata  map[string]string
 	// E2BConfig is the control-plane configuration; its empty fields are
 	// read from the environment (through Getenv).
-	E2BConfig envd.E2BConfig
+	E2BConfig e2b.Config
 	// Getenv reads E2B_* variables; nil means os.Getenv.
 	Getenv func(string) string
 	// Warn receives one-line warnings (an API key of an unusual shape);

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"sandtop/backend/envd"
-	"sandtop/backend/envd/e2bfake"
+	"sandtop/backend/e2b"
+	"sandtop/backend/e2b/e2bfake"
 	"sandtop/backend/target"
 )
 
@@ -97,7 +97,7 @@ func TestTargetE2BWholeTeam(t *testing.T) {
 	f.Add(e2bfake.Sandbox{ID: "sbxZ", State: "paused"})
 	ts, err := target.ListTargets(ctxT(t), target.Config{
 		E2B: true, Getenv: fakeEnv(f, testKey),
-		E2BConfig: envd.E2BConfig{EnvdURLFor: f.EnvdURLFor},
+		E2BConfig: e2b.Config{EnvdURLFor: f.EnvdURLFor},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestTargetE2BOneSandbox(t *testing.T) {
 	f.Add(e2bfake.Sandbox{ID: "sbxA", Token: "tok-A", EnvdURL: "http://127.0.0.1:3"})
 	f.Add(e2bfake.Sandbox{ID: "sbxB", Token: "tok-B"})
 	cfg := target.Config{E2BSandboxID: "sbxA", User: "root", Getenv: fakeEnv(f, testKey),
-		E2BConfig: envd.E2BConfig{EnvdURLFor: f.EnvdURLFor}}
+		E2BConfig: e2b.Config{EnvdURLFor: f.EnvdURLFor}}
 	ts, err := target.ListTargets(ctxT(t), cfg)
 	if err != nil || len(ts) != 1 || ts[0].SandboxID != "sbxA" || ts[0].User != "root" {
 		t.Fatalf("%v %v", ts, err)
@@ -141,7 +141,7 @@ func TestTargetE2BOneSandbox(t *testing.T) {
 		t.Fatal("naming one sandbox still listed the team")
 	}
 	cfg.E2BSandboxID = "gone"
-	if _, err := target.ListTargets(ctxT(t), cfg); !errors.Is(err, envd.ErrE2BSandboxGone) {
+	if _, err := target.ListTargets(ctxT(t), cfg); !errors.Is(err, e2b.ErrSandboxGone) {
 		t.Fatalf("unknown sandbox: %v", err)
 	}
 	if calls := f.MutatingCalls(); len(calls) != 0 {
@@ -157,7 +157,7 @@ func TestTargetE2BLayoutAndFilter(t *testing.T) {
 	f.Add(e2bfake.Sandbox{ID: "web", Token: "tok", Metadata: map[string]string{"app": "web"}})
 	f.Add(e2bfake.Sandbox{ID: "db", State: "paused", Metadata: map[string]string{"app": "db"}})
 	cfg := target.Config{E2B: true, User: "root", E2BMetadata: map[string]string{"app": "db"}, Getenv: fakeEnv(f, testKey),
-		E2BConfig: envd.E2BConfig{EnvdURLFor: f.EnvdURLFor}}
+		E2BConfig: e2b.Config{EnvdURLFor: f.EnvdURLFor}}
 	ts, err := target.ListTargets(ctxT(t), cfg)
 	if err != nil || len(ts) != 1 || ts[0].SandboxID != "db" {
 		t.Fatalf("app=db: %v %v", ts, err)
@@ -168,10 +168,10 @@ func TestTargetE2BLayoutAndFilter(t *testing.T) {
 	if _, err := target.ListTargets(ctxT(t), target.Config{E2BSandboxID: "db", Getenv: fakeEnv(f, testKey)}); err != nil {
 		t.Fatalf("naming a paused sandbox is not an error: %v", err)
 	}
-	if _, err := envd.NewE2BClient(envd.E2BConfig{APIKey: testKey, APIURL: f.URL}); err != nil {
+	if _, err := e2b.NewClient(e2b.Config{APIKey: testKey, APIURL: f.URL}); err != nil {
 		t.Fatal(err)
 	}
-	c := target.Config{E2BSandboxID: "db", Getenv: fakeEnv(f, testKey), E2BConfig: envd.E2BConfig{EnvdURLFor: f.EnvdURLFor}}
+	c := target.Config{E2BSandboxID: "db", Getenv: fakeEnv(f, testKey), E2BConfig: e2b.Config{EnvdURLFor: f.EnvdURLFor}}
 	ts, _ = target.ListTargets(ctxT(t), c)
 	if _, err := ts[0].ControlPlane().Resume(ctxT(t), "db", 0); err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func TestTargetE2BUnusualKeyWarns(t *testing.T) {
 func TestTargetE2BWrongKey(t *testing.T) {
 	f := e2bfake.New(t, testKey)
 	_, err := target.ListTargets(ctxT(t), target.Config{E2B: true, Getenv: fakeEnv(f, "e2b_abcdef")})
-	if !errors.Is(err, envd.ErrE2BAuth) || err.Error() != "e2b: API key rejected (401): check E2B_API_KEY" {
+	if !errors.Is(err, e2b.ErrAuth) || err.Error() != "e2b: API key rejected (401): check E2B_API_KEY" {
 		t.Fatalf("wrong key: %v", err)
 	}
 	_, err = target.ListTargets(ctxT(t), target.Config{E2B: true, Getenv: func(string) string { return "" }})

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"sandtop/backend/envd"
+	"sandtop/backend/e2b"
 )
 
 // Kind says where a target came from.
@@ -53,14 +53,14 @@ type Target struct {
 	EnvdVersion string
 	// E2B is the sandbox as E2B's control plane last described it (alias,
 	// template, metadata, state, end time); nil for other kinds.
-	E2B *envd.E2BSandbox
+	E2B *e2b.Sandbox
 
 	// Err is set when the target was found but could not be prepared (an
 	// E2B connect failed); the target is listed so the UI can show why.
 	Err error
 
-	e2b  *envd.E2BClient    // the control plane that knows this sandbox
-	conn envd.E2BConnection // its connect answer
+	e2b  *e2b.Client    // the control plane that knows this sandbox
+	conn e2b.Connection // its connect answer
 }
 
 // String names the target without its token.

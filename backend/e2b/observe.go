@@ -1,4 +1,4 @@
-package envd
+package e2b
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 // state: CPU and memory samples, and the sandbox's own logs. Both are
 // plain GETs.
 
-// E2BMetric is one CPU/memory/disk sample of a sandbox.
-type E2BMetric struct {
+// Metric is one CPU/memory/disk sample of a sandbox.
+type Metric struct {
 	Time       time.Time
 	CPUCount   int
 	CPUUsedPct float64
@@ -42,20 +42,20 @@ const e2bMetricsWindow = time.Minute
 
 // LatestMetric is the newest sample of the last minute (ok false when there
 // is none yet: E2B needs a few seconds after a start or a resume). E2B
-// samples every E2BMetricsInterval; calling more often gains nothing.
-func (c *E2BClient) LatestMetric(ctx context.Context, sandboxID string) (E2BMetric, bool, error) {
+// samples every MetricsInterval; calling more often gains nothing.
+func (c *Client) LatestMetric(ctx context.Context, sandboxID string) (Metric, bool, error) {
 	if err := checkSandboxID(sandboxID); err != nil {
-		return E2BMetric{}, false, err
+		return Metric{}, false, err
 	}
 	q := url.Values{}
 	q.Set("start", fmt.Sprint(time.Now().Add(-e2bMetricsWindow).Unix()))
 	var samples []e2bMetricWire
 	path := "/sandboxes/" + url.PathEscape(sandboxID) + "/metrics?" + q.Encode()
 	if _, err := c.do(ctx, http.MethodGet, path, sandboxID, nil, &samples); err != nil {
-		return E2BMetric{}, false, err
+		return Metric{}, false, err
 	}
 	if len(samples) == 0 {
-		return E2BMetric{}, false, nil
+		return Metric{}, false, nil
 	}
 	last := samples[0]
 	for _, s := range samples[1:] {
@@ -63,39 +63,39 @@ func (c *E2BClient) LatestMetric(ctx context.Context, sandboxID string) (E2BMetr
 			last = s
 		}
 	}
-	return E2BMetric{
+	return Metric{
 		Time: time.Unix(last.TimestampUnix, 0).UTC(), CPUCount: last.CPUCount, CPUUsedPct: last.CPUUsedPct,
 		MemUsed: last.MemUsed, MemTotal: last.MemTotal, MemCache: last.MemCache,
 		DiskUsed: last.DiskUsed, DiskTotal: last.DiskTotal,
 	}, true, nil
 }
 
-// E2BLogEntry is one line of a sandbox's own log (envd and the sandbox
+// LogEntry is one line of a sandbox's own log (envd and the sandbox
 // runtime, as E2B collects them).
-type E2BLogEntry struct {
+type LogEntry struct {
 	Time    time.Time         `json:"timestamp"`
 	Level   string            `json:"level"`
 	Message string            `json:"message"`
 	Fields  map[string]string `json:"fields,omitempty"`
 }
 
-// E2BMaxLogLines is the most one logs request returns.
-const E2BMaxLogLines = 1000
+// MaxLogLines is the most one logs request returns.
+const MaxLogLines = 1000
 
 // Logs returns the newest limit entries (1..E2BMaxLogLines) of a sandbox's
 // log, oldest first: GET /v2/sandboxes/{id}/logs read backwards.
-func (c *E2BClient) Logs(ctx context.Context, sandboxID string, limit int) ([]E2BLogEntry, error) {
+func (c *Client) Logs(ctx context.Context, sandboxID string, limit int) ([]LogEntry, error) {
 	if err := checkSandboxID(sandboxID); err != nil {
 		return nil, err
 	}
-	if limit < 1 || limit > E2BMaxLogLines {
-		return nil, fmt.Errorf("e2b: logs: limit %d is not between 1 and %d", limit, E2BMaxLogLines)
+	if limit < 1 || limit > MaxLogLines {
+		return nil, fmt.Errorf("e2b: logs: limit %d is not between 1 and %d", limit, MaxLogLines)
 	}
 	q := url.Values{}
 	q.Set("limit", fmt.Sprint(limit))
 	q.Set("direction", "backward")
 	var answer struct {
-		Logs []E2BLogEntry `json:"logs"`
+		Logs []LogEntry `json:"logs"`
 	}
 	path := "/v2/sandboxes/" + url.PathEscape(sandboxID) + "/logs?" + q.Encode()
 	if _, err := c.do(ctx, http.MethodGet, path, sandboxID, nil, &answer); err != nil {

@@ -178,7 +178,7 @@ func (f *Fake) LastConnectTimeout(id string) int {
 	return f.lastTTL[id]
 }
 
-// EnvdURLFor is a resolver for envd.E2BConfig.EnvdURLFor: it maps every
+// EnvdURLFor is a resolver for e2b.Config.EnvdURLFor: it maps every
 // sandbox to the EnvdURL it was registered with (and an unknown one to an
 // address that refuses connections).
 func (f *Fake) EnvdURLFor(sandboxID, domain string) string {

@@ -1,4 +1,4 @@
-package envd_test
+package e2b_test
 
 import (
 	"bytes"
@@ -14,10 +14,20 @@ import (
 	"sandtop/backend"
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
-	"sandtop/backend/envd"
-	"sandtop/backend/envd/e2bfake"
+	"sandtop/backend/e2b"
+	"sandtop/backend/e2b/e2bfake"
 	"sandtop/backend/target"
 )
+
+// seamCtx bounds one test's calls.
+func seamCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// seamKey is an API key of E2B's shape, which the fake accepts.
+const seamKey = "e2b_0123456789abcdef0123456789abcdef"
 
 // End to end, all on loopback: a fake E2B control plane hands out envd URLs
 // and tokens of our daemon running as a stock envd (--compat), and the seam
@@ -30,7 +40,7 @@ type fakeTeam struct {
 
 func newFakeTeam(t *testing.T, ids ...string) *fakeTeam {
 	t.Helper()
-	team := &fakeTeam{fake: e2bfake.New(t, testKey), daemons: map[string]*daemontest.Env{}}
+	team := &fakeTeam{fake: e2bfake.New(t, seamKey), daemons: map[string]*daemontest.Env{}}
 	for _, id := range ids {
 		env := daemontest.StartTCP(t, daemon.Config{Compat: true, Token: "envd-token-" + id})
 		team.daemons[id] = env
@@ -40,11 +50,11 @@ func newFakeTeam(t *testing.T, ids ...string) *fakeTeam {
 }
 
 func (ft *fakeTeam) config() target.Config {
-	env := map[string]string{"E2B_API_KEY": testKey, "E2B_API_URL": ft.fake.URL}
+	env := map[string]string{"E2B_API_KEY": seamKey, "E2B_API_URL": ft.fake.URL}
 	return target.Config{
 		E2B:       true,
 		Getenv:    func(k string) string { return env[k] },
-		E2BConfig: envd.E2BConfig{EnvdURLFor: ft.fake.EnvdURLFor},
+		E2BConfig: e2b.Config{EnvdURLFor: ft.fake.EnvdURLFor},
 	}
 }
 
@@ -59,7 +69,7 @@ func openSession(t *testing.T, tg target.Target) *target.Session {
 	}
 	tg.User = me.Username
 	dir := t.TempDir()
-	s, err := target.Open(ctxT(t), tg, backend.RuntimeConfig{
+	s, err := target.Open(seamCtx(t), tg, backend.RuntimeConfig{
 		RuntimeRoot: filepath.Join(dir, ".sandtop"), Cwd: dir, PollInterval: 20 * time.Millisecond,
 	})
 	if err != nil {
@@ -76,7 +86,7 @@ func openSession(t *testing.T, tg target.Target) *target.Session {
 
 func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 	team := newFakeTeam(t, "sbxA", "sbxB")
-	targets, err := target.ListTargets(ctxT(t), team.config())
+	targets, err := target.ListTargets(seamCtx(t), team.config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +103,8 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 	if kind := s.Runtime.Control().Kind(); kind != "compat" {
 		t.Fatalf("control plane %q, want compat", kind)
 	}
-	ctx := ctxT(t)
-	if l, err := s.Probe(ctx); l != envd.E2BAlive || err != nil {
+	ctx := seamCtx(t)
+	if l, err := s.Probe(ctx); l != e2b.Alive || err != nil {
 		t.Fatalf("probe: %v %v", l, err)
 	}
 
@@ -144,12 +154,12 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 
 func TestE2BSeamSandboxVanishes(t *testing.T) {
 	team := newFakeTeam(t, "sbxV")
-	targets, err := target.ListTargets(ctxT(t), team.config())
+	targets, err := target.ListTargets(seamCtx(t), team.config())
 	if err != nil || len(targets) != 1 {
 		t.Fatalf("%v %v", targets, err)
 	}
 	s := openSession(t, targets[0])
-	ctx := ctxT(t)
+	ctx := seamCtx(t)
 	h, err := s.Runtime.Spawn(ctx, backend.SpawnSpec{
 		Argv:    []string{"sleep", "300"},
 		Cwd:     t.TempDir(),
@@ -172,11 +182,11 @@ func TestE2BSeamSandboxVanishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Before the control plane forgets it, a dead envd is a fault, not "gone".
-	if l, _ := s.Probe(ctx); l != envd.E2BUnreachable {
+	if l, _ := s.Probe(ctx); l != e2b.Unreachable {
 		t.Fatalf("envd down but sandbox listed: %v, want unreachable", l)
 	}
 	team.fake.Remove("sbxV")
-	if l, err := s.Probe(ctx); l != envd.E2BGone || err != nil {
+	if l, err := s.Probe(ctx); l != e2b.Gone || err != nil {
 		t.Fatalf("vanished sandbox: %v %v", l, err)
 	}
 	// Its groups are settled: the seam's wait and teardown end, no error.
@@ -189,7 +199,7 @@ func TestE2BSeamSandboxVanishes(t *testing.T) {
 	}
 	cfg := team.config()
 	cfg.E2BSandboxID = "sbxV"
-	if _, err := target.ListTargets(ctx, cfg); !errors.Is(err, envd.ErrE2BSandboxGone) {
+	if _, err := target.ListTargets(ctx, cfg); !errors.Is(err, e2b.ErrSandboxGone) {
 		t.Fatalf("connecting to the vanished sandbox: %v", err)
 	}
 }
@@ -200,7 +210,7 @@ func TestE2BSeamWrongKey(t *testing.T) {
 	cfg.Getenv = func(k string) string {
 		return map[string]string{"E2B_API_KEY": "e2b_0bad", "E2B_API_URL": team.fake.URL}[k]
 	}
-	_, err := target.ListTargets(ctxT(t), cfg)
+	_, err := target.ListTargets(seamCtx(t), cfg)
 	if err == nil || err.Error() != "e2b: API key rejected (401): check E2B_API_KEY" {
 		t.Fatalf("wrong key: %v", err)
 	}

@@ -1,4 +1,7 @@
-package envd
+// Package e2b is the client of E2B's control plane (its REST API): list,
+// describe, resume, extend and kill sandboxes, their metrics and logs, and
+// the envd endpoint and token of each, which package envd then dials.
+package e2b
 
 import (
 	"errors"
@@ -11,35 +14,35 @@ import (
 	"time"
 )
 
-// The E2B control plane: configuration, defaults and the client value. The
-// REST calls live in e2b_api.go, the envd endpoint derivation and the
-// liveness probe in e2b_endpoint.go.
+// Configuration, defaults and the client value. The REST calls live in
+// api.go, the envd endpoint derivation and the liveness probe in
+// endpoint.go.
 
 const (
-	// E2BDefaultDomain is the domain E2B's SDKs use when E2B_DOMAIN is unset.
-	E2BDefaultDomain = "e2b.app"
-	// E2BEnvdPort is the port envd listens on inside every sandbox.
-	E2BEnvdPort = 49983
-	// E2BDefaultUser is the sandbox user E2B's SDKs run commands as.
-	E2BDefaultUser = "user"
-	// E2BStateSubdir is where sandtop keeps its state in a sandbox, under
+	// DefaultDomain is the domain E2B's SDKs use when E2B_DOMAIN is unset.
+	DefaultDomain = "e2b.app"
+	// EnvdPort is the port envd listens on inside every sandbox.
+	EnvdPort = 49983
+	// DefaultUser is the sandbox user E2B's SDKs run commands as.
+	DefaultUser = "user"
+	// StateSubdir is where sandtop keeps its state in a sandbox, under
 	// the sandbox user's home: never in the agent's workspace.
-	E2BStateSubdir = ".local/state/sandtop"
-	// E2BDefaultConnectTimeout is the sandbox lifetime an explicit resume
+	StateSubdir = ".local/state/sandtop"
+	// DefaultConnectTimeout is the sandbox lifetime an explicit resume
 	// asks for (and an extend without a duration sets); the control plane
 	// only ever extends a TTL on resume. Same value as the SDKs' default
 	// sandbox timeout.
-	E2BDefaultConnectTimeout = 300 * time.Second
-	// E2BMetricsInterval is how often E2B samples a sandbox's CPU and
+	DefaultConnectTimeout = 300 * time.Second
+	// MetricsInterval is how often E2B samples a sandbox's CPU and
 	// memory; asking more often only returns the same sample.
-	E2BMetricsInterval = 5 * time.Second
+	MetricsInterval = 5 * time.Second
 	// e2bRequestTimeout bounds one control-plane request (SDK default: 60 s).
 	e2bRequestTimeout = 60 * time.Second
 )
 
-// E2BConfig says how to reach E2B's control plane and the sandboxes behind
-// it. E2BConfigFromEnv fills it the way E2B's SDKs read their environment.
-type E2BConfig struct {
+// Config says how to reach E2B's control plane and the sandboxes behind
+// it. ConfigFromEnv fills it the way E2B's SDKs read their environment.
+type Config struct {
 	APIKey string // E2B_API_KEY, sent as X-API-Key; never printed
 	Domain string // E2B_DOMAIN; default e2b.app
 	APIURL string // E2B_API_URL; default https://api.<Domain>
@@ -60,13 +63,13 @@ type E2BConfig struct {
 	EnvdURLFor func(sandboxID, domain string) string
 }
 
-// E2BConfigFromEnv reads E2B_API_KEY, E2B_DOMAIN, E2B_API_URL,
+// ConfigFromEnv reads E2B_API_KEY, E2B_DOMAIN, E2B_API_URL,
 // E2B_SANDBOX_URL and E2B_DEBUG through getenv (os.Getenv when nil).
-func E2BConfigFromEnv(getenv func(string) string) E2BConfig {
+func ConfigFromEnv(getenv func(string) string) Config {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	return E2BConfig{
+	return Config{
 		APIKey:     strings.TrimSpace(getenv("E2B_API_KEY")),
 		Domain:     strings.TrimSpace(getenv("E2B_DOMAIN")),
 		APIURL:     strings.TrimSpace(getenv("E2B_API_URL")),
@@ -75,43 +78,43 @@ func E2BConfigFromEnv(getenv func(string) string) E2BConfig {
 	}
 }
 
-// E2BHome is the home directory of a sandbox user in E2B's templates.
-func E2BHome(user string) string {
+// Home is the home directory of a sandbox user in E2B's templates.
+func Home(user string) string {
 	switch user {
-	case "", E2BDefaultUser:
-		return "/home/" + E2BDefaultUser
+	case "", DefaultUser:
+		return "/home/" + DefaultUser
 	case "root":
 		return "/root"
 	}
 	return "/home/" + user
 }
 
-// E2BStateDir is sandtop's state directory in a sandbox for user:
+// StateDir is sandtop's state directory in a sandbox for user:
 // ~/.local/state/sandtop.
-func E2BStateDir(user string) string { return path.Join(E2BHome(user), E2BStateSubdir) }
+func StateDir(user string) string { return path.Join(Home(user), StateSubdir) }
 
 // The shape of the keys E2B itself issues. Current SDKs no longer check it,
 // and E2B-compatible providers issue others, so a key of another shape is
 // only worth a warning.
 var e2bAPIKeyPattern = regexp.MustCompile(`^e2b_[0-9a-fA-F]+$`)
 
-// E2BKeyWarning is a one-line warning for a key that does not look like one
+// KeyWarning is a one-line warning for a key that does not look like one
 // E2B issues ("" when it does). It never quotes the key.
-func E2BKeyWarning(key string) string {
+func KeyWarning(key string) string {
 	if key == "" || e2bAPIKeyPattern.MatchString(key) {
 		return ""
 	}
 	return "E2B_API_KEY does not look like an E2B key (e2b_ and hex digits); using it anyway, as E2B-compatible providers issue other shapes"
 }
 
-// E2BClient talks to E2B's control plane. It is safe for concurrent use.
-type E2BClient struct {
-	cfg  E2BConfig
+// Client talks to E2B's control plane. It is safe for concurrent use.
+type Client struct {
+	cfg  Config
 	http *http.Client
 }
 
-// NewE2BClient checks the configuration and fills in the defaults.
-func NewE2BClient(cfg E2BConfig) (*E2BClient, error) {
+// NewClient checks the configuration and fills in the defaults.
+func NewClient(cfg Config) (*Client, error) {
 	if cfg.APIKey == "" {
 		return nil, errors.New("e2b: E2B_API_KEY is not set")
 	}
@@ -120,7 +123,7 @@ func NewE2BClient(cfg E2BConfig) (*E2BClient, error) {
 		return nil, errors.New("e2b: E2B_API_KEY holds whitespace inside it")
 	}
 	if cfg.Domain == "" {
-		cfg.Domain = E2BDefaultDomain
+		cfg.Domain = DefaultDomain
 	}
 	if cfg.APIURL == "" {
 		if cfg.Debug {
@@ -134,20 +137,20 @@ func NewE2BClient(cfg E2BConfig) (*E2BClient, error) {
 		return nil, fmt.Errorf("e2b: E2B_API_URL %q is not an http(s) URL", cfg.APIURL)
 	}
 	if cfg.ConnectTimeout <= 0 {
-		cfg.ConnectTimeout = E2BDefaultConnectTimeout
+		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: e2bRequestTimeout}
 	}
-	return &E2BClient{cfg: cfg, http: hc}, nil
+	return &Client{cfg: cfg, http: hc}, nil
 }
 
 // Config returns the effective configuration, defaults filled in.
-func (c *E2BClient) Config() E2BConfig { return c.cfg }
+func (c *Client) Config() Config { return c.cfg }
 
-// E2BSandbox is one sandbox as the control plane lists or describes it.
-type E2BSandbox struct {
+// Sandbox is one sandbox as the control plane lists or describes it.
+type Sandbox struct {
 	ID          string
 	TemplateID  string
 	Alias       string // the template's alias, if any
@@ -164,11 +167,11 @@ type E2BSandbox struct {
 
 // Paused says the sandbox is frozen: nothing in it runs until someone
 // resumes it, and looking at it must not.
-func (s E2BSandbox) Paused() bool { return s.State == "paused" }
+func (s Sandbox) Paused() bool { return s.State == "paused" }
 
-// E2BConnection is what connecting to a sandbox yields: enough to dial its
+// Connection is what connecting to a sandbox yields: enough to dial its
 // envd. String() leaves the tokens out, so it is safe to print.
-type E2BConnection struct {
+type Connection struct {
 	SandboxID   string
 	Domain      string // the sandbox's traffic domain (the config's when unset)
 	EnvdVersion string
@@ -181,9 +184,9 @@ type E2BConnection struct {
 	TrafficAccessToken string
 }
 
-func (c E2BConnection) String() string {
+func (c Connection) String() string {
 	return fmt.Sprintf("e2b sandbox %s (envd %s at %s)", c.SandboxID, c.EnvdVersion, c.EnvdURL)
 }
 
 // GoString keeps %#v from printing the tokens too.
-func (c E2BConnection) GoString() string { return c.String() }
+func (c Connection) GoString() string { return c.String() }

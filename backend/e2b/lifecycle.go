@@ -1,4 +1,4 @@
-package envd
+package e2b
 
 import (
 	"context"
@@ -22,26 +22,26 @@ type e2bSandboxWire struct {
 }
 
 // Resume wakes a paused sandbox (a running one stays running) and makes it
-// live at least timeout from now; 0 means E2BDefaultConnectTimeout. It is
+// live at least timeout from now; 0 means DefaultConnectTimeout. It is
 // POST /sandboxes/{id}/connect, the call E2B recommends over its
 // deprecated /resume, and one request in all.
-func (c *E2BClient) Resume(ctx context.Context, sandboxID string, timeout time.Duration) (E2BConnection, error) {
+func (c *Client) Resume(ctx context.Context, sandboxID string, timeout time.Duration) (Connection, error) {
 	secs, err := timeoutSeconds(timeout, c.cfg.ConnectTimeout)
 	if err != nil {
-		return E2BConnection{}, err
+		return Connection{}, err
 	}
 	if err := checkSandboxID(sandboxID); err != nil {
-		return E2BConnection{}, err
+		return Connection{}, err
 	}
 	var s e2bSandboxWire
 	path := "/sandboxes/" + url.PathEscape(sandboxID) + "/connect"
 	if _, err := c.do(ctx, http.MethodPost, path, sandboxID, map[string]int64{"timeout": secs}, &s); err != nil {
-		return E2BConnection{}, err
+		return Connection{}, err
 	}
 	if s.SandboxID == "" {
 		s.SandboxID = sandboxID
 	}
-	conn := E2BConnection{SandboxID: s.SandboxID, Domain: c.cfg.Domain, EnvdVersion: s.EnvdVersion, AccessToken: s.EnvdAccessToken}
+	conn := Connection{SandboxID: s.SandboxID, Domain: c.cfg.Domain, EnvdVersion: s.EnvdVersion, AccessToken: s.EnvdAccessToken}
 	if s.Domain != nil && *s.Domain != "" {
 		conn.Domain = *s.Domain
 	}
@@ -50,9 +50,9 @@ func (c *E2BClient) Resume(ctx context.Context, sandboxID string, timeout time.D
 }
 
 // Extend sets a running sandbox to expire timeout from now (0 means
-// E2BDefaultConnectTimeout): POST /sandboxes/{id}/timeout. The control
+// DefaultConnectTimeout): POST /sandboxes/{id}/timeout. The control
 // plane takes the new end time as given, so it may also shorten it.
-func (c *E2BClient) Extend(ctx context.Context, sandboxID string, timeout time.Duration) error {
+func (c *Client) Extend(ctx context.Context, sandboxID string, timeout time.Duration) error {
 	secs, err := timeoutSeconds(timeout, c.cfg.ConnectTimeout)
 	if err != nil {
 		return err

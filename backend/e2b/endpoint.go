@@ -1,4 +1,4 @@
-package envd
+package e2b
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 // Where a sandbox's envd is, the headers E2B's edge routes by, and whether a
 // sandbox is alive, gone, or merely out of reach.
 
-// E2BEnvdURL derives a sandbox's envd URL the way E2B's SDKs do for a direct
+// EnvdURL derives a sandbox's envd URL the way E2B's SDKs do for a direct
 // connection: https://49983-<id>.<domain>. An override (E2B_SANDBOX_URL)
 // wins for every sandbox; debug mode means http://localhost:49983.
-func (c *E2BClient) EnvdURL(sandboxID, domain string) string {
+func (c *Client) EnvdURL(sandboxID, domain string) string {
 	if domain == "" {
 		domain = c.cfg.Domain
 	}
@@ -27,48 +27,48 @@ func (c *E2BClient) EnvdURL(sandboxID, domain string) string {
 	case c.cfg.SandboxURL != "":
 		return strings.TrimRight(c.cfg.SandboxURL, "/")
 	case c.cfg.Debug:
-		return "http://localhost:" + strconv.Itoa(E2BEnvdPort)
+		return "http://localhost:" + strconv.Itoa(EnvdPort)
 	}
-	return fmt.Sprintf("https://%d-%s.%s", E2BEnvdPort, sandboxID, domain)
+	return fmt.Sprintf("https://%d-%s.%s", EnvdPort, sandboxID, domain)
 }
 
-// E2BSandboxHeaders are the routing headers the SDKs send with every envd
+// SandboxHeaders are the routing headers the SDKs send with every envd
 // request; E2B's edge uses them when E2B_SANDBOX_URL names a shared proxy.
-func E2BSandboxHeaders(sandboxID string) http.Header {
+func SandboxHeaders(sandboxID string) http.Header {
 	h := http.Header{}
 	h.Set("E2b-Sandbox-Id", sandboxID)
-	h.Set("E2b-Sandbox-Port", strconv.Itoa(E2BEnvdPort))
+	h.Set("E2b-Sandbox-Port", strconv.Itoa(EnvdPort))
 	return h
 }
 
-// E2BLiveness is what a probe concluded about a sandbox.
-type E2BLiveness int
+// Liveness is what a probe concluded about a sandbox.
+type Liveness int
 
 const (
-	// E2BAlive: envd answered its health check.
-	E2BAlive E2BLiveness = iota
-	// E2BGone: the control plane no longer knows the sandbox (or says it is
+	// Alive: envd answered its health check.
+	Alive Liveness = iota
+	// Gone: the control plane no longer knows the sandbox (or says it is
 	// not running). Nothing in it runs any more: its groups are settled.
-	E2BGone
-	// E2BUnreachable: envd did not answer but the control plane still lists
+	Gone
+	// Unreachable: envd did not answer but the control plane still lists
 	// the sandbox, or the control plane itself was out of reach. A network
 	// fault; the sandbox's processes may well be running.
-	E2BUnreachable
-	// E2BPaused: the control plane lists the sandbox as paused. Its
+	Unreachable
+	// Paused: the control plane lists the sandbox as paused. Its
 	// processes are frozen, not ended: they carry on once someone resumes
 	// it, so nothing of it may be settled as gone.
-	E2BPaused
+	Paused
 )
 
-func (l E2BLiveness) String() string {
+func (l Liveness) String() string {
 	switch l {
-	case E2BAlive:
+	case Alive:
 		return "alive"
-	case E2BGone:
+	case Gone:
 		return "gone"
-	case E2BUnreachable:
+	case Unreachable:
 		return "unreachable"
-	case E2BPaused:
+	case Paused:
 		return "paused"
 	}
 	return "unknown"
@@ -79,33 +79,33 @@ const e2bHealthTimeout = 5 * time.Second
 
 // Probe tells a dead sandbox from a network fault, as the SDKs do: envd's
 // /health first; when that fails, the control plane decides (404 = gone).
-// The error explains an E2BUnreachable verdict and is nil otherwise.
-func (c *E2BClient) Probe(ctx context.Context, conn E2BConnection) (E2BLiveness, error) {
+// The error explains an Unreachable verdict and is nil otherwise.
+func (c *Client) Probe(ctx context.Context, conn Connection) (Liveness, error) {
 	healthErr := c.envdHealth(ctx, conn)
 	if healthErr == nil {
-		return E2BAlive, nil
+		return Alive, nil
 	}
 	sb, err := c.Get(ctx, conn.SandboxID)
 	switch {
-	case errors.Is(err, ErrE2BSandboxGone):
-		return E2BGone, nil
+	case errors.Is(err, ErrSandboxGone):
+		return Gone, nil
 	case err != nil:
-		return E2BUnreachable, fmt.Errorf("e2b: sandbox %s: envd: %v; control plane: %w", conn.SandboxID, healthErr, err)
+		return Unreachable, fmt.Errorf("e2b: sandbox %s: envd: %v; control plane: %w", conn.SandboxID, healthErr, err)
 	case sb.Paused():
-		return E2BPaused, fmt.Errorf("e2b: sandbox %s is paused", conn.SandboxID)
+		return Paused, fmt.Errorf("e2b: sandbox %s is paused", conn.SandboxID)
 	}
-	return E2BUnreachable, fmt.Errorf("e2b: sandbox %s is listed as running but its envd does not answer: %w", conn.SandboxID, healthErr)
+	return Unreachable, fmt.Errorf("e2b: sandbox %s is listed as running but its envd does not answer: %w", conn.SandboxID, healthErr)
 }
 
 // envdHealth GETs <envd>/health; any 2xx is healthy.
-func (c *E2BClient) envdHealth(ctx context.Context, conn E2BConnection) error {
+func (c *Client) envdHealth(ctx context.Context, conn Connection) error {
 	ctx, cancel := context.WithTimeout(ctx, e2bHealthTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(conn.EnvdURL, "/")+"/health", nil)
 	if err != nil {
 		return err
 	}
-	for k, v := range E2BSandboxHeaders(conn.SandboxID) {
+	for k, v := range SandboxHeaders(conn.SandboxID) {
 		req.Header[k] = v
 	}
 	if conn.AccessToken != "" {

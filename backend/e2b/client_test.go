@@ -1,4 +1,4 @@
-package envd_test
+package e2b
 
 import (
 	"context"
@@ -10,17 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"sandtop/backend/envd"
-	"sandtop/backend/envd/e2bfake"
+	"sandtop/backend/e2b/e2bfake"
 )
 
 const testKey = "e2b_0123456789abcdef0123456789abcdef"
 
-func newTestE2B(t *testing.T, f *e2bfake.Fake, key string) *envd.E2BClient {
+func newTestE2B(t *testing.T, f *e2bfake.Fake, key string) *Client {
 	t.Helper()
-	c, err := envd.NewE2BClient(envd.E2BConfig{APIKey: key, APIURL: f.URL, EnvdURLFor: f.EnvdURLFor})
+	c, err := NewClient(Config{APIKey: key, APIURL: f.URL, EnvdURLFor: f.EnvdURLFor})
 	if err != nil {
-		t.Fatalf("NewE2BClient: %v", err)
+		t.Fatalf("NewClient: %v", err)
 	}
 	return c
 }
@@ -34,8 +33,8 @@ func ctxT(t *testing.T) context.Context {
 
 func TestE2BConfigFromEnvDefaults(t *testing.T) {
 	env := map[string]string{"E2B_API_KEY": " " + testKey + "\n"}
-	cfg := envd.E2BConfigFromEnv(func(k string) string { return env[k] })
-	c, err := envd.NewE2BClient(cfg)
+	cfg := ConfigFromEnv(func(k string) string { return env[k] })
+	c, err := NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,19 +50,19 @@ func TestE2BConfigFromEnvDefaults(t *testing.T) {
 	}
 
 	env["E2B_DOMAIN"] = "example.test"
-	c, _ = envd.NewE2BClient(envd.E2BConfigFromEnv(func(k string) string { return env[k] }))
+	c, _ = NewClient(ConfigFromEnv(func(k string) string { return env[k] }))
 	if c.Config().APIURL != "https://api.example.test" {
 		t.Fatalf("api URL follows E2B_DOMAIN: %q", c.Config().APIURL)
 	}
 	env["E2B_API_URL"] = "http://127.0.0.1:9/"
 	env["E2B_SANDBOX_URL"] = "http://127.0.0.1:8/"
-	c, _ = envd.NewE2BClient(envd.E2BConfigFromEnv(func(k string) string { return env[k] }))
+	c, _ = NewClient(ConfigFromEnv(func(k string) string { return env[k] }))
 	if c.Config().APIURL != "http://127.0.0.1:9" || c.EnvdURL("x", "") != "http://127.0.0.1:8" {
 		t.Fatalf("overrides: api %q envd %q", c.Config().APIURL, c.EnvdURL("x", ""))
 	}
 
 	debug := map[string]string{"E2B_API_KEY": testKey, "E2B_DEBUG": "TRUE"}
-	c, _ = envd.NewE2BClient(envd.E2BConfigFromEnv(func(k string) string { return debug[k] }))
+	c, _ = NewClient(ConfigFromEnv(func(k string) string { return debug[k] }))
 	if c.Config().APIURL != "http://localhost:3000" || c.EnvdURL("x", "") != "http://localhost:49983" {
 		t.Fatalf("debug mode: api %q envd %q", c.Config().APIURL, c.EnvdURL("x", ""))
 	}
@@ -74,23 +73,23 @@ func TestE2BConfigFromEnvDefaults(t *testing.T) {
 // quote it; only an empty key, or one that would break the header, is
 // refused.
 func TestE2BAnyKeyShapeIsUsed(t *testing.T) {
-	if _, err := envd.NewE2BClient(envd.E2BConfig{}); err == nil || !strings.Contains(err.Error(), "E2B_API_KEY is not set") {
+	if _, err := NewClient(Config{}); err == nil || !strings.Contains(err.Error(), "E2B_API_KEY is not set") {
 		t.Fatalf("missing key: %v", err)
 	}
-	if _, err := envd.NewE2BClient(envd.E2BConfig{APIKey: "sk_test 123"}); err == nil || strings.Contains(err.Error(), "sk_test") {
+	if _, err := NewClient(Config{APIKey: "sk_test 123"}); err == nil || strings.Contains(err.Error(), "sk_test") {
 		t.Fatalf("a key with a space inside: %v", err)
 	}
-	if w := envd.E2BKeyWarning(testKey); w != "" {
+	if w := KeyWarning(testKey); w != "" {
 		t.Fatalf("an E2B-shaped key warned: %s", w)
 	}
 	const key = "sk_test_123"
-	w := envd.E2BKeyWarning(key)
+	w := KeyWarning(key)
 	if w == "" || strings.Contains(w, key) || strings.Contains(w, "\n") {
 		t.Fatalf("warning for an unusual key: %q", w)
 	}
 	f := e2bfake.New(t, key)
 	f.Add(e2bfake.Sandbox{ID: "sbx1"})
-	if got, err := newTestE2B(t, f, key).List(ctxT(t), envd.E2BListOptions{}); err != nil || len(got) != 1 {
+	if got, err := newTestE2B(t, f, key).List(ctxT(t), ListOptions{}); err != nil || len(got) != 1 {
 		t.Fatalf("listing with %s: %v %v", key, got, err)
 	}
 }
@@ -100,8 +99,8 @@ func TestE2BWrongKeyIsOneClearLine(t *testing.T) {
 	wrong := "e2b_ffffffffffffffffffffffffffffffff"
 	c := newTestE2B(t, f, wrong)
 	_, err := c.ListRunning(ctxT(t))
-	if !errors.Is(err, envd.ErrE2BAuth) {
-		t.Fatalf("want ErrE2BAuth, got %v", err)
+	if !errors.Is(err, ErrAuth) {
+		t.Fatalf("want ErrAuth, got %v", err)
 	}
 	want := "e2b: API key rejected (401): check E2B_API_KEY"
 	if err.Error() != want {
@@ -110,7 +109,7 @@ func TestE2BWrongKeyIsOneClearLine(t *testing.T) {
 	if strings.Contains(err.Error(), wrong) {
 		t.Fatal("the error leaks the key")
 	}
-	if _, _, err := c.Describe(ctxT(t), "sbx"); !errors.Is(err, envd.ErrE2BAuth) {
+	if _, _, err := c.Describe(ctxT(t), "sbx"); !errors.Is(err, ErrAuth) {
 		t.Fatalf("describe with a wrong key: %v", err)
 	}
 }
@@ -165,7 +164,7 @@ func TestE2BDescribeChangesNothing(t *testing.T) {
 	if sb, _, err := c.Describe(ctxT(t), "sbxP"); err != nil || !sb.Paused() {
 		t.Fatalf("paused sandbox: %+v %v", sb, err)
 	}
-	if _, err := c.List(ctxT(t), envd.E2BListOptions{}); err != nil {
+	if _, err := c.List(ctxT(t), ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if calls := f.MutatingCalls(); len(calls) != 0 {
@@ -207,7 +206,7 @@ func TestE2BDescribeChangesNothing(t *testing.T) {
 		func() error { return c.Extend(ctxT(t), "nope", time.Minute) },
 		func() error { return c.Kill(ctxT(t), "nope") },
 	} {
-		if err := call(); !errors.Is(err, envd.ErrE2BSandboxGone) || !strings.Contains(err.Error(), "nope") {
+		if err := call(); !errors.Is(err, ErrSandboxGone) || !strings.Contains(err.Error(), "nope") {
 			t.Fatalf("unknown sandbox: %v", err)
 		}
 	}
@@ -222,7 +221,7 @@ func TestE2BListStatesAndMetadata(t *testing.T) {
 	f.Add(e2bfake.Sandbox{ID: "b", State: "paused", Metadata: map[string]string{"app": "web"}})
 	f.Add(e2bfake.Sandbox{ID: "c", Metadata: map[string]string{"app": "db"}})
 	c := newTestE2B(t, f, testKey)
-	ids := func(opts envd.E2BListOptions) string {
+	ids := func(opts ListOptions) string {
 		got, err := c.List(ctxT(t), opts)
 		if err != nil {
 			t.Fatal(err)
@@ -233,16 +232,16 @@ func TestE2BListStatesAndMetadata(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	if got := ids(envd.E2BListOptions{}); got != "a/running b/paused c/running" {
+	if got := ids(ListOptions{}); got != "a/running b/paused c/running" {
 		t.Fatalf("all states: %s", got)
 	}
-	if got := ids(envd.E2BListOptions{Metadata: map[string]string{"app": "web"}}); got != "a/running b/paused" {
+	if got := ids(ListOptions{Metadata: map[string]string{"app": "web"}}); got != "a/running b/paused" {
 		t.Fatalf("app=web: %s", got)
 	}
-	if got := ids(envd.E2BListOptions{Metadata: map[string]string{"app": "web", "owner": "ann & co"}}); got != "a/running" {
+	if got := ids(ListOptions{Metadata: map[string]string{"app": "web", "owner": "ann & co"}}); got != "a/running" {
 		t.Fatalf("two pairs, one needing escapes: %s", got)
 	}
-	if got := ids(envd.E2BListOptions{States: []string{"running"}}); got != "a/running c/running" {
+	if got := ids(ListOptions{States: []string{"running"}}); got != "a/running c/running" {
 		t.Fatalf("running only: %s", got)
 	}
 }
@@ -278,7 +277,7 @@ func TestE2BMetricsAndLogs(t *testing.T) {
 	if _, err := c.Logs(ctxT(t), "m", 0); err == nil {
 		t.Fatal("limit 0 accepted")
 	}
-	if _, err := c.Logs(ctxT(t), "gone", 10); !errors.Is(err, envd.ErrE2BSandboxGone) {
+	if _, err := c.Logs(ctxT(t), "gone", 10); !errors.Is(err, ErrSandboxGone) {
 		t.Fatalf("logs of an unknown sandbox: %v", err)
 	}
 	if calls := f.MutatingCalls(); len(calls) != 0 {
@@ -304,35 +303,35 @@ func TestE2BProbeTellsGoneFromUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, err := c.Probe(ctx, conn); l != envd.E2BAlive || err != nil {
+	if l, err := c.Probe(ctx, conn); l != Alive || err != nil {
 		t.Fatalf("healthy sandbox: %v %v", l, err)
 	}
 
 	// envd stops answering while the control plane still lists it: a fault.
 	healthy.Close()
 	l, err := c.Probe(ctx, conn)
-	if l != envd.E2BUnreachable || err == nil || !strings.Contains(err.Error(), "listed as running") {
+	if l != Unreachable || err == nil || !strings.Contains(err.Error(), "listed as running") {
 		t.Fatalf("dead envd, listed sandbox: %v %v", l, err)
 	}
 
 	// Paused: frozen, not gone; its groups must not be settled.
 	f.Add(e2bfake.Sandbox{ID: "sbxH", State: "paused", EnvdURL: healthy.URL})
-	if l, _ := c.Probe(ctx, conn); l != envd.E2BPaused {
+	if l, _ := c.Probe(ctx, conn); l != Paused {
 		t.Fatalf("paused sandbox: %v", l)
 	}
 
 	// The control plane forgets it: gone.
 	f.Remove("sbxH")
-	if l, err := c.Probe(ctx, conn); l != envd.E2BGone || err != nil {
+	if l, err := c.Probe(ctx, conn); l != Gone || err != nil {
 		t.Fatalf("removed sandbox: %v %v", l, err)
 	}
 
 	// Neither envd nor the control plane answers: unreachable, not gone.
-	down, err := envd.NewE2BClient(envd.E2BConfig{APIKey: testKey, APIURL: "http://127.0.0.1:1"})
+	down, err := NewClient(Config{APIKey: testKey, APIURL: "http://127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, err := down.Probe(ctx, conn); l != envd.E2BUnreachable || err == nil {
+	if l, err := down.Probe(ctx, conn); l != Unreachable || err == nil {
 		t.Fatalf("control plane down: %v %v", l, err)
 	}
 }

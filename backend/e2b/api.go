@@ -1,4 +1,4 @@
-package envd
+package e2b
 
 import (
 	"bytes"
@@ -17,14 +17,14 @@ import (
 // authenticated by X-API-Key. Listing and describing (GET /v2/sandboxes,
 // GET /sandboxes/{id}) change nothing; resuming and extending (POST
 // /sandboxes/{id}/connect and /timeout) are explicit actions, in
-// e2b_lifecycle.go, never called to look.
+// lifecycle.go, never called to look.
 
-// ErrE2BAuth is returned (wrapped) when the control plane rejects the key.
-var ErrE2BAuth = errors.New("e2b: API key rejected")
+// ErrAuth is returned (wrapped) when the control plane rejects the key.
+var ErrAuth = errors.New("e2b: API key rejected")
 
-// ErrE2BSandboxGone is returned (wrapped) when the control plane no longer
+// ErrSandboxGone is returned (wrapped) when the control plane no longer
 // knows a sandbox: it was killed or it expired. Everything it ran is gone.
-var ErrE2BSandboxGone = errors.New("e2b: sandbox not found")
+var ErrSandboxGone = errors.New("e2b: sandbox not found")
 
 // e2bListPageSize is the largest page the API serves.
 const e2bListPageSize = 100
@@ -50,8 +50,8 @@ type e2bListedSandbox struct {
 	EnvdAccessToken string `json:"envdAccessToken,omitempty"`
 }
 
-func (s e2bListedSandbox) public() E2BSandbox {
-	out := E2BSandbox{
+func (s e2bListedSandbox) public() Sandbox {
+	out := Sandbox{
 		ID: s.SandboxID, TemplateID: s.TemplateID, Alias: s.Alias, State: s.State,
 		StartedAt: s.StartedAt, EndAt: s.EndAt, CPUCount: s.CPUCount, MemoryMB: s.MemoryMB,
 		DiskSizeMB: s.DiskSizeMB, EnvdVersion: s.EnvdVersion, Metadata: s.Metadata,
@@ -62,8 +62,8 @@ func (s e2bListedSandbox) public() E2BSandbox {
 	return out
 }
 
-// E2BListOptions narrow a listing.
-type E2BListOptions struct {
+// ListOptions narrow a listing.
+type ListOptions struct {
 	// States are "running" and/or "paused"; empty lists both.
 	States []string
 	// Metadata keeps the sandboxes whose metadata has every pair, as E2B's
@@ -72,18 +72,18 @@ type E2BListOptions struct {
 }
 
 // ListRunning returns every running sandbox of the team, all pages.
-func (c *E2BClient) ListRunning(ctx context.Context) ([]E2BSandbox, error) {
-	return c.List(ctx, E2BListOptions{States: []string{"running"}})
+func (c *Client) ListRunning(ctx context.Context) ([]Sandbox, error) {
+	return c.List(ctx, ListOptions{States: []string{"running"}})
 }
 
 // List returns the team's sandboxes that match opts, all pages. It changes
 // nothing: a paused sandbox stays paused.
-func (c *E2BClient) List(ctx context.Context, opts E2BListOptions) ([]E2BSandbox, error) {
+func (c *Client) List(ctx context.Context, opts ListOptions) ([]Sandbox, error) {
 	states := opts.States
 	if len(states) == 0 {
 		states = []string{"running", "paused"}
 	}
-	var out []E2BSandbox
+	var out []Sandbox
 	next := ""
 	for page := 0; page < e2bMaxPages; page++ {
 		q := url.Values{}
@@ -118,8 +118,8 @@ func (c *E2BClient) List(ctx context.Context, opts E2BListOptions) ([]E2BSandbox
 }
 
 // Get describes one sandbox. A sandbox the control plane does not know
-// gives an error that wraps ErrE2BSandboxGone.
-func (c *E2BClient) Get(ctx context.Context, sandboxID string) (E2BSandbox, error) {
+// gives an error that wraps ErrSandboxGone.
+func (c *Client) Get(ctx context.Context, sandboxID string) (Sandbox, error) {
 	sb, _, err := c.Describe(ctx, sandboxID)
 	return sb, err
 }
@@ -130,19 +130,19 @@ func (c *E2BClient) Get(ctx context.Context, sandboxID string) (E2BSandbox, erro
 // paused and a running one's end time stays where it was. The connection
 // of a paused sandbox is filled in but must not be dialled: traffic could
 // wake it.
-func (c *E2BClient) Describe(ctx context.Context, sandboxID string) (E2BSandbox, E2BConnection, error) {
+func (c *Client) Describe(ctx context.Context, sandboxID string) (Sandbox, Connection, error) {
 	if err := checkSandboxID(sandboxID); err != nil {
-		return E2BSandbox{}, E2BConnection{}, err
+		return Sandbox{}, Connection{}, err
 	}
 	var s e2bListedSandbox
 	if _, err := c.do(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(sandboxID), sandboxID, nil, &s); err != nil {
-		return E2BSandbox{}, E2BConnection{}, err
+		return Sandbox{}, Connection{}, err
 	}
 	if s.SandboxID == "" {
 		s.SandboxID = sandboxID
 	}
 	sb := s.public()
-	conn := E2BConnection{
+	conn := Connection{
 		SandboxID:   sb.ID,
 		Domain:      c.cfg.Domain,
 		EnvdVersion: sb.EnvdVersion,
@@ -156,7 +156,7 @@ func (c *E2BClient) Describe(ctx context.Context, sandboxID string) (E2BSandbox,
 }
 
 // Kill deletes a sandbox and everything in it.
-func (c *E2BClient) Kill(ctx context.Context, sandboxID string) error {
+func (c *Client) Kill(ctx context.Context, sandboxID string) error {
 	if err := checkSandboxID(sandboxID); err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ type e2bAPIError struct {
 
 // do sends one request and decodes a 2xx JSON answer into out (nil: drop
 // it). sandboxID names the sandbox a 404 is about, if any.
-func (c *E2BClient) do(ctx context.Context, method, path, sandboxID string, in, out any) (http.Header, error) {
+func (c *Client) do(ctx context.Context, method, path, sandboxID string, in, out any) (http.Header, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -220,12 +220,12 @@ func (c *E2BClient) do(ctx context.Context, method, path, sandboxID string, in, 
 	return resp.Header, nil
 }
 
-func (c *E2BClient) statusError(method, path, sandboxID string, status int, raw []byte) error {
+func (c *Client) statusError(method, path, sandboxID string, status int, raw []byte) error {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return fmt.Errorf("%w (%d): check E2B_API_KEY", ErrE2BAuth, status)
+		return fmt.Errorf("%w (%d): check E2B_API_KEY", ErrAuth, status)
 	case status == http.StatusNotFound && sandboxID != "":
-		return fmt.Errorf("%w: %s is gone (killed or expired)", ErrE2BSandboxGone, sandboxID)
+		return fmt.Errorf("%w: %s is gone (killed or expired)", ErrSandboxGone, sandboxID)
 	}
 	msg := http.StatusText(status)
 	var apiErr e2bAPIError
