@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"sandtop/groupstate"
 )
 
 // Context is one sandbox the TUI can show, like a k9s context. The TUI
@@ -117,7 +119,7 @@ func (sb *sandbox) activeTeardowns() int {
 func (sb *sandbox) liveGroups() int {
 	n := 0
 	for i := range sb.tree.groups {
-		if stateOf(&sb.tree.groups[i]) != stateSettled {
+		if stateOf(&sb.tree.groups[i]) != groupstate.Settled {
 			n++
 		}
 	}

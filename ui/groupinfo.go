@@ -11,17 +11,6 @@ import (
 	"sandtop/groupstate"
 )
 
-// groupState names where a group is in its life, for the state column, in
-// the vocabulary the CLI's ls uses too.
-type groupState = groupstate.State
-
-const (
-	stateRunning      = groupstate.Running
-	stateStopped      = groupstate.Stopped
-	stateLeaderExited = groupstate.LeaderExited
-	stateSettled      = groupstate.Settled
-)
-
 // tally reads the group's members under the one liveness rule.
 func tally(g *Group) groupstate.Tally {
 	var t groupstate.Tally
@@ -34,9 +23,10 @@ func tally(g *Group) groupstate.Tally {
 // liveMembers are the members that still run.
 func liveMembers(g *Group) int { return tally(g).Live() }
 
-func stateOf(g *Group) groupState {
+// stateOf names where g is in its life, in the vocabulary ls uses too.
+func stateOf(g *Group) groupstate.State {
 	if g.Settled {
-		return stateSettled
+		return groupstate.Settled
 	}
 	return tally(g).State()
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"sandtop/groupstate"
 )
 
 // handleKey routes a key by focus: a dialog first, then the attached
@@ -194,7 +196,7 @@ func (m *Model) toggleMark() {
 	if m.pane != paneTree || g == nil {
 		return
 	}
-	if stateOf(g) == stateSettled {
+	if stateOf(g) == groupstate.Settled {
 		m.setStatus(levelInfo, fmt.Sprintf("pgid %d has settled; nothing to mark", g.PGID))
 		return
 	}
@@ -260,7 +262,7 @@ func (m *Model) currentSignalTarget() (signalTarget, bool) {
 		return signalTarget{termPid: t.PID, label: fmt.Sprintf("foreground group of terminal %d (now pgid %d)", t.PID, t.ForegroundPGID)}, true
 	}
 	g := m.tree.selectedGroup()
-	if g == nil || stateOf(g) == stateSettled {
+	if g == nil || stateOf(g) == groupstate.Settled {
 		return signalTarget{}, false
 	}
 	return signalTarget{pgid: g.PGID, label: fmt.Sprintf("pgid %d (%s, %d members)", g.PGID, command(g), liveMembers(g))}, true
@@ -285,7 +287,7 @@ func (m *Model) askTeardown() tea.Cmd {
 	} else {
 		g = m.tree.selectedGroup()
 	}
-	if g == nil || stateOf(g) == stateSettled {
+	if g == nil || stateOf(g) == groupstate.Settled {
 		m.setStatus(levelInfo, "select a live group to tear down")
 		return nil
 	}

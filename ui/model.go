@@ -6,6 +6,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"sandtop/groupstate"
 )
 
 // focus is the state machine at the root of the UI: where keys go.
@@ -407,7 +409,7 @@ func (m *Model) terminalOfSession(sid int) *Terminal {
 func (m *Model) liveGroup(pgid int) *Group {
 	for i := range m.tree.groups {
 		g := &m.tree.groups[i]
-		if g.PGID == pgid && stateOf(g) != stateSettled {
+		if g.PGID == pgid && stateOf(g) != groupstate.Settled {
 			return g
 		}
 	}

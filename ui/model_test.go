@@ -7,6 +7,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"sandtop/groupstate"
 )
 
 func TestCursorMovesAndTreeFolds(t *testing.T) {
@@ -88,7 +90,7 @@ func TestMarksVanishWithTheirGroups(t *testing.T) {
 	}
 	// The vanished group stays listed as settled for a while, unmarkable.
 	g := m.groupByPGID(4100)
-	if g == nil || stateOf(g) != stateSettled {
+	if g == nil || stateOf(g) != groupstate.Settled {
 		t.Fatalf("pgid 4100 should linger as settled")
 	}
 }

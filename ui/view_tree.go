@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+
+	"sandtop/groupstate"
 )
 
 // treeColumn is one column of the group tree. Optional columns are dropped,
@@ -101,7 +103,7 @@ func (m *Model) viewTree() string {
 func (m *Model) liveGroupCount() int {
 	n := 0
 	for i := range m.tree.groups {
-		if stateOf(&m.tree.groups[i]) != stateSettled {
+		if stateOf(&m.tree.groups[i]) != groupstate.Settled {
 			n++
 		}
 	}
@@ -158,7 +160,7 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 		if t := groupStarted(g); !t.IsZero() {
 			cells["age"] = formatAge(now.Sub(t))
 		}
-		if stateOf(g) != stateSettled {
+		if stateOf(g) != groupstate.Settled {
 			cells["cpu"] = fmt.Sprintf("%.1f", groupCPU(g))
 			cells["rss"] = formatBytes(groupRSS(g))
 		}
@@ -166,7 +168,7 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 		cells["tty"] = groupTTY(g)
 		cells["tag"] = st.accent.Render(g.Tag)
 		cells["cmd"] = command(g)
-		if stateOf(g) == stateSettled {
+		if stateOf(g) == groupstate.Settled {
 			cells["cmd"] = st.muted.Render(cells["cmd"])
 		}
 	} else {
@@ -220,11 +222,11 @@ func (m *Model) stateCell(g *Group, now time.Time) string {
 	s := stateOf(g)
 	var sty lipgloss.Style
 	switch s {
-	case stateRunning:
+	case groupstate.Running:
 		sty = st.running
-	case stateStopped:
+	case groupstate.Stopped:
 		sty = st.stopped
-	case stateLeaderExited:
+	case groupstate.LeaderExited:
 		sty = st.exited
 	default:
 		sty = st.settled
