@@ -87,7 +87,7 @@ LC_ALL=C
 # Set here, after the process substitutions (bash 5.0 has none in posix
 # mode). The trap only notes that some child changed; the loop below looks.
 set -o posix
-woke= waited=
+woke= waited= renewed=0
 trap 'woke=1' CHLD
 # Asynchronous commands get SIGINT/SIGQUIT ignored and stdin from /dev/null
 # unless told otherwise; undo both.
@@ -170,11 +170,23 @@ while :; do
 		if [ $? != 145 ] && [ -z "$woke" ]; then
 			# Only a CHLD (145, its trap may run after this check) ends this
 			# wait while the sentinel lives. Any other answer is the
-			# sentinel's own end (killed on its own, or 127 from a bash
-			# without waitable process substitutions), and bash would give
+			# sentinel's own end (something killed it), and bash would give
 			# it again at once for every later wait on it, so the loop would
-			# spin: wait for the child itself.
-			sentinel=
+			# spin. A new sentinel keeps the child's status readable from the
+			# job table; a CHLD lost while it is made is caught by the
+			# listing at the top of the loop. Three in a row that end at once
+			# mean a bash without waitable process substitutions (127): wait
+			# for the child itself.
+			if [ "$renewed" -lt 3 ]; then
+				renewed=$((renewed + 1))
+				exec 8>&-
+				exec 8> >(exec >/dev/null 3>&- 4>&- 7>&-; trap '' $quiet; read -r _)
+				sentinel=$!
+			else
+				sentinel=
+			fi
+		else
+			renewed=0
 		fi
 	else
 		# No trap may cut this wait short: it is the last one.

@@ -54,6 +54,17 @@ type proc struct {
 	exitedAt time.Time
 }
 
+// leaderGone says the started process has been reaped (by the daemon, or
+// by its shim): its pid is free for the kernel to give to another process.
+func (p *proc) leaderGone() bool {
+	select {
+	case <-p.leaderExited:
+		return true
+	default:
+		return false
+	}
+}
+
 // isPTY reports whether the process runs on a terminal.
 func (p *proc) isPTY() bool { return p.pty != nil }
 

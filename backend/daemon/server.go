@@ -101,13 +101,16 @@ func (d *Daemon) KillAll(ctx context.Context) error {
 	// wrapper runs setsid): find those groups while the tree still links
 	// them, so that killing the started groups does not orphan them.
 	for _, p := range procs {
-		// Stopped, a leader cannot fork more while the tree is read.
-		_ = syscall.Kill(int(p.pid), syscall.SIGSTOP)
+		// Stopped, a leader cannot fork more while the tree is read. A
+		// reaped leader's pid may be someone else's: it is left alone.
+		if !p.leaderGone() {
+			_ = syscall.Kill(int(p.pid), syscall.SIGSTOP)
+		}
 	}
 	escaped, inOurGroup := d.descendants(procs)
 	for _, p := range procs {
 		_ = d.signalProc(p, syscall.SIGKILL)
-		if p.isPTY() {
+		if p.isPTY() && !p.leaderGone() {
 			_ = killGroup(int(p.pid), syscall.SIGKILL) // its session's first group
 		}
 	}

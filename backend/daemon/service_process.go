@@ -10,6 +10,7 @@ import (
 
 	"sandtop/backend/gen/process"
 	"sandtop/backend/gen/process/processconnect"
+	"sandtop/groupstate"
 )
 
 var errShuttingDown = errors.New("daemon is shutting down")
@@ -184,9 +185,18 @@ func (s processService) SendSignal(ctx context.Context, req *connect.Request[pro
 func (d *Daemon) signalProc(p *proc, sig syscall.Signal) error {
 	p.armStop()
 	var firstErr error
-	if p.shim != nil {
+	switch {
+	case p.shim != nil && p.leaderGone():
+		// The leader is reaped, so its pid (and, once the group empties,
+		// the group id) may be another process's by now: only members
+		// found under the group's shim are signalled.
+		d.signalShimMembers(p.shim, sig)
+	case p.shim != nil:
 		firstErr = killGroup(int(p.pid), sig)
-	} else {
+	case p.leaderGone():
+		// Reaped: the pid is no longer the started process's.
+		firstErr = syscall.ESRCH
+	default:
 		firstErr = syscall.Kill(int(p.pid), sig)
 	}
 	if errors.Is(firstErr, syscall.ESRCH) {
@@ -196,6 +206,29 @@ func (d *Daemon) signalProc(p *proc, sig syscall.Signal) error {
 		return connect.NewError(connect.CodeInternal, fmt.Errorf("signal %s to process %d: %w", sig, p.pid, firstErr))
 	}
 	return nil
+}
+
+// signalShimMembers signals, one by one, the live members of a shim's group
+// found in the shim's subtree (where all of them are), never the group id.
+func (d *Daemon) signalShimMembers(l *shimLink, sig syscall.Signal) {
+	procs, ok := subtree(l.pid)
+	if !ok {
+		t := readProcTable()
+		procs = procs[:0]
+		var walk func(int)
+		walk = func(pid int) {
+			for _, c := range t.children[pid] {
+				procs = append(procs, t.stats[c])
+				walk(c)
+			}
+		}
+		walk(l.pid)
+	}
+	for _, st := range procs {
+		if st.pgid == l.pgid && groupstate.ProcLive(st.state) {
+			_ = syscall.Kill(st.pid, sig)
+		}
+	}
 }
 
 // killGroup is the one place the daemon signals a group; it never touches

@@ -136,8 +136,15 @@ func (d *Daemon) handOver(dir string, stdin *os.File, spec *shim.Spec) (*started
 		if err == nil {
 			return sh, hello, nil
 		}
+		// Killed before its socket closes (which may end it, and let its
+		// reaping free the pid for someone else), and only while not yet
+		// waited for.
+		select {
+		case <-sh.gone:
+		default:
+			_ = syscall.Kill(sh.pid, syscall.SIGKILL)
+		}
 		sh.discard()
-		_ = syscall.Kill(sh.pid, syscall.SIGKILL)
 		var failed *connect.Error
 		refused := errors.As(err, &failed) && failed.Code() == connect.CodeFailedPrecondition
 		if _, statErr := os.Lstat(filepath.Join(dir, wrapper.ArgvFile)); attempt > 0 || refused || !errors.Is(statErr, fs.ErrNotExist) {
