@@ -31,6 +31,9 @@ type wireLog struct {
 	seen   map[string]int
 	holds  map[string]chan struct{}
 	drops  map[string]bool
+	// waits counts the ListGroups calls that ask the daemon to wait for a
+	// group to empty.
+	waits int
 	// forge, when set, may rewrite an answer (a unary response, or one
 	// event of a stream) before the runtime sees it; req is the request.
 	forge func(req, res any)
@@ -99,6 +102,9 @@ func (w *wireLog) note(ctx context.Context, procedure string, msg any, spawn boo
 		w.seen = map[string]int{}
 	}
 	w.seen[k]++
+	if lg, ok := msg.(*sandtopv1.ListGroupsRequest); ok && lg.GetWaitEmptyMs() > 0 {
+		w.waits++
+	}
 	hold := w.holds[k]
 	for _, f := range w.faults[k] {
 		if f.nth == 0 || f.nth == w.seen[k] {
