@@ -119,7 +119,17 @@ func (rt *terminalRuntime) attachTerminal(ctx context.Context, pid int) (*Termin
 		}
 	}
 	if info == nil {
-		return nil, fmt.Errorf("no live sandtop terminal has pid %d", pid)
+		// Any other terminal the daemon holds (one an SDK opened) can be
+		// attached too; it has no state directory, and a teardown of it
+		// gives the default grace.
+		held, err := rt.holdsPTY(ctx, pid)
+		if err != nil {
+			return nil, err
+		}
+		if !held {
+			return nil, errorOf(ErrNotFound, "no live terminal has pid %d", pid)
+		}
+		info = &TerminalInfo{Pid: pid, GraceMs: foreignTerminalGraceMs}
 	}
 	streamCtx, stop := context.WithCancel(context.Background())
 	stream, err := rt.proc.Connect(streamCtx, connect.NewRequest(&process.ConnectRequest{Process: pidSelector(pid)}))
@@ -136,4 +146,27 @@ func (rt *terminalRuntime) attachTerminal(ctx context.Context, pid int) (*Termin
 	t := newTerminal(rt, pid, info.ID, info.GraceMs, stop)
 	go t.pump(s, &attachFilter{}, func() bool { return true }, make(chan struct{}))
 	return t, nil
+}
+
+// foreignTerminalGraceMs is the TERM→KILL grace of a terminal sandtop did
+// not spawn, which records none.
+const foreignTerminalGraceMs = 5000
+
+// holdsPTY reports whether the daemon holds pid as a terminal. Only
+// sandtop's daemon lists every terminal; stock envd's list does not say
+// which processes have one.
+func (rt *terminalRuntime) holdsPTY(ctx context.Context, pid int) (bool, error) {
+	if rt.sup == nil {
+		return false, nil
+	}
+	res, err := rt.sup.ListTerminals(ctx, connect.NewRequest(&sandtopv1.ListTerminalsRequest{}))
+	if err != nil {
+		return false, fmt.Errorf("list terminals: %w", err)
+	}
+	for _, t := range res.Msg.GetTerminals() {
+		if int(t.GetPid()) == pid {
+			return true, nil
+		}
+	}
+	return false, nil
 }

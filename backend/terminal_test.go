@@ -431,7 +431,7 @@ func TestTerminalAttachAfterRestart(t *testing.T) {
 			if !mode.compat && (found.Rows != 24 || found.Cols != 80) {
 				t.Fatalf("listed size %dx%d", found.Rows, found.Cols)
 			}
-			if _, err := rt2.AttachTerminal(ctx, 999999); err == nil || !strings.Contains(err.Error(), "no live sandtop terminal") {
+			if _, err := rt2.AttachTerminal(ctx, 999999); err == nil || !errors.Is(err, ErrNotFound) {
 				t.Fatalf("attach to a stranger: %v", err)
 			}
 
