@@ -62,32 +62,6 @@ func (r *Runtime) agentRoots(ctx context.Context, workspaces []string) ([]string
 	return sortedUnique(roots), nil
 }
 
-// ListAllGroups is ListGroups (sandtop's own, under the runtime root) and
-// then AgentGroups: every published group a listing or a teardown by pgid
-// should know. Prune and the like keep to ListGroups: an agent's state is
-// not sandtop's to remove.
-func (r *Runtime) ListAllGroups(ctx context.Context) ([]GroupInfo, error) {
-	own, err := r.ListGroups(ctx)
-	if err != nil {
-		return nil, err
-	}
-	agents, err := r.AgentGroups(ctx)
-	if err != nil {
-		return nil, err
-	}
-	seen := make(map[string]bool, len(own))
-	for _, g := range own {
-		seen[g.StateDir] = true
-	}
-	for _, g := range agents {
-		if !seen[g.StateDir] {
-			seen[g.StateDir] = true
-			own = append(own, g)
-		}
-	}
-	return own, nil
-}
-
 func sortedUnique(xs []string) []string {
 	sort.Strings(xs)
 	out := xs[:0]

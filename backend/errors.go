@@ -19,6 +19,9 @@ var (
 	// ErrNoFile: on stock envd's shell lookup the name is a builtin or a
 	// function, not a file (env would still find a file of that name).
 	ErrNoFile = errors.New("the name resolves to no file")
+	// ErrSandboxGone: the sandbox no longer exists (by SandboxGone's rule),
+	// so nothing can run in it any more.
+	ErrSandboxGone = errors.New("the sandbox is gone")
 )
 
 // kindError is an error with its own message that also matches kind.

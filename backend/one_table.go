@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"connectrpc.com/connect"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
-	"sandtop/groupstate"
 )
 
 // OneTable scopes a read of the sandbox: within the returned context, the
@@ -22,6 +20,15 @@ func OneTable(ctx context.Context) context.Context {
 }
 
 type oneTableKey struct{}
+
+// withTable is OneTable with the table already read: a watch judges its
+// published state against the table it already holds instead of asking the
+// daemon to read all of /proc again.
+func withTable(ctx context.Context, resp *sandtopv1.ListGroupsResponse) context.Context {
+	m := &tableMemo{resp: resp}
+	m.once.Do(func() {})
+	return context.WithValue(ctx, oneTableKey{}, m)
+}
 
 type tableMemo struct {
 	once sync.Once
@@ -44,49 +51,4 @@ func (c extensionControl) fullTable(ctx context.Context) (*sandtopv1.ListGroupsR
 	}
 	m.once.Do(func() { m.resp, m.err = fetch() })
 	return m.resp, m.err
-}
-
-// Member is one live process of a group as sandtop's daemon lists it.
-type Member struct {
-	Pid, Ppid  int
-	State      string
-	Argv       []string
-	CPUPercent float64
-	RSSBytes   uint64
-	Started    time.Time // zero when unknown
-}
-
-// Members lists each group's live members and escapees, by pgid, with argv
-// and usage. Only sandtop's daemon knows them (errUnsupported elsewhere);
-// within OneTable it costs no further read.
-func (r *Runtime) Members(ctx context.Context) (members, escapees map[int][]Member, err error) {
-	ext, ok := r.control.(extensionControl)
-	if !ok {
-		return nil, nil, errUnsupported
-	}
-	table, err := ext.fullTable(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	members, escapees = map[int][]Member{}, map[int][]Member{}
-	add := func(to map[int][]Member, pgid int, m *sandtopv1.ProcInfo) {
-		if !groupstate.ProcLive(m.GetState()) {
-			return
-		}
-		p := Member{Pid: int(m.GetPid()), Ppid: int(m.GetPpid()), State: m.GetState(), Argv: m.GetArgv(),
-			CPUPercent: m.GetCpuPercent(), RSSBytes: m.GetRssBytes()}
-		if ms := m.GetStartTimeUnixMs(); ms > 0 {
-			p.Started = time.UnixMilli(ms).UTC()
-		}
-		to[pgid] = append(to[pgid], p)
-	}
-	for _, g := range table.GetGroups() {
-		for _, m := range g.GetMembers() {
-			add(members, int(g.GetPgid()), m)
-		}
-		for _, m := range g.GetEscapees() {
-			add(escapees, int(g.GetPgid()), m)
-		}
-	}
-	return members, escapees, nil
 }

@@ -77,7 +77,7 @@ func (o *tuiOpener) open(t target.Target, cwd string) func(context.Context) (ui.
 		o.mu.Lock()
 		o.sessions = append(o.sessions, s)
 		o.mu.Unlock()
-		return uisource.New(s.Client, s.Runtime, uisource.Options{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace})
+		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace})
 	}
 }
 

@@ -82,57 +82,44 @@ type listTerminal struct {
 	InputWaiting   bool `json:"input_waiting"`
 }
 
-// listSandbox takes one snapshot: the published groups with their live
-// members, and the terminals.
+// listSandbox takes one snapshot through the seam and keeps the groups
+// someone published (sandtop's and agents'), and the sandtop terminals.
 func listSandbox(ctx context.Context, s *session) (listDoc, error) {
-	ctx = backend.OneTable(ctx) // one read of the process table for all of it
 	doc := listDoc{Version: jsonVersion, Target: s.Target.Name, Taken: time.Now().UTC(),
 		Groups: []listGroup{}, Terminals: []listTerminal{}}
-	groups, err := s.Runtime.ListAllGroups(ctx)
+	snap, err := s.Runtime.Snapshot(ctx, backend.WatchOptions{})
 	if err != nil {
 		return doc, err
 	}
-	members, escapees, err := groupMembers(ctx, s)
-	if err != nil {
-		return doc, err
-	}
-	terms, err := s.Runtime.ListTerminals(ctx)
-	if err != nil {
-		return doc, err
-	}
-	for _, g := range groups {
-		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State), ExitCode: g.ExitCode,
-			Signal: g.Signal, Members: []listProcess{}, Problem: g.Problem}
-		if g.State != backend.GroupSettled && g.Pgid > 0 {
-			lg.Members = append(lg.Members, members[g.Pgid]...)
-			lg.Escapees = escapees[g.Pgid]
-			lg.Command = markWrapperMembers(g.Pgid, lg.Members)
-			if lg.Command == nil {
-				lg.Command = leaderArgv(g.Pgid, lg.Members) // no wrapper: a shim runs it
-			}
-			lg.Started = oldestStart(lg.Members)
-			var t groupstate.Tally
-			for _, m := range lg.Members {
-				t.Add(m.State, m.PID == g.Pgid)
-			}
-			if t.State() == groupstate.Stopped {
-				lg.State = string(groupstate.Stopped) // shown instead of running or leader-exited
-			}
+	for _, g := range snap.Groups {
+		if g.StateDir == "" {
+			continue // nobody published it: not a group sandtop or an agent started
+		}
+		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
+			Command: g.Argv, ExitCode: g.ExitCode, Signal: g.Signal, Members: listProcesses(g.Members),
+			Escapees: listProcesses(g.Escapees), Problem: g.Problem}
+		if lg.Members == nil {
+			lg.Members = []listProcess{}
 		}
 		if lg.Command == nil {
-			lg.Command = g.Argv // a finished group still says what it ran
+			if l := g.Leader(); l != nil {
+				lg.Command = l.Argv // no wrapper: a shim runs it
+			}
+		}
+		if !g.Started.IsZero() {
+			t := g.Started
+			lg.Started = &t
 		}
 		doc.Groups = append(doc.Groups, lg)
 	}
-	for _, t := range terms {
-		lt := listTerminal{PID: t.Pid, Origin: originTerminal, ID: t.ID, Tag: t.Tag, Argv: t.Argv, Rows: t.Rows, Cols: t.Cols}
-		if t.Foreground != nil {
-			lt.ForegroundPGID, lt.InputWaiting = t.Foreground.Pgid, t.Foreground.InputWaiting
+	for _, t := range snap.Terminals {
+		if !t.Sandtop {
+			continue
 		}
-		doc.Terminals = append(doc.Terminals, lt)
+		doc.Terminals = append(doc.Terminals, listTerminal{PID: t.Pid, Origin: originTerminal, ID: t.ID, Tag: t.Tag, Argv: t.Argv,
+			Rows: t.Rows, Cols: t.Cols, ForegroundPGID: t.ForegroundPgid, InputWaiting: t.InputWaiting})
 	}
-	// Live groups first, newest state dirs last within each: what needs
-	// attention is at the top.
+	// Live groups first, then by state: what needs attention is at the top.
 	sort.SliceStable(doc.Groups, func(i, j int) bool {
 		return groupstate.State(doc.Groups[i].State).Rank() < groupstate.State(doc.Groups[j].State).Rank()
 	})
@@ -144,61 +131,19 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 // "sandtop" and "agent".
 const originTerminal = "terminal"
 
-// leaderArgv is the argv of the group's leader, when it is a member.
-func leaderArgv(pgid int, members []listProcess) []string {
-	for _, m := range members {
-		if m.PID == pgid {
-			return m.Argv
+// listProcesses puts the seam's processes in the listing's terms.
+func listProcesses(ps []backend.ProcessView) []listProcess {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]listProcess, len(ps))
+	for i, p := range ps {
+		out[i] = listProcess{PID: p.Pid, PPID: p.Ppid, State: p.State, Argv: p.Argv, Wrapper: p.Wrapper,
+			CPUPercent: p.CPUPercent, RSSBytes: p.RSSBytes}
+		if !p.Started.IsZero() {
+			t := p.Started
+			out[i].Started = &t
 		}
 	}
-	return nil
-}
-
-// groupMembers maps pgid to its live processes: from the extension's
-// grouped table with argv and usage, or from the control plane's bare
-// process table on a stock envd.
-func groupMembers(ctx context.Context, s *session) (map[int][]listProcess, map[int][]listProcess, error) {
-	out, escapees := map[int][]listProcess{}, map[int][]listProcess{}
-	if s.Extension {
-		members, esc, err := s.Runtime.Members(ctx)
-		if err == nil {
-			conv := func(to map[int][]listProcess, from map[int][]backend.Member) {
-				for pgid, ms := range from {
-					for _, m := range ms {
-						p := listProcess{PID: m.Pid, PPID: m.Ppid, State: m.State, Argv: m.Argv, CPUPercent: m.CPUPercent, RSSBytes: m.RSSBytes}
-						if !m.Started.IsZero() {
-							t := m.Started
-							p.Started = &t
-						}
-						to[pgid] = append(to[pgid], p)
-					}
-				}
-			}
-			conv(out, members)
-			conv(escapees, esc)
-			return out, escapees, nil
-		}
-	}
-	table, err := s.Runtime.Control().Processes(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, p := range table {
-		if p.Live() {
-			out[p.Pgid] = append(out[p.Pgid], listProcess{PID: p.Pid, State: p.State})
-		}
-	}
-	return out, escapees, nil
-}
-
-// oldestStart is the earliest start time among members, nil if none is
-// known.
-func oldestStart(members []listProcess) *time.Time {
-	var t *time.Time
-	for _, m := range members {
-		if m.Started != nil && (t == nil || m.Started.Before(*t)) {
-			t = m.Started
-		}
-	}
-	return t
+	return out
 }

@@ -37,7 +37,7 @@ func TestScreenshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := uisource.New(env.Client, rt, uisource.Options{Name: "dev-sandbox", Target: "unix:/run/user/1000/sandtop/d.sock", Cwd: dir})
+	src, err := uisource.New(rt, uisource.Options{Name: "dev-sandbox", Target: "unix:/run/user/1000/sandtop/d.sock", Cwd: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

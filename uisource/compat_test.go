@@ -33,7 +33,7 @@ func newTestSource(t testing.TB, cfg daemon.Config, opts Options) (*backendSourc
 		opts.Interval = 200 * time.Millisecond
 	}
 	opts.Name = "test"
-	src, err := New(env.Client, rt, opts)
+	src, err := New(rt, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"sandtop/backend"
 )
 
 // Reconnection backoff: the model asks to watch again after a loss; while
@@ -69,15 +67,6 @@ func (c *lossTracker) lastErr() error {
 // again. (Source.Watch's contract names it; the model may ask for it
 // through an interface assertion.)
 func (s *backendSource) Err() error { return s.conn.lastErr() }
-
-// daemonUnreachable is a transport failure to reach the daemon at all, by
-// the seam's rule.
-func daemonUnreachable(err error) bool { return backend.Unreachable(err) }
-
-// sandboxGone asks the seam, whose runtime knows the target's recogniser
-// (E2B's "sandbox not found"). Nothing can run in a gone sandbox, so its
-// groups are settled.
-func (s *backendSource) sandboxGone(err error) bool { return s.rt.SandboxGone(err) }
 
 // lossError words a lost connection for the event log.
 func (s *backendSource) lossError(err error, gone bool) error {

@@ -1,7 +1,8 @@
 // Package uisource is the TUI's view of one sandbox: it implements
-// ui.Source over the seam (backend.Runtime for spawning, signals and
-// teardown) and the daemon's Connect API for the live table, folding the
-// stock-envd wrapper's two halves into one row, reading finished groups
-// from their published state and marking each group's origin. The ui
-// package knows only the Source interface, so it links no RPC code.
+// ui.Source over the seam alone. Reads come from Runtime.Watch (the same
+// snapshot that ls prints), changes go through the same Runtime calls as
+// the CLI's, and terminals are attached with the seam's Terminal handle.
+// What stays here is the TUI's policy: reconnect backoff, how a lost
+// connection is worded, and the TUI's own types. Neither ui nor this
+// package imports RPC code.
 package uisource

@@ -97,26 +97,6 @@ func TestSourceMarksAgentGroups(t *testing.T) {
 	})
 }
 
-// The table keeps the most recent finished groups only.
-func TestPublishedFinishedAreBounded(t *testing.T) {
-	p := newPublishedState()
-	var infos []backend.GroupInfo
-	code := 1
-	for i := range maxFinished + 10 {
-		infos = append(infos, backend.GroupInfo{ID: strconv.Itoa(i), StateDir: "/r/processes/" + strconv.Itoa(i), Pgid: 1000 + i, State: backend.GroupSettled, ExitCode: &code})
-	}
-	p.groups = mergePublished(nil, infos, false, time.Now())
-	groups, _ := p.addPublished(nil, map[int]string{})
-	if len(groups) != maxFinished {
-		t.Fatalf("%d finished groups shown, want %d", len(groups), maxFinished)
-	}
-	for _, g := range groups {
-		if g.PGID < 1010 || !g.Settled {
-			t.Fatalf("kept %+v; want the %d newest, settled", g, maxFinished)
-		}
-	}
-}
-
 // A job that ended before the TUI ever saw it live still shows its command:
 // the wrapper keeps it in the state directory.
 func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
@@ -156,41 +136,5 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 				t.Fatalf("finished job unseen live lists command %q", g.Command())
 			}
 		})
-	}
-}
-
-// Published state is scanned every scanEvery (agents' roots every
-// agentScanEvery) while the live table stays the same, but a group leaving
-// it (or losing its leader) brings both scans forward, so its exit status
-// shows within scanGap.
-func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
-	p := newPublishedState()
-	now := time.Now()
-	p.lastOwn, p.ownTook, p.nextOwn = now, 10*time.Millisecond, now.Add(scanEvery)
-	running := []ui.Group{{PGID: 7, Members: []ui.Process{{PID: 7, State: "S"}}}}
-	p.addPublished(running, map[int]string{})
-	<-p.kick // the first table is a change
-	p.nextOwn = now.Add(scanEvery)
-	p.addPublished(running, map[int]string{})
-	select {
-	case <-p.kick:
-		t.Fatal("an unchanged table brought the scan forward")
-	default:
-	}
-	p.lastAgent, p.agentTook, p.nextAgent = now, 10*time.Millisecond, now.Add(agentScanEvery)
-	leaderGone := []ui.Group{{PGID: 7, Members: []ui.Process{{PID: 7, State: "Z"}, {PID: 8, State: "S"}}}}
-	p.addPublished(leaderGone, map[int]string{})
-	select {
-	case <-p.kick:
-	default:
-		t.Fatal("the leader's exit did not bring the scan forward")
-	}
-	if want := now.Add(scanGap); !p.nextOwn.Equal(want) || !p.nextAgent.Equal(want) {
-		t.Fatalf("next scans at +%v and +%v (agents), want +%v", p.nextOwn.Sub(now), p.nextAgent.Sub(now), scanGap)
-	}
-	p.nextOwn = now.Add(scanEvery)
-	p.addPublished(nil, map[int]string{})
-	if len(p.kick) != 1 {
-		t.Fatal("the group leaving the table did not bring the scan forward")
 	}
 }

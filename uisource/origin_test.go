@@ -74,3 +74,12 @@ func TestSourceOriginTerminalJobsAndOtherClients(t *testing.T) {
 		})
 	}
 }
+
+func leaderOf(g *ui.Group) *ui.Process {
+	for i := range g.Members {
+		if g.Members[i].PID == g.PGID {
+			return &g.Members[i]
+		}
+	}
+	return nil
+}

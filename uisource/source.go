@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"sandtop/backend"
-	"sandtop/backend/envd"
 	"sandtop/config"
 	"sandtop/ui"
 )
@@ -31,19 +30,15 @@ type Options struct {
 	Interval time.Duration
 }
 
-// backendSource is the real Source: the seam Runtime for spawning and
-// teardown (the same code paths as the CLI), and for the live table either
-// the daemon's Supervisor extension or, on stock envd (compat), ps polled
-// through Process.Start. It never disposes the Runtime: quitting the TUI
-// leaves every process running.
+// backendSource is the real Source: every read and change goes through the
+// seam Runtime, the same calls the CLI makes. It never disposes the
+// Runtime: quitting the TUI leaves every process running.
 type backendSource struct {
-	c      *envd.Client
 	rt     *backend.Runtime
 	opts   Options
 	compat bool // no Supervisor: poll, no replay, no PTY sizes
 
 	conn lossTracker
-	pub  *publishedState
 
 	// base ends every watch on Close; wg counts their goroutines.
 	base   context.Context
@@ -51,14 +46,11 @@ type backendSource struct {
 	wg     sync.WaitGroup
 }
 
-// New adapts a connected sandbox to the TUI. Main wires it as
-//
-//	ui.New(s.Client, s.Runtime, ui.Options{Name: s.Target.Name, Target: s.Target.Endpoint})
-//
-// It does no I/O: the runtime already asked the daemon for its extension.
-func New(c *envd.Client, rt *backend.Runtime, opts Options) (ui.Source, error) {
-	if c == nil || rt == nil {
-		return nil, errors.New("ui: backend source needs a client and a runtime")
+// New adapts a connected sandbox's runtime to the TUI. It does no I/O: the
+// runtime already asked the daemon for its extension.
+func New(rt *backend.Runtime, opts Options) (ui.Source, error) {
+	if rt == nil {
+		return nil, errors.New("ui: backend source needs a runtime")
 	}
 	if opts.Cwd == "" {
 		opts.Cwd = "/"
@@ -69,13 +61,10 @@ func New(c *envd.Client, rt *backend.Runtime, opts Options) (ui.Source, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
 	}
-	if opts.Target == "" {
-		opts.Target = c.Target
-	}
 	base, cancel := context.WithCancel(context.Background())
 	return &backendSource{
-		c: c, rt: rt, opts: opts, compat: rt.Control().Kind() == "compat",
-		pub: newPublishedState(), base: base, cancel: cancel,
+		rt: rt, opts: opts, compat: rt.Control().Kind() == "compat",
+		base: base, cancel: cancel,
 	}, nil
 }
 

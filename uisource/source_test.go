@@ -2,8 +2,6 @@ package uisource
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -26,7 +24,7 @@ func newDaemonSource(t testing.TB) ui.Source {
 	if err != nil {
 		t.Fatalf("runtime: %v", err)
 	}
-	src, err := New(env.Client, rt, Options{Name: "test", Cwd: "/tmp", Interval: 200 * time.Millisecond})
+	src, err := New(rt, Options{Name: "test", Cwd: "/tmp", Interval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,31 +216,5 @@ func readUntil(t *testing.T, r io.Reader, want string) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("timed out waiting for %q", want)
-	}
-}
-
-// The TUI judges a lost sandbox by the seam's rule, with the recogniser
-// its target configured (E2B's "sandbox not found"); before, it kept its
-// own rule, and the CLI's E2B sessions never gave it the recogniser.
-func TestSourceJudgesAGoneSandboxByTheSeamsRule(t *testing.T) {
-	env := daemontest.Start(t, daemon.Config{})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	errGone := errors.New("sandbox not found")
-	rt, err := backend.NewRuntime(ctx, env.Client, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp",
-		SandboxGone: func(err error) bool { return errors.Is(err, errGone) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := New(env.Client, rt, Options{Name: "test", Cwd: "/tmp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := src.(*backendSource)
-	if !s.sandboxGone(fmt.Errorf("watch: %w", errGone)) {
-		t.Error("the target's recogniser was not asked")
-	}
-	if s.sandboxGone(errors.New("some other failure")) {
-		t.Error("an unrelated error counted as a gone sandbox")
 	}
 }

@@ -3,53 +3,25 @@ package uisource
 import (
 	"context"
 	"errors"
-	"time"
 
+	"golang.org/x/sys/unix"
+
+	"sandtop/backend"
 	"sandtop/ui"
 )
 
-// firstTableTimeout bounds Watch's first read: the model calls Watch
-// without a deadline, and a dead daemon must turn into an error.
-const firstTableTimeout = 10 * time.Second
+// maxFinished bounds how many finished groups the table shows.
+const maxFinished = 50
 
-// liveTable is one reading of the sandbox's process table, before the
-// finished groups and origins are added.
-type liveTable struct {
-	taken     time.Time
-	groups    []ui.Group
-	terminals []ui.Terminal
-	// shims are the groups sandtop's daemon runs under a shim, by pgid:
-	// the daemon names their state directory and requested argv.
-	shims map[int]shimGroup
-}
-
-// shimGroup is what the daemon tells of a shim group beyond its members.
-type shimGroup struct {
-	stateDir string
-	argv     []string
-}
-
-// tableFeed produces live tables: the Supervisor's WatchGroups stream, or ps
-// polled through Process.Start on stock envd.
-type tableFeed interface {
-	// next blocks until the next table; an error other than ctx's is the
-	// connection's loss.
-	next(ctx context.Context) (liveTable, error)
-	// close stops the feed and waits for its goroutines.
-	close()
-}
-
-// Watch reads the first table before it returns, so a dead daemon is an
-// error here rather than an empty screen. After a loss it waits out the
-// backoff first; this runs on a tea.Cmd goroutine, never in Update.
+// Watch follows the seam's Watch and puts each snapshot in the TUI's
+// terms. After a loss it waits out the backoff first; this runs on a
+// tea.Cmd goroutine, never in Update.
 func (s *backendSource) Watch(ctx context.Context) (<-chan ui.Snapshot, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	stopClose := context.AfterFunc(s.base, cancel) // Close ends every watch
 	if s.base.Err() != nil {
-		stopClose()
-		cancel()
 		return nil, errors.New("the source is closed")
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	stopClose := context.AfterFunc(s.base, cancel) // Close ends every watch
 	fail := func(err error) (<-chan ui.Snapshot, error) {
 		stopClose()
 		cancel()
@@ -58,17 +30,8 @@ func (s *backendSource) Watch(ctx context.Context) (<-chan ui.Snapshot, error) {
 	if err := s.conn.wait(ctx); err != nil {
 		return fail(err)
 	}
-	f, err := s.openFeed(ctx)
+	w, err := s.rt.Watch(ctx, backend.WatchOptions{Interval: s.opts.Interval, Workspaces: []string{s.opts.Cwd}, MaxFinished: maxFinished})
 	if err != nil {
-		err = s.lossError(err, false)
-		s.conn.lost(err)
-		return fail(err)
-	}
-	fctx, fcancel := context.WithTimeout(ctx, firstTableTimeout)
-	first, err := f.next(fctx)
-	fcancel()
-	if err != nil {
-		f.close()
 		if ctx.Err() == nil {
 			err = s.lossError(err, false)
 			s.conn.lost(err)
@@ -78,53 +41,22 @@ func (s *backendSource) Watch(ctx context.Context) (<-chan ui.Snapshot, error) {
 	s.conn.up()
 	out := make(chan ui.Snapshot, 1)
 	s.wg.Add(1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.scanPublished(ctx)
-	}()
 	go func() {
 		defer s.wg.Done()
 		defer stopClose()
 		defer cancel()
 		defer close(out)
-		defer f.close()
-		s.run(ctx, f, first, out)
+		defer w.Close()
+		for snap := range w.C() {
+			if !sendSnapshot(ctx, out, toUI(snap)) {
+				return
+			}
+		}
+		if err := w.Err(); err != nil && ctx.Err() == nil {
+			s.conn.lost(s.lossError(err, w.Gone()))
+		}
 	}()
 	return out, nil
-}
-
-func (s *backendSource) openFeed(ctx context.Context) (tableFeed, error) {
-	if s.compat {
-		return s.openCompatFeed(), nil
-	}
-	return s.openExtFeed(ctx)
-}
-
-// run turns tables into snapshots until ctx ends or the connection is
-// lost. A lost connection is recorded for Err; if the sandbox is gone, a
-// last snapshot shows every group settled, since nothing can run there.
-func (s *backendSource) run(ctx context.Context, f tableFeed, t liveTable, out chan ui.Snapshot) {
-	var last ui.Snapshot
-	for {
-		last = s.compose(t)
-		if !sendSnapshot(ctx, out, last) {
-			return
-		}
-		var err error
-		t, err = f.next(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			gone := s.sandboxGone(err)
-			s.conn.lost(s.lossError(err, gone))
-			if gone {
-				sendSnapshot(ctx, out, settleAll(last))
-			}
-			return
-		}
-	}
 }
 
 // sendSnapshot delivers snap, replacing an undelivered older one: a UI that is
@@ -142,13 +74,66 @@ func sendSnapshot(ctx context.Context, out chan ui.Snapshot, snap ui.Snapshot) b
 	}
 }
 
-// settleAll is what a gone sandbox looks like: every group settled (exit
-// statuses kept), no member and no terminal left.
-func settleAll(s ui.Snapshot) ui.Snapshot {
-	out := ui.Snapshot{Taken: time.Now()}
+// toUI puts a seam snapshot in the TUI's terms. Groups without a pgid
+// (published but never started) have no row.
+func toUI(s backend.Snapshot) ui.Snapshot {
+	out := ui.Snapshot{Taken: s.Taken, Groups: make([]ui.Group, 0, len(s.Groups)), Terminals: make([]ui.Terminal, 0, len(s.Terminals))}
 	for _, g := range s.Groups {
-		g.Settled, g.Members = true, nil
-		out.Groups = append(out.Groups, g)
+		if g.Pgid <= 1 {
+			continue
+		}
+		ug := ui.Group{PGID: g.Pgid, SID: g.Sid, LeaderPID: g.LeaderPid, Tag: g.Tag, Origin: originOf(g.Origin),
+			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members)}
+		if g.ExitCode != nil {
+			ug.Exit = &ui.ExitStatus{Code: *g.ExitCode}
+			if g.Signal != "" {
+				ug.Exit.Signal = int(unix.SignalNum(g.Signal))
+			}
+		}
+		out.Groups = append(out.Groups, ug)
+	}
+	for _, t := range s.Terminals {
+		ut := ui.Terminal{PID: t.Pid, SID: t.Sid, ForegroundPGID: t.ForegroundPgid, InputWaiting: t.InputWaiting,
+			Rows: t.Rows, Cols: t.Cols, Argv: t.Argv, Tag: t.Tag, Started: t.Started}
+		ut.Title = terminalTitle(ut, out.Groups)
+		out.Terminals = append(out.Terminals, ut)
 	}
 	return out
+}
+
+func processes(ps []backend.ProcessView) []ui.Process {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]ui.Process, len(ps))
+	for i, p := range ps {
+		out[i] = ui.Process{PID: p.Pid, PPID: p.Ppid, PGID: p.Pgid, SID: p.Sid, State: p.State, Argv: p.Argv,
+			Comm: p.Comm, TTY: p.TTY, Started: p.Started, CPUPercent: p.CPUPercent, RSSBytes: p.RSSBytes}
+	}
+	return out
+}
+
+func originOf(o backend.GroupOrigin) ui.Origin {
+	switch o {
+	case backend.OriginSandtop:
+		return ui.OriginSandtop
+	case backend.OriginAgent:
+		return ui.OriginAgent
+	}
+	return ui.OriginForeign
+}
+
+// terminalTitle names a terminal by what runs in its foreground.
+func terminalTitle(t ui.Terminal, groups []ui.Group) string {
+	for i := range groups {
+		if groups[i].PGID != t.ForegroundPGID {
+			continue
+		}
+		for _, m := range groups[i].Members {
+			if m.PID == groups[i].PGID {
+				return m.CommandLine()
+			}
+		}
+	}
+	return ""
 }

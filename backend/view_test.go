@@ -1,0 +1,153 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sandtop/backend/daemon"
+	"slices"
+	"testing"
+	"time"
+)
+
+// One Snapshot is the whole listing: on sandtop's daemon it reads the
+// process table once; on stock envd it runs a bounded number of commands,
+// however many groups there are. Either way the group shows what it was
+// asked to run, its state and its members.
+func TestSnapshotReadsTheSandboxOnce(t *testing.T) {
+	for _, compat := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) {
+			t.Parallel()
+			s := newSeam(t, compat, nil)
+			var hs []*Handle
+			for range 3 {
+				hs = append(hs, spawnReady(t, s, 1000, `echo ready; exec sleep 1000`))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			lists, starts := s.wire.count("ListGroups"), s.wire.count("Start")
+			snap, err := s.rt.Snapshot(ctx, WatchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := s.wire.count("ListGroups") - lists; !compat && n != 1 {
+				t.Errorf("one snapshot read the process table %d times", n)
+			}
+			// ps, the exact argv of the wrappers, our state dirs, agents'
+			// roots: never one command per group.
+			if n := s.wire.count("Start") - starts; compat && n > 4 {
+				t.Errorf("one snapshot of 3 groups ran %d commands", n)
+			}
+			for _, h := range hs {
+				g := findView(snap, h.Pgid())
+				if g == nil {
+					t.Fatalf("group %d not in the snapshot", h.Pgid())
+				}
+				if g.State != GroupRunning || g.Origin != OriginSandtop || g.StateDir == "" || g.ID == "" || len(g.Members) == 0 {
+					t.Errorf("group %d: %+v", h.Pgid(), *g)
+				}
+				if !slices.Equal(g.Argv, []string{"/bin/sh", "-c", `echo ready; exec sleep 1000`}) {
+					t.Errorf("group %d runs %q", h.Pgid(), g.Argv)
+				}
+			}
+			for _, h := range hs {
+				terminateAndProve(t, s, h)
+			}
+		})
+	}
+}
+
+// A finished group stays in the snapshot, settled, with its exit code and
+// its command.
+func TestSnapshotListsFinishedGroups(t *testing.T) {
+	s := newSeam(t, false, nil)
+	h := s.spawn(collectBoth(1024), 1000, nil, "/bin/sh", "-c", "exit 6")
+	pgid := h.Pgid()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var g *GroupView
+	pollUntil(t, "the group settled with its code", 15*time.Second, func() bool {
+		snap, err := s.rt.Snapshot(ctx, WatchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g = findView(snap, pgid)
+		return g != nil && g.State == GroupSettled && g.ExitCode != nil
+	})
+	if *g.ExitCode != 6 || !slices.Equal(g.Argv, []string{"/bin/sh", "-c", "exit 6"}) || len(g.Members) != 0 {
+		t.Fatalf("finished group: %+v", *g)
+	}
+}
+
+// The seam's rule for a gone sandbox asks the target's recogniser (E2B's
+// "sandbox not found"), so that every front-end judges it the same way.
+func TestSandboxGoneAsksTheTargetsRecogniser(t *testing.T) {
+	errGone := errors.New("sandbox not found")
+	s := newSeam(t, false, func(_ *daemon.Config, rc *RuntimeConfig) {
+		rc.SandboxGone = func(err error) bool { return errors.Is(err, errGone) }
+	})
+	if !s.rt.SandboxGone(fmt.Errorf("watch: %w", errGone)) {
+		t.Error("the target's recogniser was not asked")
+	}
+	if s.rt.SandboxGone(errors.New("some other failure")) {
+		t.Error("an unrelated error counted as a gone sandbox")
+	}
+}
+
+func findView(s Snapshot, pgid int) *GroupView {
+	for i := range s.Groups {
+		if s.Groups[i].Pgid == pgid {
+			return &s.Groups[i]
+		}
+	}
+	return nil
+}
+
+// A watch on sandtop's daemon shows finished groups from the published
+// state, judged against the table the watch already holds: its scans never
+// ask the daemon for another read of all of /proc.
+func TestWatchJudgesPublishedStateAgainstItsOwnTable(t *testing.T) {
+	s := newSeam(t, false, nil)
+	h := s.spawn(collectBoth(1024), 1000, nil, "/bin/sh", "-c", "exit 5")
+	pgid := h.Pgid()
+	waitTreeGone(t, h)
+	<-h.Done() // the handle's own reads are over
+	waitSettled(t, s, pgid)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lists := s.wire.count("ListGroups")
+	w, err := s.rt.Watch(ctx, WatchOptions{Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for snap := range w.C() {
+		if g := findView(snap, pgid); g != nil && g.ExitCode != nil {
+			if *g.ExitCode != 5 || g.State != GroupSettled {
+				t.Fatalf("finished group: %+v", *g)
+			}
+			if n := s.wire.count("ListGroups") - lists; n != 0 {
+				t.Fatalf("the watch's scans read the process table %d more times", n)
+			}
+			return
+		}
+	}
+	t.Fatalf("the watch ended (%v) before the finished group showed", w.Err())
+}
+
+// waitSettled waits until the seam lists pgid as settled.
+func waitSettled(t *testing.T, s *seam, pgid int) {
+	t.Helper()
+	pollUntil(t, "the group settled", 15*time.Second, func() bool {
+		infos, err := s.rt.ListGroups(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range infos {
+			if g.Pgid == pgid && g.State == GroupSettled {
+				return true
+			}
+		}
+		return false
+	})
+}
