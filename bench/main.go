@@ -33,11 +33,28 @@ func main() {
 	spawns := flag.Int("spawns", 200, "spawns timed for the spawn figures")
 	watch := flag.Duration("watch", 10*time.Second, "how long the TUI watches at each level")
 	out := flag.String("o", "", "also write the table to this file")
+	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, scale, teardown, settled, stream (default: all)")
 	flag.Parse()
 	if err := run(*levels, *streamMiB, *spawns, *watch, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// only lists the parts to run (-only); empty runs them all.
+var only string
+
+// part says whether the named part of the run was asked for.
+func part(name string) bool {
+	if only == "" {
+		return true
+	}
+	for _, p := range strings.Split(only, ",") {
+		if strings.TrimSpace(p) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // row is one line of the table.
@@ -65,7 +82,11 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 	defer os.RemoveAll(dir)
 	b := &bench{dir: dir, bin: filepath.Join(dir, "bin", "sandtop"), sock: filepath.Join(dir, "d.sock")}
 	fmt.Fprintln(os.Stderr, "building sandtop")
-	if out, err := exec.Command("go", "build", "-o", b.bin, ".").CombinedOutput(); err != nil {
+	// Static, as README says to install it: a binary without cgo skips
+	// the dynamic loader at every start of the CLI and of each shim.
+	build := exec.Command("go", "build", "-o", b.bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v: %s", err, out)
 	}
 	if err := b.startDaemon(); err != nil {
@@ -73,28 +94,40 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 	}
 	defer b.stopDaemon()
 
-	if err := b.spawnFigures(spawns); err != nil {
-		return err
+	if part("run") {
+		if err := b.spawnFigures(spawns); err != nil {
+			return err
+		}
 	}
 	var pgids []int
-	for _, n := range levels {
-		more, err := b.spawnSleepers(n - len(pgids))
-		if err != nil {
+	if part("scale") || part("teardown") || part("settled") {
+		for _, n := range levels {
+			more, err := b.spawnSleepers(n - len(pgids))
+			if err != nil {
+				return err
+			}
+			pgids = append(pgids, more...)
+			if part("scale") {
+				if err := b.scaleFigures(n, watch); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if part("teardown") || part("settled") {
+		if err := b.teardownFigures(pgids); err != nil {
 			return err
 		}
-		pgids = append(pgids, more...)
-		if err := b.scaleFigures(n, watch); err != nil {
+	}
+	if part("settled") {
+		if err := b.settledFigures(len(pgids)); err != nil {
 			return err
 		}
 	}
-	if err := b.teardownFigures(pgids); err != nil {
-		return err
-	}
-	if err := b.settledFigures(len(pgids)); err != nil {
-		return err
-	}
-	if err := b.streamFigures(streamMiB); err != nil {
-		return err
+	if part("stream") {
+		if err := b.streamFigures(streamMiB); err != nil {
+			return err
+		}
 	}
 	table := b.table()
 	fmt.Print(table)

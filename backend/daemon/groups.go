@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
@@ -33,6 +34,14 @@ func readProcTable() procTable {
 		t.children[st.ppid] = append(t.children[st.ppid], pid)
 	}
 	return t
+}
+
+// noProcessIn says whether process group pgid has no process at all,
+// zombies included: the kernel finds no one to check a null signal
+// against. No signal is sent, and never to a pgid of 1 or less (which
+// kill(2) reads as every process, or its caller's group).
+func noProcessIn(pgid int) bool {
+	return pgid > 1 && syscall.Kill(-pgid, 0) == syscall.ESRCH
 }
 
 // startedProcs indexes the processes the daemon started by pid.
@@ -95,13 +104,22 @@ func groupHeader(pgid, sid int, p *proc, l *shimLink) *sandtopv1.Group {
 func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group {
 	now := time.Now()
 	if pgidFilter != 0 && sidFilter == 0 {
-		if l := d.reg.shimByPgid(int(pgidFilter)); l != nil {
+		l := d.reg.shimByPgid(int(pgidFilter))
+		if l != nil {
 			if g, ok := d.snapshotShimGroup(l, now); ok {
 				if g == nil {
 					return nil
 				}
 				return []*sandtopv1.Group{g}
 			}
+		} else if noProcessIn(int(pgidFilter)) {
+			// Without a live shim a group has no escapees, and with no
+			// process in it (not even a zombie) it has no members: the
+			// whole read below would find nothing. A group whose shim has
+			// just ended is asked about this way at the end of every
+			// teardown, and reading all of /proc then cost as much as the
+			// rest of the teardown.
+			return nil
 		}
 	}
 	return d.groupsFrom(readProcTable(), pgidFilter, sidFilter, now)

@@ -67,6 +67,13 @@ func (r *reaper) scan() {
 	r.startMu.Lock()
 	defer r.startMu.Unlock()
 	for _, pid := range childPids() {
+		// A shim or a leader os/exec waits for is never reaped here, so
+		// its stat is not read: with a thousand groups, most children are
+		// shims, and every SIGCHLD (one per group that ends) would read
+		// them all.
+		if r.leftToWaiter(pid) {
+			continue
+		}
 		st, err := readStat(pid)
 		if err != nil || st.state != "Z" {
 			continue
@@ -77,6 +84,22 @@ func (r *reaper) scan() {
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 	}
+}
+
+// leftToWaiter says whether pid is a child something else waits for: a
+// leader os/exec still waits for, or a shim.
+func (r *reaper) leftToWaiter(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for d := range r.daemons {
+		if p := d.reg.byPid(uint32(pid)); p != nil && p.cmd != nil && !p.leaderReaped() {
+			return true
+		}
+		if d.reg.isShimChild(pid) {
+			return true
+		}
+	}
+	return false
 }
 
 // mayReap: never a leader os/exec still waits for; always an orphan when a
