@@ -29,7 +29,7 @@ type shimGroup struct {
 // wrapper halves folded into one group, exit statuses and finished groups
 // added, wrapper members marked, origins and states judged. finished bounds the finished groups (0: all).
 func compose(t liveTable, pub *publishedState, root string, finished int) Snapshot {
-	groups, dirs := foldWrappers(t.groups, t.shims)
+	groups, dirs := foldWrappers(liveOnly(t.groups), t.shims)
 	nLive := len(groups)
 	groups, agentPgids := pub.addPublished(groups, dirs, finished)
 	sessions := sandtopSessions(t.terminals)
@@ -42,6 +42,9 @@ func compose(t liveTable, pub *publishedState, root string, finished int) Snapsh
 		}
 		g.Origin = originOf(g, root, agentPgids, sessions)
 		g.State = g.tally()
+		if g.State == GroupSettled {
+			g.State = GroupLeaderExited // only escapees run: they keep it live
+		}
 		g.Started = oldestStart(g.Members)
 	}
 	terms := make([]TerminalView, len(t.terminals))
@@ -106,8 +109,9 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 
 // originOf applies the origin rule to a live group (first match wins):
 //
-//  1. published under sandtop's runtime root: sandtop; under any other
-//     root (a DeepSeek Harness agent's <cwd>/.dsh-e2b): agent;
+//  1. published under sandtop's runtime root: sandtop; under an agent's
+//     root (a DeepSeek Harness agent's <cwd>/.dsh-e2b): agent; under any
+//     other root (another client's): other;
 //  2. listed by an agent's published state: agent;
 //  3. tagged "sandtop…" by the daemon (a sandtop terminal's own group):
 //     sandtop;
@@ -116,10 +120,14 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 //  5. anything else: other.
 func originOf(g *GroupView, root string, agentPgids, sandtopSessions map[int]bool) GroupOrigin {
 	if g.StateDir != "" {
-		if root != "" && strings.HasPrefix(g.StateDir, root+"/") {
+		switch {
+		case root != "" && strings.HasPrefix(g.StateDir, root+"/"):
 			return OriginSandtop
+		case strings.Contains(g.StateDir, "/"+wrapper.AgentRootDir+"/"):
+			return OriginAgent
 		}
-		return OriginAgent
+		// Another runtime root: a sandtop client configured elsewhere.
+		return OriginOther
 	}
 	switch {
 	case agentPgids[g.Pgid]:
@@ -166,4 +174,27 @@ func memberByPid(groups []GroupView, pid int) *ProcessView {
 		}
 	}
 	return nil
+}
+
+// liveOnly drops the groups in which nothing runs any more: a table lists
+// zombies until they are reaped, and a group of zombies is settled. Its
+// published state, if any, then shows it as finished, with its exit.
+func liveOnly(groups []GroupView) []GroupView {
+	out := groups[:0:0]
+	for _, g := range groups {
+		if g.tally().Live() || g.escapeesLive() {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// escapeesLive says whether a process that left the group still runs.
+func (g *GroupView) escapeesLive() bool {
+	for _, e := range g.Escapees {
+		if groupstate.ProcLive(e.State) {
+			return true
+		}
+	}
+	return false
 }

@@ -81,30 +81,12 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 	return compose(t, pub, r.RuntimeRoot(), opts.MaxFinished), nil
 }
 
-// publishedOwn reads sandtop's own state dirs: through ListGroups where
-// files are cheap to read (the extension), and on stock envd through the
-// agent scanner pointed at our root, which reads the same layout in one
-// command instead of several per state dir.
+// publishedOwn reads sandtop's own state dirs, all of them in one call on
+// either plane.
 func (r *Runtime) publishedOwn(ctx context.Context) ([]GroupInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
 	defer cancel()
-	if _, ok := r.control.(extensionControl); ok {
-		return r.ListGroups(ctx)
-	}
-	root := r.RuntimeRoot()
-	if root == "" {
-		return nil, nil
-	}
-	d, err := DiscoverDsh(ctx, r.proc, root)
-	if err != nil {
-		return nil, err
-	}
-	infos := make([]GroupInfo, len(d.Groups))
-	for i, g := range d.Groups {
-		infos[i] = g.GroupInfo
-		infos[i].Origin = OriginSandtop
-	}
-	return infos, nil
+	return r.ListGroups(ctx)
 }
 
 // Watcher delivers snapshots of a sandbox as it changes.

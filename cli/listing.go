@@ -92,8 +92,8 @@ func listSandbox(ctx context.Context, s *session) (listDoc, error) {
 		return doc, err
 	}
 	for _, g := range snap.Groups {
-		if g.StateDir == "" {
-			continue // nobody published it: not a group sandtop or an agent started
+		if g.StateDir == "" || g.Origin == backend.OriginOther {
+			continue // not a group this sandtop or an agent started
 		}
 		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
 			Command: g.Argv, ExitCode: g.ExitCode, Signal: g.Signal, Members: listProcesses(g.Members),
