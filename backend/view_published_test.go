@@ -61,3 +61,32 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 		t.Fatal("the group leaving the table did not bring the scan forward")
 	}
 }
+
+// A group that ps still lists with only zombies is settled: its published
+// state shows it finished, with its exit. A group whose members are gone but
+// whose escapees run is leader-exited, not settled.
+func TestComposeJudgesZombiesAndEscapees(t *testing.T) {
+	code := 9
+	p := newPublishedState()
+	p.groups = mergePublished(nil, []GroupInfo{{ID: "a", StateDir: "/r/processes/a", Pgid: 40, State: GroupSettled, ExitCode: &code}}, false, time.Now())
+	table := liveTable{groups: []GroupView{
+		{Pgid: 40, Members: []ProcessView{{Pid: 40, State: "Z"}}},
+		{Pgid: 50, Escapees: []ProcessView{{Pid: 51, State: "S"}}},
+	}}
+	snap := compose(table, p, "/r", 0)
+	var zombie, escaped *GroupView
+	for i := range snap.Groups {
+		switch snap.Groups[i].Pgid {
+		case 40:
+			zombie = &snap.Groups[i]
+		case 50:
+			escaped = &snap.Groups[i]
+		}
+	}
+	if zombie == nil || zombie.State != GroupSettled || zombie.ExitCode == nil || *zombie.ExitCode != 9 || zombie.Origin != OriginSandtop {
+		t.Errorf("zombie-only group: %+v", zombie)
+	}
+	if escaped == nil || escaped.State != GroupLeaderExited {
+		t.Errorf("group with a live escapee: %+v", escaped)
+	}
+}
