@@ -22,6 +22,17 @@ type compatControl struct {
 func (c compatControl) Kind() string { return "compat" }
 
 func (c compatControl) Processes(ctx context.Context) ([]ProcessEntry, error) {
+	if _, shared := ctx.Value(oneTableKey{}).(*tableMemo); shared {
+		rows, _, err := compatTable(ctx, c.cmd)
+		if err != nil {
+			return nil, fmt.Errorf("list processes: %w", err)
+		}
+		out := make([]ProcessEntry, len(rows))
+		for i, r := range rows {
+			out[i] = ProcessEntry{Pid: r.Pid, Pgid: r.Pgid, Sid: r.Sid, State: r.State}
+		}
+		return out, nil
+	}
 	r, err := c.cmd.run(ctx, `exec ps -e -o pid= -o pgid= -o sid= -o stat=`, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
@@ -35,6 +46,19 @@ func (c compatControl) Processes(ctx context.Context) ([]ProcessEntry, error) {
 // AgentStateDirs reads the leaders' command lines from ps (argv joined by
 // spaces, which the state directory's path survives).
 func (c compatControl) AgentStateDirs(ctx context.Context) ([]string, error) {
+	if _, shared := ctx.Value(oneTableKey{}).(*tableMemo); shared {
+		rows, _, err := compatTable(ctx, c.cmd)
+		if err != nil {
+			return nil, fmt.Errorf("list processes: %w", err)
+		}
+		var dirs []string
+		for _, r := range rows {
+			if dir, ok := wrapper.AgentStateDir([]string{r.args}); ok && r.Pid == r.Pgid {
+				dirs = append(dirs, dir)
+			}
+		}
+		return sortedUnique(dirs), nil
+	}
 	r, err := c.cmd.run(ctx, `exec ps -e -ww -o pid= -o pgid= -o args=`, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)

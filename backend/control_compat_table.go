@@ -25,6 +25,8 @@ type ProcessRow struct {
 	// without them (read /proc/PID/cmdline where it matters).
 	Argv []string
 	Comm string
+	// args is ps's rendering as it printed it.
+	args string
 }
 
 // processTableScript asks ps for every column in one run; args comes last
@@ -39,16 +41,31 @@ func (r *Runtime) ProcessTable(ctx context.Context) (rows []ProcessRow, taken ti
 	if _, ok := r.control.(compatControl); !ok {
 		return nil, time.Time{}, errUnsupported
 	}
-	res, err := r.runner.run(ctx, processTableScript, nil, nil)
-	taken = time.Now()
-	if err != nil {
-		return nil, taken, fmt.Errorf("ps: %w", err)
+	return compatTable(ctx, r.runner)
+}
+
+// compatTable runs processTableScript, once for all callers within
+// OneTable: a listing's groups, agents' roots and members then come from
+// one ps.
+func compatTable(ctx context.Context, cmd commandRunner) ([]ProcessRow, time.Time, error) {
+	read := func() ([]ProcessRow, time.Time, error) {
+		res, err := cmd.run(ctx, processTableScript, nil, nil)
+		taken := time.Now()
+		if err != nil {
+			return nil, taken, fmt.Errorf("ps: %w", err)
+		}
+		if res.exitCode != 0 {
+			return nil, taken, fmt.Errorf("ps exited %d: %s", res.exitCode, clipText(res.stderr))
+		}
+		rows, err := parseProcessTable(res.stdout, taken)
+		return rows, taken, err
 	}
-	if res.exitCode != 0 {
-		return nil, taken, fmt.Errorf("ps exited %d: %s", res.exitCode, clipText(res.stderr))
+	m, ok := ctx.Value(oneTableKey{}).(*tableMemo)
+	if !ok {
+		return read()
 	}
-	rows, err = parseProcessTable(res.stdout, taken)
-	return rows, taken, err
+	m.psOnce.Do(func() { m.ps, m.psTaken, m.psErr = read() })
+	return m.ps, m.psTaken, m.psErr
 }
 
 // parseProcessTable reads processTableScript's rows.
@@ -74,7 +91,7 @@ func parseProcessTable(out []byte, taken time.Time) ([]ProcessRow, error) {
 		cpu, _ := strconv.ParseFloat(f[7], 64)
 		r := ProcessRow{Pid: n[0], Ppid: n[1], Pgid: n[2], Sid: n[3], Tpgid: n[4], State: f[5][:1],
 			Started: taken.Add(-time.Duration(n[5]) * time.Second), CPUPercent: cpu,
-			RSSBytes: uint64(max(n[6], 0)) * 1024, Argv: strings.Fields(args)}
+			RSSBytes: uint64(max(n[6], 0)) * 1024, Argv: strings.Fields(args), args: args}
 		if f[9] != "?" && f[9] != "-" {
 			r.TTY = f[9]
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -11,8 +12,8 @@ import (
 )
 
 // OneTable scopes a read of the sandbox: within the returned context, the
-// full process table is read once on sandtop's daemon and shared by every
-// call that needs it. A listing then judges its groups, finds agents'
+// full process table is read once (one ListGroups on sandtop's daemon, one
+// ps on stock envd) and shared by every call that needs it. A listing then judges its groups, finds agents'
 // roots and shows members from one table, in one round trip instead of
 // three (each a read of all of /proc on the daemon).
 func OneTable(ctx context.Context) context.Context {
@@ -34,6 +35,11 @@ type tableMemo struct {
 	once sync.Once
 	resp *sandtopv1.ListGroupsResponse
 	err  error
+	// ps is the table on stock envd (compatTable).
+	psOnce  sync.Once
+	ps      []ProcessRow
+	psTaken time.Time
+	psErr   error
 }
 
 // fullTable is the daemon's grouped process table, shared within OneTable.
