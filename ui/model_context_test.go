@@ -57,7 +57,7 @@ func switchCtx(t *testing.T, m *Model, name string, src *fakeSource) {
 	if m.cur.spec.Name != name {
 		t.Fatalf("on %q after :ctx %s", m.cur.spec.Name, name)
 	}
-	if src != nil && len(m.tree.groups) == 0 {
+	if src != nil && len(m.cur.tree.groups) == 0 {
 		feed(m, m.cur, src)
 	}
 }
@@ -65,12 +65,12 @@ func switchCtx(t *testing.T, m *Model, name string, src *fakeSource) {
 func TestContextSwitchKeepsMarksApart(t *testing.T) {
 	m, a, b := newContextsModel(t)
 	press(t, m, "j", "space", "space") // alpha: 4100 and 4123 marked
-	if len(m.marks) != 2 {
-		t.Fatalf("alpha marks = %v", m.marks)
+	if len(m.cur.marks) != 2 {
+		t.Fatalf("alpha marks = %v", m.cur.marks)
 	}
 	switchCtx(t, m, "beta", b)
-	if len(m.marks) != 0 {
-		t.Fatalf("alpha's marks leaked into beta: %v", m.marks)
+	if len(m.cur.marks) != 0 {
+		t.Fatalf("alpha's marks leaked into beta: %v", m.cur.marks)
 	}
 	press(t, m, "X")
 	if m.dialog != nil {
@@ -78,8 +78,8 @@ func TestContextSwitchKeepsMarksApart(t *testing.T) {
 	}
 	press(t, m, "j", "j", "space") // beta: 4123 only
 	switchCtx(t, m, "alpha", nil)
-	if len(m.marks) != 2 || !m.marks[4100] || !m.marks[4123] {
-		t.Fatalf("alpha's marks were not kept: %v", m.marks)
+	if len(m.cur.marks) != 2 || !m.cur.marks[4100] || !m.cur.marks[4123] {
+		t.Fatalf("alpha's marks were not kept: %v", m.cur.marks)
 	}
 	press(t, m, "X")
 	typeText(t, m, "2")
@@ -160,8 +160,8 @@ func TestTeardownKeepsRunningAfterASwitchAndIsLoggedUnderItsSandbox(t *testing.T
 	if td := alpha.teardowns[4123]; td == nil || td.phase != TeardownEmpty {
 		t.Fatalf("alpha's teardown = %+v", td)
 	}
-	if len(m.teardowns) != 0 {
-		t.Fatalf("beta shows a teardown it never started: %v", m.teardowns)
+	if len(m.cur.teardowns) != 0 {
+		t.Fatalf("beta shows a teardown it never started: %v", m.cur.teardowns)
 	}
 	if _, _, tds := b.calls(); len(tds) != 0 {
 		t.Fatalf("beta was torn down: %v", tds)
