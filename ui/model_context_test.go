@@ -246,3 +246,54 @@ func TestQuitAsksWhileAnySandboxTearsDown(t *testing.T) {
 		t.Fatalf("quit with alpha's teardown running did not ask")
 	}
 }
+
+// A snapshot for a sandbox in the background changes that sandbox only:
+// not the one on screen, and not the one whose dialog is open, whose
+// confirmation still goes to it alone.
+func TestBackgroundSnapshotUnderAThirdSandboxsDialog(t *testing.T) {
+	c := newFakeSource()
+	c.info.Name = "gamma"
+	m, a, b := newContextsModel(t, func(o *Options) { o.Contexts[2].Source, o.Contexts[2].Open = c, nil })
+	alpha, beta, gamma := m.ctxs[0], m.ctxs[1], m.ctxs[2]
+	feed(m, beta, b)
+	press(t, m, "j", "j", "x") // alpha's confirmation: tear down 4123
+	run(t, m, m.switchTo(2))   // gamma goes on screen under it
+	feed(m, gamma, c)
+	if m.cur != gamma || m.dialogSB != alpha {
+		t.Fatalf("expected gamma on screen with alpha's dialog: cur %q, dialog of %v", m.cur.spec.Name, m.dialogSB)
+	}
+	cursor, detailGen, detailPID, focus := gamma.tree.cursor, m.detailGen, m.detail.pid, m.focus
+
+	snap := Snapshot{Taken: testNow, Groups: []Group{{PGID: 7000, SID: 7000, LeaderPID: 7000, Origin: OriginSandtop, Started: testNow,
+		Members: []Process{{PID: 7000, PPID: 1, PGID: 7000, SID: 7000, State: "S", Argv: []string{"sleep", "9"}, Comm: "sleep", Started: testNow}}}}}
+	for pid := 7100; pid < 7106; pid++ {
+		snap.Terminals = append(snap.Terminals, Terminal{PID: pid, SID: pid, ForegroundPGID: pid, Rows: 24, Cols: 80, Argv: []string{"bash"}, Started: testNow})
+	}
+	m.Update(scopedMsg{beta, snapshotMsg{gen: beta.watchGen, snap: snap, ch: b.snaps}})
+
+	if len(beta.tree.groups) != 1 || beta.tree.groups[0].PGID != 7000 || len(beta.terms) != 6 {
+		t.Fatalf("beta did not take its snapshot: %d groups, %d terminals", len(beta.tree.groups), len(beta.terms))
+	}
+	for _, sb := range []*sandbox{alpha, gamma} {
+		if len(sb.tree.groups) != 7 || len(sb.terms) != 2 || sb.liveGroup(7000) != nil {
+			t.Fatalf("%s changed with beta's snapshot: %d groups, %d terminals", sb.spec.Name, len(sb.tree.groups), len(sb.terms))
+		}
+	}
+	if want := computeLayout(m.width, m.height, len(gamma.terms), m.zoomed); m.lay != want {
+		t.Fatalf("the layout follows beta's terminals: %+v, want gamma's %+v", m.lay, want)
+	}
+	if gamma.tree.cursor != cursor || m.detailGen != detailGen || m.detail.pid != detailPID || m.focus != focus {
+		t.Fatalf("beta's snapshot moved the screen: cursor %d→%d, detail gen %d→%d pid %d→%d, focus %v→%v",
+			cursor, gamma.tree.cursor, detailGen, m.detailGen, detailPID, m.detail.pid, focus, m.focus)
+	}
+
+	press(t, m, "y")
+	if _, _, tds := a.calls(); len(tds) != 1 || tds[0] != 4123 {
+		t.Fatalf("alpha teardowns = %v, want [4123]", tds)
+	}
+	for _, src := range []*fakeSource{b, c} {
+		if _, _, tds := src.calls(); len(tds) != 0 {
+			t.Fatalf("alpha's confirmation tore down elsewhere: %v", tds)
+		}
+	}
+}
