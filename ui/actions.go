@@ -79,12 +79,12 @@ func init() {
 		{key: "copy", where: inOutput, section: "Output", hints: hintOutput, do: (*Model).copyOutput},
 		{key: "save", where: inOutput, section: "Output", hints: hintOutput,
 			do: func(m *Model) tea.Cmd {
-				m.openDialog(newPrompt(promptSave, "save output to", m.defaultSaveName()))
+				m.openDialog(m.cur, newPrompt(promptSave, "save output to", m.defaultSaveName()))
 				return nil
 			}},
 		{key: "filter", where: inOutput, hints: hintOutput,
 			do: func(m *Model) tea.Cmd {
-				m.openDialog(newPrompt(promptSearch, "search output", m.detail.out.query))
+				m.openDialog(m.cur, newPrompt(promptSearch, "search output", m.detail.out.query))
 				return nil
 			}},
 		{key: "search_next", where: inOutput, section: "Find", hints: hintOutput, do: func(m *Model) tea.Cmd { return m.nextMatch(1) }},
@@ -106,10 +106,10 @@ func init() {
 		// Acting.
 		{key: "open", where: inTree, section: "Act", hints: hintList, do: (*Model).open},
 		{key: "run", section: "Act", hints: hintList, mutates: "run",
-			do:  func(m *Model) tea.Cmd { m.openDialog(newPalette("run ")); return nil },
+			do:  func(m *Model) tea.Cmd { m.openDialog(m.cur, newPalette("run ")); return nil },
 			cmd: "run", args: "ARGV…", desc: "start a process (no shell: use sh -c '…')", call: (*Model).cmdRun},
 		{key: "new_terminal", section: "Act", hints: hintList, mutates: "terminal start",
-			do:  func(m *Model) tea.Cmd { m.openDialog(newPalette("term ")); return nil },
+			do:  func(m *Model) tea.Cmd { m.openDialog(m.cur, newPalette("term ")); return nil },
 			cmd: "term", args: "[ARGV…]", desc: "start a terminal and attach to it", call: (*Model).cmdTerm},
 		{key: "signal", section: "Act", hints: hintList | hintOutput, mutates: "signal",
 			do:  (*Model).openSignalMenu,
@@ -123,7 +123,7 @@ func init() {
 			do:  (*Model).askBulkTeardown,
 			cmd: "bulk-teardown", desc: "tear down the marked groups (asks first)"},
 		{key: "clear_marks", section: "Act",
-			do:  func(m *Model) tea.Cmd { m.marks = map[int]bool{}; return nil },
+			do:  func(m *Model) tea.Cmd { m.cur.marks = map[int]bool{}; return nil },
 			cmd: "clear-marks", desc: "unmark every group"},
 
 		// Sorting.
@@ -137,23 +137,23 @@ func init() {
 		{key: "filter", section: "Find", hints: hintList,
 			do: func(m *Model) tea.Cmd {
 				m.focus, m.pane = focusList, paneTree // the filter applies to the groups
-				m.openDialog(newPrompt(promptFilter, "filter groups", m.tree.filter))
+				m.openDialog(m.cur, newPrompt(promptFilter, "filter groups", m.cur.tree.filter))
 				return m.syncDetail()
 			},
 			cmd: "filter", args: "TEXT", desc: "filter the groups", call: (*Model).cmdFilter},
 		{key: "palette", section: "Find", hints: hintList,
-			do: func(m *Model) tea.Cmd { m.openDialog(newPalette("")); return nil }},
+			do: func(m *Model) tea.Cmd { m.openDialog(m.cur, newPalette("")); return nil }},
 		{key: "contexts", section: "Find",
 			do:  func(m *Model) tea.Cmd { m.openContextPicker(); return nil },
 			cmd: "ctx", args: "[NAME|N]", desc: "switch sandbox (no name: the picker)", call: (*Model).cmdCtx},
 
 		// The sandbox's provider.
 		{key: "resume", section: "Sandbox (E2B)", mutates: "resume",
-			do:  func(m *Model) tea.Cmd { return m.askPlane("resume", 0) },
+			do:  func(m *Model) tea.Cmd { return m.askPlane(m.cur, "resume", 0) },
 			cmd: "e2b-resume", args: "[DURATION]", desc: "resume this paused E2B sandbox (asks first)",
 			call: func(m *Model, argv []string) tea.Cmd { return m.cmdPlane("resume", argv) }},
 		{key: "extend", section: "Sandbox (E2B)", mutates: "extend",
-			do:  func(m *Model) tea.Cmd { return m.askPlane("extend", 0) },
+			do:  func(m *Model) tea.Cmd { return m.askPlane(m.cur, "extend", 0) },
 			cmd: "e2b-extend", args: "[DURATION]", desc: "make this E2B sandbox end DURATION from now (asks first)",
 			call: func(m *Model, argv []string) tea.Cmd { return m.cmdPlane("extend", argv) }},
 		{key: "sandbox_logs", section: "Sandbox (E2B)",
@@ -164,7 +164,7 @@ func init() {
 		{key: "detach", where: inAttached, section: "General", do: (*Model).detachTerminal},
 		{key: "back", section: "General", hints: hintOutput, do: (*Model).back},
 		{key: "help", section: "General",
-			do:  func(m *Model) tea.Cmd { m.openDialog(newHelpDialog(m.keys)); return nil },
+			do:  func(m *Model) tea.Cmd { m.openDialog(m.cur, newHelpDialog(m.keys)); return nil },
 			cmd: "help", desc: "show every key"},
 		{key: "quit", section: "General",
 			do:  (*Model).quit,
@@ -206,8 +206,8 @@ func (m *Model) dispatch(msg tea.KeyMsg) (tea.Cmd, bool) {
 // perform runs an action, from its key or from the palette (with the
 // typed arguments), after the one read-only check.
 func (m *Model) perform(a *action, argv []string, fromPalette bool) tea.Cmd {
-	if a.mutates != "" && m.readOnly() {
-		m.refuse(a.mutates)
+	if a.mutates != "" && m.readOnly(m.cur) {
+		m.refuse(m.cur, a.mutates)
 		return nil
 	}
 	if fromPalette && a.call != nil {

@@ -14,12 +14,12 @@ import (
 
 const rpcTimeout = 10 * time.Second
 
-// Commands that report back to a context capture it, and their results
-// come back as scopedMsg: a late answer from sandbox A is applied to A even
-// when the operator has switched to B.
+// Commands that report back to a context take it as a parameter, and their
+// results come back as scopedMsg naming it: a late answer from sandbox A is
+// applied to A even when the operator has switched to B.
 
-func (m *Model) infoCmd() tea.Cmd {
-	sb, src, ctx := m.sandbox, m.src, m.ctx
+func (m *Model) infoCmd(sb *sandbox) tea.Cmd {
+	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
@@ -28,16 +28,16 @@ func (m *Model) infoCmd() tea.Cmd {
 	}
 }
 
-func (m *Model) watchCmd(gen int) tea.Cmd {
-	sb, src, ctx := m.sandbox, m.src, m.ctx
+func (m *Model) watchCmd(sb *sandbox, gen int) tea.Cmd {
+	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		ch, err := src.Watch(ctx)
 		return scopedMsg{sb, watchStartedMsg{gen: gen, ch: ch, err: err}}
 	}
 }
 
-func (m *Model) nextSnapshotCmd(gen int, ch <-chan Snapshot) tea.Cmd {
-	sb, ctx, src := m.sandbox, m.ctx, m.src
+func (m *Model) nextSnapshotCmd(sb *sandbox, gen int, ch <-chan Snapshot) tea.Cmd {
+	ctx, src := m.ctx, sb.src
 	return func() tea.Msg {
 		select {
 		case s, ok := <-ch:
@@ -51,8 +51,8 @@ func (m *Model) nextSnapshotCmd(gen int, ch <-chan Snapshot) tea.Cmd {
 	}
 }
 
-func (m *Model) spawnCmd(argv []string) tea.Cmd {
-	sb, src, ctx, cwd := m.sandbox, m.src, m.ctx, m.spec.Cwd
+func (m *Model) spawnCmd(sb *sandbox, argv []string) tea.Cmd {
+	src, ctx, cwd := sb.src, m.ctx, sb.spec.Cwd
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
@@ -61,8 +61,8 @@ func (m *Model) spawnCmd(argv []string) tea.Cmd {
 	}
 }
 
-func (m *Model) spawnTerminalCmd(argv []string, rows, cols int) tea.Cmd {
-	sb, src, ctx := m.sandbox, m.src, m.ctx
+func (m *Model) spawnTerminalCmd(sb *sandbox, argv []string, rows, cols int) tea.Cmd {
+	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
@@ -71,8 +71,8 @@ func (m *Model) spawnTerminalCmd(argv []string, rows, cols int) tea.Cmd {
 	}
 }
 
-func (m *Model) signalCmd(pgid int, sig syscall.Signal) tea.Cmd {
-	sb, src, ctx := m.sandbox, m.src, m.ctx
+func (m *Model) signalCmd(sb *sandbox, pgid int, sig syscall.Signal) tea.Cmd {
+	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
@@ -80,8 +80,8 @@ func (m *Model) signalCmd(pgid int, sig syscall.Signal) tea.Cmd {
 	}
 }
 
-func (m *Model) signalForegroundCmd(termPid int, sig syscall.Signal) tea.Cmd {
-	sb, src, ctx := m.sandbox, m.src, m.ctx
+func (m *Model) signalForegroundCmd(sb *sandbox, termPid int, sig syscall.Signal) tea.Cmd {
+	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
@@ -92,10 +92,10 @@ func (m *Model) signalForegroundCmd(termPid int, sig syscall.Signal) tea.Cmd {
 
 // teardownCmd runs the teardown on its own goroutine and relays progress
 // through a channel that waitTeardownCmd drains one message at a time.
-// It runs against the context's Source until it is done, whichever
-// context is on screen meanwhile.
-func (m *Model) teardownCmd(pgid int, grace time.Duration) tea.Cmd {
-	src, ctx := m.src, m.ctx
+// It runs against sb's Source until it is done, whichever context is on
+// screen meanwhile.
+func (m *Model) teardownCmd(sb *sandbox, pgid int, grace time.Duration) tea.Cmd {
+	src, ctx := sb.src, m.ctx
 	ch := make(chan teardownUpdate, 64)
 	go func() {
 		err := src.Teardown(ctx, pgid, grace, func(ev TeardownEvent) {
@@ -107,11 +107,10 @@ func (m *Model) teardownCmd(pgid int, grace time.Duration) tea.Cmd {
 		ch <- teardownUpdate{done: true, err: err}
 		close(ch)
 	}()
-	return m.waitTeardownCmd(pgid, ch)
+	return m.waitTeardownCmd(sb, pgid, ch)
 }
 
-func (m *Model) waitTeardownCmd(pgid int, ch <-chan teardownUpdate) tea.Cmd {
-	sb := m.sandbox
+func (m *Model) waitTeardownCmd(sb *sandbox, pgid int, ch <-chan teardownUpdate) tea.Cmd {
 	return func() tea.Msg {
 		u, ok := <-ch
 		if !ok {
@@ -133,10 +132,11 @@ func (m *Model) openCmd(sb *sandbox) tea.Cmd {
 	}
 }
 
-// openOutputCmd and attachCmd open streams that live as long as ctx, which
-// the model cancels when the operator moves away.
+// openOutputCmd and attachCmd open the detail pane's streams, from the
+// sandbox on screen; they live as long as ctx, which the model cancels
+// when the operator moves away.
 func (m *Model) openOutputCmd(ctx context.Context, gen, pid int) tea.Cmd {
-	src := m.src
+	src := m.cur.src
 	return func() tea.Msg {
 		r, err := src.Output(ctx, pid)
 		return outputOpenedMsg{gen: gen, r: r, err: err}
@@ -144,7 +144,7 @@ func (m *Model) openOutputCmd(ctx context.Context, gen, pid int) tea.Cmd {
 }
 
 func (m *Model) attachCmd(ctx context.Context, gen, pid int) tea.Cmd {
-	src := m.src
+	src := m.cur.src
 	return func() tea.Msg {
 		conn, err := src.Attach(ctx, pid)
 		return attachedMsg{gen: gen, pid: pid, conn: conn, err: err}

@@ -50,10 +50,11 @@ const (
 )
 
 // sandbox is everything the TUI keeps per context: the Source, the last
-// process table, the selection, the marks and the teardowns. The Model
-// embeds the one in scope, so model code reads m.tree or m.marks without
-// knowing there are several; messages from a Source come back tagged with
-// their sandbox (scopedMsg) and are applied to it, never to the one shown.
+// process table, the selection, the marks and the teardowns. Code that
+// acts on one takes it explicitly: keys and views the one on screen
+// (Model.cur), a dialog the one it was opened for (Model.dialogSB), and
+// messages from a Source come back tagged with their sandbox (scopedMsg)
+// and are applied to it, never to the one shown.
 type sandbox struct {
 	spec    Context
 	index   int

@@ -18,7 +18,7 @@ func TestGoldenContextPicker(t *testing.T) {
 			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 			press(t, m, "j", "space")
 			switchCtx(t, m, "beta", b)
-			m.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow, deadline: testNow}
+			m.cur.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow, deadline: testNow}
 			press(t, m, "c")
 			golden.RequireEqual(t, []byte(m.View()))
 		})

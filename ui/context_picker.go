@@ -13,7 +13,7 @@ import (
 type contextPicker struct{ cursor int }
 
 func (m *Model) openContextPicker() {
-	m.openDialog(&contextPicker{cursor: m.cur.index})
+	m.openDialog(m.cur, &contextPicker{cursor: m.cur.index})
 }
 
 func (d *contextPicker) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
@@ -22,10 +22,10 @@ func (d *contextPicker) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 	}
 	// Act on the sandbox under the cursor, without switching to it.
 	if key.Matches(msg, m.keys.Resume) {
-		return true, m.within(m.ctxs[d.cursor], func() tea.Cmd { return m.askPlane("resume", 0) })
+		return true, m.askPlane(m.ctxs[d.cursor], "resume", 0)
 	}
 	if key.Matches(msg, m.keys.Extend) {
-		return true, m.within(m.ctxs[d.cursor], func() tea.Cmd { return m.askPlane("extend", 0) })
+		return true, m.askPlane(m.ctxs[d.cursor], "extend", 0)
 	}
 	switch s := msg.String(); m.dialogAction(msg, false) {
 	case actCancel:

@@ -16,72 +16,56 @@ import (
 // and stays watched afterwards (one stream per visited sandbox), so a
 // teardown started in A keeps reporting, under A, after a switch to B.
 // Marks, the selection and the filter stay with their context.
-
-// within runs f with sb in scope, then puts the context on screen back in
-// scope. Source results and dialog keys go through it, so they act on the
-// context they belong to even after the operator switched.
-func (m *Model) within(sb *sandbox, f func() tea.Cmd) tea.Cmd {
-	if sb == nil {
-		sb = m.cur
-	}
-	m.sandbox = sb
-	defer func() {
-		if m.sandbox != m.cur {
-			m.sandbox = m.cur
-		}
-		if sb != m.cur { // a background context may have changed its terminals
-			m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
-		}
-	}()
-	return f()
-}
-
-// onScreen says whether the context in scope is the one shown; only then
-// may a result move the focus, the selection's stream or the layout.
-func (m *Model) onScreen() bool { return m.sandbox == m.cur }
+//
+// Code that acts on one context takes it as a parameter: a Source's
+// results name the sandbox they came from (scopedMsg), and a dialog acts
+// on the sandbox it was opened for (dialogSB), so both act on the context
+// they belong to even after the operator switched. Keys and views act on
+// the context on screen, m.cur. Only for m.cur may a result move the
+// focus, the selection's stream or the layout.
 
 // multi says whether there is more than one context to tell apart.
 func (m *Model) multi() bool { return len(m.ctxs) > 1 }
 
-// onOpened records the result of a context's Open.
-func (m *Model) onOpened(msg openedMsg) tea.Cmd {
+// onOpened records the result of sb's Open.
+func (m *Model) onOpened(sb *sandbox, msg openedMsg) tea.Cmd {
 	if msg.err != nil {
-		m.state, m.openErr = openFailed, msg.err
-		if m.planePaused() {
-			m.events.add(m.now(), levelWarn, "%s is paused: not dialled, so it stays paused (%s resumes it)", m.targetName(), m.keys.Resume.Help().Key)
+		sb.state, sb.openErr = openFailed, msg.err
+		if sb.planePaused() {
+			sb.events.add(m.now(), levelWarn, "%s is paused: not dialled, so it stays paused (%s resumes it)", sb.targetName(), m.keys.Resume.Help().Key)
 			return nil
 		}
-		m.events.add(m.now(), levelError, "cannot reach %s: %v", m.targetName(), msg.err)
+		sb.events.add(m.now(), levelError, "cannot reach %s: %v", sb.targetName(), msg.err)
 		return nil
 	}
-	m.state, m.src, m.openErr = openReady, msg.src, nil
-	if m.onScreen() && !m.watched {
-		return m.startWatching()
+	sb.state, sb.src, sb.openErr = openReady, msg.src, nil
+	if sb == m.cur && !sb.watched {
+		return m.startWatching(sb)
 	}
 	return nil
 }
 
 // startWatching starts the header query and the process table watch of
-// the context in scope, once.
-func (m *Model) startWatching() tea.Cmd {
-	if m.watched || m.src == nil {
+// sb, once.
+func (m *Model) startWatching(sb *sandbox) tea.Cmd {
+	if sb.watched || sb.src == nil {
 		return nil
 	}
-	m.watched = true
-	m.events.add(m.now(), levelInfo, "connecting to %s", m.targetName())
-	return tea.Batch(m.infoCmd(), m.watchCmd(m.watchGen))
+	sb.watched = true
+	sb.events.add(m.now(), levelInfo, "connecting to %s", sb.targetName())
+	return tea.Batch(m.infoCmd(sb), m.watchCmd(sb, sb.watchGen))
 }
 
-// usable says whether the context in scope can take an action, and says
-// why not in the footer otherwise.
-func (m *Model) usable() bool {
-	if m.state == openReady {
+// usable says whether sb can take an action, and says why not in the
+// footer otherwise.
+func (m *Model) usable(sb *sandbox) bool {
+	if sb.state == openReady {
 		return true
 	}
-	if m.state == openFailed {
-		m.setStatus(levelError, fmt.Sprintf("%s is unreachable: %v (c picks another sandbox)", m.targetName(), errText(m.openErr)))
+	if sb.state == openFailed {
+		m.setStatus(levelError, fmt.Sprintf("%s is unreachable: %v (c picks another sandbox)", sb.targetName(), errText(sb.openErr)))
 	} else {
-		m.setStatus(levelWarn, m.targetName()+" is still connecting")
+		m.setStatus(levelWarn, sb.targetName()+" is still connecting")
 	}
 	return false
 }
@@ -103,19 +87,19 @@ func (m *Model) switchTo(i int) tea.Cmd {
 	cmds := []tea.Cmd{m.detail.detach()}
 	m.detailGen++
 	m.attachReq = 0
-	m.cur, m.sandbox = next, next
+	m.cur = next
 	m.focus, m.returnTo = focusList, focusList
-	m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
-	m.events.add(m.now(), levelInfo, "switched to %s", m.targetName())
-	switch m.state {
+	m.lay = computeLayout(m.width, m.height, len(next.terms), m.zoomed)
+	next.events.add(m.now(), levelInfo, "switched to %s", next.targetName())
+	switch next.state {
 	case openReady:
-		cmds = append(cmds, m.startWatching())
+		cmds = append(cmds, m.startWatching(next))
 	case openFailed:
 		// Try again: it may be up by now. A paused sandbox waits for its
 		// refresh (or a resume) to say it runs.
-		if m.spec.Open != nil && !m.planePaused() {
-			m.state = openRunning
-			cmds = append(cmds, m.openCmd(m.sandbox))
+		if next.spec.Open != nil && !next.planePaused() {
+			next.state = openRunning
+			cmds = append(cmds, m.openCmd(next))
 		}
 	}
 	cmds = append(cmds, m.syncDetail())

@@ -74,15 +74,15 @@ func (d *detail) detach() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// target is what the current selection asks the detail pane to show.
+// target is what the selection on screen asks the detail pane to show.
 func (m *Model) target() (kind detailKind, sid, pgid, pid int) {
 	if m.pane == paneTerms {
-		if t := m.selectedTerminal(); t != nil {
+		if t := m.cur.selectedTerminal(); t != nil {
 			return detailTerminal, t.SID, 0, t.PID
 		}
 		return detailNone, 0, 0, 0
 	}
-	r, ok := m.tree.selected()
+	r, ok := m.cur.tree.selected()
 	if !ok {
 		return detailNone, 0, 0, 0
 	}
@@ -91,17 +91,18 @@ func (m *Model) target() (kind detailKind, sid, pgid, pid int) {
 	}
 	// A group on a terminal writes to the PTY, not to a stream of its own:
 	// what it shows is the terminal's screen.
-	if t := m.terminalOfSession(r.sid); t != nil && !r.group.Settled {
+	if t := m.cur.terminalOfSession(r.sid); t != nil && !r.group.Settled {
 		return detailTerminal, t.SID, r.group.PGID, t.PID
 	}
 	return detailGroup, r.sid, r.group.PGID, r.group.LeaderPID
 }
 
-// syncDetail switches the detail pane to the current selection. The stream
+// syncDetail switches the detail pane to the selection of the sandbox on
+// screen (code acting on another sandbox must not call it). The stream
 // opens only once the selection has rested, so holding ↓ through a thousand
 // groups opens none of them.
 func (m *Model) syncDetail() tea.Cmd {
-	if m.focus == focusAttached || !m.onScreen() {
+	if m.focus == focusAttached {
 		return nil
 	}
 	kind, sid, pgid, pid := m.target()
@@ -134,7 +135,7 @@ func (m *Model) syncDetail() tea.Cmd {
 // picture matches what the program laid out.
 func (m *Model) newTermPaneFor(pid int) *termPane {
 	cols, rows := m.detailInner()
-	if t := m.terminalByPID(pid); t != nil && t.Cols > 0 && t.Rows > 0 {
+	if t := m.cur.terminalByPID(pid); t != nil && t.Cols > 0 && t.Rows > 0 {
 		cols, rows = t.Cols, t.Rows
 	}
 	return newTermPane(max(1, cols), max(1, rows), m.opts.ScrollbackBytes)
@@ -177,7 +178,7 @@ func (m *Model) onAttached(msg attachedMsg) tea.Cmd {
 		m.detail.err = msg.err
 		if m.attachReq == msg.pid {
 			m.attachReq = 0
-			m.events.add(m.now(), levelError, "attach to terminal %d failed: %v", msg.pid, msg.err)
+			m.cur.events.add(m.now(), levelError, "attach to terminal %d failed: %v", msg.pid, msg.err)
 		}
 		return nil
 	}
@@ -211,20 +212,20 @@ func (m *Model) drainStreams() tea.Cmd {
 	}
 	data, dropped, done, err := d.pump.take()
 	if dropped > 0 {
-		m.events.add(m.now(), levelWarn, "output flood: skipped %d bytes to stay live", dropped)
+		m.cur.events.add(m.now(), levelWarn, "output flood: skipped %d bytes to stay live", dropped)
 	}
 	if len(data) > 0 {
 		d.out.append(data, m.now())
 	}
 	var cmds []tea.Cmd
 	if werr := d.input.failure(); werr != nil && !d.ended {
-		m.events.add(m.now(), levelError, "input to terminal %d failed: %v", d.pid, werr)
+		m.cur.events.add(m.now(), levelError, "input to terminal %d failed: %v", d.pid, werr)
 		d.ended, d.err = true, werr
 	}
 	if done {
 		d.pump, d.ended, d.err = nil, true, err
 		if m.focus == focusAttached {
-			m.events.add(m.now(), levelInfo, "terminal %d ended; detached", d.pid)
+			m.cur.events.add(m.now(), levelInfo, "terminal %d ended; detached", d.pid)
 			m.focus = focusList
 			cmds = append(cmds, m.unzoomAfterAttach())
 		}
@@ -242,16 +243,16 @@ func (m *Model) enterAttached() tea.Cmd {
 		return nil
 	}
 	m.focus, m.attachedFrom = focusAttached, m.pane
-	if !m.readOnly() {
+	if !m.readOnly(m.cur) {
 		d.term.replies.set(d.input) // the program's terminal queries get answers
 	}
-	m.events.add(m.now(), levelInfo, "attached to terminal %d (%s detaches)", d.pid, m.keys.Detach.Help().Key)
+	m.cur.events.add(m.now(), levelInfo, "attached to terminal %d (%s detaches)", d.pid, m.keys.Detach.Help().Key)
 	w, h := m.detailInner()
 	// A pane narrower than the remote terminal would shrink it for every
 	// other client: zoom the pane instead, for as long as this attach lasts.
-	if t := m.terminalByPID(d.pid); t != nil && !m.zoomed && (t.Cols > w || t.Rows > h) {
+	if t := m.cur.terminalByPID(d.pid); t != nil && !m.zoomed && (t.Cols > w || t.Rows > h) {
 		m.zoomed, m.attachZoomed = true, true
-		m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+		m.lay = computeLayout(m.width, m.height, len(m.cur.terms), m.zoomed)
 		w, h = m.detailInner()
 	}
 	d.term.resize(w, h)
@@ -265,7 +266,7 @@ func (m *Model) unzoomAfterAttach() tea.Cmd {
 		return nil
 	}
 	m.zoomed, m.attachZoomed = false, false
-	m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+	m.lay = computeLayout(m.width, m.height, len(m.cur.terms), m.zoomed)
 	return m.layoutChanged()
 }
 

@@ -8,7 +8,8 @@ import (
 // dialog is a modal that owns the keys while open: confirmations, the
 // signal menu, the bulk teardown, the palette, help and prompts.
 type dialog interface {
-	// key handles one key; done closes the dialog.
+	// key handles one key; done closes the dialog. What it does to a
+	// sandbox it does to m.dialogSB, the one it was opened for.
 	key(m *Model, msg tea.KeyMsg) (done bool, cmd tea.Cmd)
 	// view draws the dialog box for a screen of w×h cells.
 	view(m *Model, w, h int) string
@@ -20,13 +21,13 @@ type inlineDialog interface {
 	inline()
 }
 
-// openDialog shows d bound to the context in scope: its keys, and the
-// action it confirms, act on that context even if the operator switches.
-func (m *Model) openDialog(d dialog) {
+// openDialog shows d bound to sb: its keys, and the action it confirms,
+// act on sb even if the operator switches.
+func (m *Model) openDialog(sb *sandbox, d dialog) {
 	if m.dialog == nil {
 		m.returnTo = m.focus
 	}
-	m.dialog, m.dialogSB = d, m.sandbox
+	m.dialog, m.dialogSB = d, sb
 	m.focus = focusDialog
 }
 
@@ -39,15 +40,13 @@ func (m *Model) closeDialog() {
 
 func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 	d := m.dialog
-	return m.within(m.dialogSB, func() tea.Cmd {
-		done, cmd := d.key(m, msg)
-		// An action may have opened a follow-up dialog (menu → confirm);
-		// only close the one that finished.
-		if done && m.dialog == d {
-			m.closeDialog()
-		}
-		return cmd
-	})
+	done, cmd := d.key(m, msg)
+	// An action may have opened a follow-up dialog (menu → confirm); only
+	// close the one that finished.
+	if done && m.dialog == d {
+		m.closeDialog()
+	}
+	return cmd
 }
 
 // keyOf is the first key of a binding as the help names it ("esc",

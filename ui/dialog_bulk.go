@@ -36,13 +36,14 @@ func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 			d.input.SetValue("")
 			return false, nil
 		}
+		sb := m.dialogSB
 		var cmds []tea.Cmd
 		for _, t := range d.targets {
-			if g := m.liveGroup(t.PGID); g != nil {
-				cmds = append(cmds, m.startTeardown(g))
+			if g := sb.liveGroup(t.PGID); g != nil {
+				cmds = append(cmds, m.startTeardown(sb, g))
 			}
 		}
-		m.marks = map[int]bool{}
+		sb.marks = map[int]bool{}
 		return true, tea.Batch(cmds...)
 	}
 	d.input, _ = d.input.Update(msg)

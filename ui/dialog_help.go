@@ -63,7 +63,7 @@ func (d *helpDialog) view(m *Model, w, h int) string {
 	lines = append(lines,
 		"While attached every key goes to the remote program, Ctrl-C included;",
 		"only "+st.keyHint.Render(d.keys.Detach.Help().Key)+" comes back here. Quitting never signals anything remote.")
-	if m.readOnly() {
+	if m.readOnly(m.cur) {
 		lines = append(lines, st.warning.Render("Read-only: spawning, signals, teardown and input are refused."))
 	}
 	// A short screen shows a window of the lines, scrolled with up/down.

@@ -126,25 +126,27 @@ func (m *Model) cmdRun(argv []string) tea.Cmd {
 		m.setStatus(levelWarn, "usage: run ARGV… (e.g. run sleep 60)")
 		return nil
 	}
-	if !m.usable() {
+	sb := m.cur
+	if !m.usable(sb) {
 		return nil
 	}
-	m.events.add(m.now(), levelInfo, "starting %s", argvString(argv, ""))
-	return m.spawnCmd(argv)
+	sb.events.add(m.now(), levelInfo, "starting %s", argvString(argv, ""))
+	return m.spawnCmd(sb, argv)
 }
 
 // cmdTerm starts a terminal sized like the detail pane, so the program's
 // first output already fits the pane it will be shown in.
 func (m *Model) cmdTerm(argv []string) tea.Cmd {
-	if !m.usable() {
+	sb := m.cur
+	if !m.usable(sb) {
 		return nil
 	}
 	if len(argv) == 0 {
 		argv = m.opts.Shell
 	}
 	cols, rows := m.detailInner()
-	m.events.add(m.now(), levelInfo, "starting terminal %s at %dx%d", argvString(argv, ""), cols, rows)
-	return m.spawnTerminalCmd(argv, max(rows, 2), max(cols, 10))
+	sb.events.add(m.now(), levelInfo, "starting terminal %s at %dx%d", argvString(argv, ""), cols, rows)
+	return m.spawnTerminalCmd(sb, argv, max(rows, 2), max(cols, 10))
 }
 
 func (m *Model) cmdSignal(argv []string) tea.Cmd {
@@ -154,7 +156,7 @@ func (m *Model) cmdSignal(argv []string) tea.Cmd {
 		return nil
 	}
 	if len(argv) == 0 {
-		m.openDialog(newSignalMenu(t))
+		m.openDialog(m.cur, newSignalMenu(t))
 		return nil
 	}
 	name := strings.ToUpper(argv[0])
@@ -163,48 +165,49 @@ func (m *Model) cmdSignal(argv []string) tea.Cmd {
 	}
 	for _, c := range menuSignals {
 		if c.name == name {
-			return m.chooseSignal(t, c)
+			return m.chooseSignal(m.cur, t, c)
 		}
 	}
 	// Any other signal the platform names; it asks first, as the menu
 	// does for everything but the harmless ones.
 	if sig := unix.SignalNum(name); sig != 0 {
-		return m.chooseSignal(t, signalChoice{sig: sig, name: name, confirm: true})
+		return m.chooseSignal(m.cur, t, signalChoice{sig: sig, name: name, confirm: true})
 	}
 	m.setStatus(levelError, "unknown signal "+argv[0])
 	return nil
 }
 
 func (m *Model) cmdFilter(argv []string) tea.Cmd {
-	m.tree.filter = strings.Join(argv, " ")
-	m.tree.rebuild()
+	m.cur.tree.filter = strings.Join(argv, " ")
+	m.cur.tree.rebuild()
 	return m.syncDetail()
 }
 
-// onSpawned logs the result; a new terminal is attached at once.
-func (m *Model) onSpawned(msg spawnedMsg) tea.Cmd {
+// onSpawned logs the result of a start in sb; a new terminal is attached
+// at once if sb is still on screen.
+func (m *Model) onSpawned(sb *sandbox, msg spawnedMsg) tea.Cmd {
 	what := "process"
 	if msg.terminal {
 		what = "terminal"
 	}
 	if msg.err != nil {
-		m.events.add(m.now(), levelError, "start of %s %s failed: %v", what, argvString(msg.argv, ""), msg.err)
+		sb.events.add(m.now(), levelError, "start of %s %s failed: %v", what, argvString(msg.argv, ""), msg.err)
 		m.setStatus(levelError, fmt.Sprintf("start failed: %v", msg.err))
 		return nil
 	}
-	m.events.add(m.now(), levelOK, "started %s %s as pid %d", what, argvString(msg.argv, ""), msg.pid)
-	if !msg.terminal || !m.onScreen() {
+	sb.events.add(m.now(), levelOK, "started %s %s as pid %d", what, argvString(msg.argv, ""), msg.pid)
+	if !msg.terminal || sb != m.cur {
 		return nil // a terminal started in a context left since is attached from there
 	}
 	// Show it in the terminals list right away; the next snapshot fills in
 	// the details.
-	if m.terminalByPID(msg.pid) == nil {
+	if sb.terminalByPID(msg.pid) == nil {
 		cols, rows := m.detailInner()
-		m.setTerminals(append(append([]Terminal(nil), m.terms...), Terminal{PID: msg.pid, SID: msg.pid, ForegroundPGID: msg.pid, Rows: rows, Cols: cols, Argv: msg.argv, Started: m.now()}))
+		m.setTerminals(sb, append(append([]Terminal(nil), sb.terms...), Terminal{PID: msg.pid, SID: msg.pid, ForegroundPGID: msg.pid, Rows: rows, Cols: cols, Argv: msg.argv, Started: m.now()}))
 	}
-	for i, t := range m.terms {
+	for i, t := range sb.terms {
 		if t.PID == msg.pid {
-			m.termCursor = i
+			sb.termCursor = i
 		}
 	}
 	if m.dialog != nil {

@@ -38,9 +38,7 @@ func (p *prompt) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 	switch m.dialogAction(msg, true) {
 	case actCancel:
 		if p.kind == promptFilter {
-			m.tree.filter = ""
-			m.tree.rebuild()
-			return true, m.syncDetail()
+			return true, p.setFilter(m, "")
 		}
 		return true, nil
 	case actOK:
@@ -56,12 +54,22 @@ func (p *prompt) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 		return true, nil
 	}
 	p.input, _ = p.input.Update(msg)
-	if p.kind == promptFilter && m.tree.filter != p.input.Value() {
-		m.tree.filter = p.input.Value()
-		m.tree.rebuild()
-		return false, m.syncDetail()
+	if p.kind == promptFilter && m.dialogSB.tree.filter != p.input.Value() {
+		return false, p.setFilter(m, p.input.Value())
 	}
 	return false, nil
+}
+
+// setFilter filters the groups of the prompt's sandbox; the detail pane
+// follows the selection if that sandbox is the one on screen.
+func (p *prompt) setFilter(m *Model, text string) tea.Cmd {
+	sb := m.dialogSB
+	sb.tree.filter = text
+	sb.tree.rebuild()
+	if sb != m.cur {
+		return nil
+	}
+	return m.syncDetail()
 }
 
 func (p *prompt) view(m *Model, w, h int) string {

@@ -56,7 +56,7 @@ func (d *signalMenu) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 	case actDown:
 		d.cursor = (d.cursor + 1) % len(menuSignals)
 	case actOK:
-		return true, m.chooseSignal(d.target, menuSignals[d.cursor])
+		return true, m.chooseSignal(m.dialogSB, d.target, menuSignals[d.cursor])
 	default:
 		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(menuSignals) {
 			d.cursor = int(s[0] - '1')
@@ -82,43 +82,44 @@ func (d *signalMenu) view(m *Model, w, h int) string {
 	return dialogBox(st, st.dialogTitle.Render("Send signal"), lines, w, 46)
 }
 
-// chooseSignal confirms the signal unless it is harmless, then sends it.
-func (m *Model) chooseSignal(t signalTarget, c signalChoice) tea.Cmd {
+// chooseSignal confirms the signal unless it is harmless, then sends it
+// to t in sb.
+func (m *Model) chooseSignal(sb *sandbox, t signalTarget, c signalChoice) tea.Cmd {
 	// SIGKILL asks even when the config turned signal confirmation off.
 	if !c.confirm || (m.opts.NoConfirm.Signal && c.sig != syscall.SIGKILL) {
-		return m.sendSignal(t, c.sig)
+		return m.sendSignal(sb, t, c.sig)
 	}
-	body := m.inContext([]string{"to " + t.label})
+	body := m.inContext(sb, []string{"to " + t.label})
 	if c.sig == syscall.SIGKILL {
 		body = append(body, "", "SIGKILL cannot be caught: the processes get no chance to clean up.")
 	}
-	m.openDialog(newConfirm("Send "+c.name+"?", body, "send "+c.name, true, func(m *Model) tea.Cmd {
-		return m.sendSignal(t, c.sig)
+	m.openDialog(sb, newConfirm("Send "+c.name+"?", body, "send "+c.name, true, func(m *Model) tea.Cmd {
+		return m.sendSignal(sb, t, c.sig)
 	}))
 	return nil
 }
 
-func (m *Model) sendSignal(t signalTarget, sig syscall.Signal) tea.Cmd {
-	if m.readOnly() {
-		m.refuse("signal")
+func (m *Model) sendSignal(sb *sandbox, t signalTarget, sig syscall.Signal) tea.Cmd {
+	if m.readOnly(sb) {
+		m.refuse(sb, "signal")
 		return nil
 	}
 	if t.termPid != 0 {
-		return m.signalForegroundCmd(t.termPid, sig)
+		return m.signalForegroundCmd(sb, t.termPid, sig)
 	}
-	return m.signalCmd(t.pgid, sig)
+	return m.signalCmd(sb, t.pgid, sig)
 }
 
-func (m *Model) onSignalDone(msg signalDoneMsg) {
+func (m *Model) onSignalDone(sb *sandbox, msg signalDoneMsg) {
 	name := signalName(msg.sig)
 	where := fmt.Sprintf("pgid %d", msg.pgid)
 	if msg.termPid != 0 {
 		where = fmt.Sprintf("foreground pgid %d of terminal %d", msg.pgid, msg.termPid)
 	}
 	if msg.err != nil {
-		m.events.add(m.now(), levelError, "%s to %s failed: %v", name, where, msg.err)
+		sb.events.add(m.now(), levelError, "%s to %s failed: %v", name, where, msg.err)
 		m.setStatus(levelError, fmt.Sprintf("%s failed: %v", name, msg.err))
 		return
 	}
-	m.events.add(m.now(), levelOK, "%s sent to %s", name, where)
+	sb.events.add(m.now(), levelOK, "%s sent to %s", name, where)
 }

@@ -15,7 +15,7 @@ func TestGoldenViews(t *testing.T) {
 	scenes := map[string]func(t *testing.T, m *Model, src *fakeSource){
 		"overview": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "j", "space")
-			m.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 members)")
+			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 members)")
 		},
 		"expanded_group": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "l")
@@ -27,8 +27,8 @@ func TestGoldenViews(t *testing.T) {
 			press(t, m, "j", "j", "x")
 		},
 		"teardown_countdown": func(t *testing.T, m *Model, src *fakeSource) {
-			m.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow, deadline: testNow.Add(3 * time.Second)}
-			m.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 members)")
+			m.cur.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow, deadline: testNow.Add(3 * time.Second)}
+			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 members)")
 		},
 		"bulk_preview": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "space", "space", "X")

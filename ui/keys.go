@@ -36,12 +36,12 @@ func (m *Model) attachedKey(msg tea.KeyMsg) tea.Cmd {
 	if cmd, ok := m.dispatch(msg); ok {
 		return cmd
 	}
-	if m.readOnly() {
+	if m.readOnly(m.cur) {
 		what := "input"
 		if msg.Paste {
 			what = "paste"
 		}
-		m.refuse(what)
+		m.refuse(m.cur, what)
 		return nil
 	}
 	b := EncodeKey(msg, m.detail.term.modes())
@@ -58,7 +58,7 @@ func (m *Model) detachTerminal() tea.Cmd {
 	m.focus = focusList
 	m.pane = m.attachedFrom // back where the operator attached from
 	m.detail.term.replies.set(nil)
-	m.events.add(m.now(), levelInfo, "detached from terminal %d (it keeps running)", m.detail.pid)
+	m.cur.events.add(m.now(), levelInfo, "detached from terminal %d (it keeps running)", m.detail.pid)
 	return m.unzoomAfterAttach()
 }
 
@@ -80,15 +80,16 @@ func (m *Model) nextMatch(dir int) tea.Cmd {
 
 func (m *Model) toggleZoom() tea.Cmd {
 	m.zoomed, m.attachZoomed = !m.zoomed, false
-	m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+	m.lay = computeLayout(m.width, m.height, len(m.cur.terms), m.zoomed)
 	return m.layoutChanged()
 }
 
 // back clears the groups' filter, or leaves the output pane.
 func (m *Model) back() tea.Cmd {
-	if m.tree.filter != "" && m.pane == paneTree {
-		m.tree.filter = ""
-		m.tree.rebuild()
+	sb := m.cur
+	if sb.tree.filter != "" && m.pane == paneTree {
+		sb.tree.filter = ""
+		sb.tree.rebuild()
 		return m.syncDetail()
 	}
 	m.focus = focusList
@@ -98,14 +99,15 @@ func (m *Model) back() tea.Cmd {
 // sortBy orders the group list by k, or reverses it when it already is;
 // the cursor stays on the same row.
 func (m *Model) sortBy(k sortKey) tea.Cmd {
-	m.tree.order = m.tree.order.toggle(k)
-	m.tree.rebuild()
+	sb := m.cur
+	sb.tree.order = sb.tree.order.toggle(k)
+	sb.tree.rebuild()
 	return m.syncDetail()
 }
 
 func (m *Model) quit() tea.Cmd {
 	if n := m.allActiveTeardowns(); n > 0 {
-		m.openDialog(newConfirm("Quit?",
+		m.openDialog(m.cur, newConfirm("Quit?",
 			[]string{fmt.Sprintf("%d teardown(s) in progress will stop escalating:", n),
 				"no further SIGKILL will be sent. Nothing else is signalled."},
 			"quit", false, func(m *Model) tea.Cmd { return tea.Quit }))
@@ -149,10 +151,11 @@ func (m *Model) listHeight() int {
 }
 
 func (m *Model) moveCursor(delta int) tea.Cmd {
+	sb := m.cur
 	if m.pane == paneTerms {
-		m.termCursor = max(0, min(len(m.terms)-1, m.termCursor+delta))
+		sb.termCursor = max(0, min(len(sb.terms)-1, sb.termCursor+delta))
 	} else {
-		m.tree.move(delta)
+		sb.tree.move(delta)
 	}
 	return m.syncDetail()
 }
@@ -160,39 +163,41 @@ func (m *Model) moveCursor(delta int) tea.Cmd {
 // fold collapses or expands the row under the cursor: a session hides its
 // groups, a group shows its processes.
 func (m *Model) fold(shut bool) {
-	r, ok := m.tree.selected()
+	sb := m.cur
+	r, ok := sb.tree.selected()
 	if !ok || m.pane != paneTree {
 		return
 	}
 	switch r.kind {
 	case rowSession:
-		m.tree.folded[r.sid] = shut
+		sb.tree.folded[r.sid] = shut
 	case rowGroup:
-		if shut && !m.tree.expanded[r.group.PGID] && !r.solo {
-			m.tree.folded[r.sid] = true
-			m.tree.rebuild()
+		if shut && !sb.tree.expanded[r.group.PGID] && !r.solo {
+			sb.tree.folded[r.sid] = true
+			sb.tree.rebuild()
 			m.selectSession(r.sid)
 			return
 		}
-		m.tree.expanded[r.group.PGID] = !shut
+		sb.tree.expanded[r.group.PGID] = !shut
 	case rowProcess:
 		if shut {
-			m.tree.expanded[r.group.PGID] = false
+			sb.tree.expanded[r.group.PGID] = false
 		}
 	}
-	m.tree.rebuild()
+	sb.tree.rebuild()
 }
 
 func (m *Model) selectSession(sid int) {
-	for i, r := range m.tree.rows {
+	for i, r := range m.cur.tree.rows {
 		if r.kind == rowSession && r.sid == sid {
-			m.tree.cursor = i
+			m.cur.tree.cursor = i
 		}
 	}
 }
 
 func (m *Model) toggleMark() {
-	g := m.tree.selectedGroup()
+	sb := m.cur
+	g := sb.tree.selectedGroup()
 	if m.pane != paneTree || g == nil {
 		return
 	}
@@ -200,28 +205,29 @@ func (m *Model) toggleMark() {
 		m.setStatus(levelInfo, fmt.Sprintf("pgid %d has settled; nothing to mark", g.PGID))
 		return
 	}
-	if m.marks[g.PGID] {
-		delete(m.marks, g.PGID)
+	if sb.marks[g.PGID] {
+		delete(sb.marks, g.PGID)
 	} else {
-		m.marks[g.PGID] = true
+		sb.marks[g.PGID] = true
 	}
 }
 
 // open attaches to a terminal or focuses a group's output.
 func (m *Model) open() tea.Cmd {
+	sb := m.cur
 	if m.pane == paneTerms {
-		if t := m.selectedTerminal(); t != nil {
+		if t := sb.selectedTerminal(); t != nil {
 			return m.attachTo(t.PID)
 		}
 		return nil
 	}
-	r, ok := m.tree.selected()
+	r, ok := sb.tree.selected()
 	if !ok {
 		return nil
 	}
 	if r.kind == rowSession {
-		m.tree.folded[r.sid] = !m.tree.folded[r.sid]
-		m.tree.rebuild()
+		sb.tree.folded[r.sid] = !sb.tree.folded[r.sid]
+		sb.tree.rebuild()
 		return nil
 	}
 	if kind, _, _, pid := m.target(); kind == detailTerminal {
@@ -255,13 +261,13 @@ type signalTarget struct {
 
 func (m *Model) currentSignalTarget() (signalTarget, bool) {
 	if m.pane == paneTerms {
-		t := m.selectedTerminal()
+		t := m.cur.selectedTerminal()
 		if t == nil {
 			return signalTarget{}, false
 		}
 		return signalTarget{termPid: t.PID, label: fmt.Sprintf("foreground group of terminal %d (now pgid %d)", t.PID, t.ForegroundPGID)}, true
 	}
-	g := m.tree.selectedGroup()
+	g := m.cur.tree.selectedGroup()
 	if g == nil || stateOf(g) == groupstate.Settled {
 		return signalTarget{}, false
 	}
@@ -274,18 +280,19 @@ func (m *Model) openSignalMenu() tea.Cmd {
 		m.setStatus(levelInfo, "select a live group or a terminal to signal")
 		return nil
 	}
-	m.openDialog(newSignalMenu(t))
+	m.openDialog(m.cur, newSignalMenu(t))
 	return nil
 }
 
 func (m *Model) askTeardown() tea.Cmd {
+	sb := m.cur
 	var g *Group
 	if m.pane == paneTerms {
-		if t := m.selectedTerminal(); t != nil {
-			g = m.liveGroup(t.PID)
+		if t := sb.selectedTerminal(); t != nil {
+			g = sb.liveGroup(t.PID)
 		}
 	} else {
-		g = m.tree.selectedGroup()
+		g = sb.tree.selectedGroup()
 	}
 	if g == nil || stateOf(g) == groupstate.Settled {
 		m.setStatus(levelInfo, "select a live group to tear down")
@@ -299,8 +306,8 @@ func (m *Model) askTeardown() tea.Cmd {
 		fmt.Sprintf("SIGTERM, wait %s, then SIGKILL until the group is empty.", m.opts.Grace),
 	}
 	act := func(m *Model) tea.Cmd {
-		if g := m.liveGroup(pgid); g != nil {
-			return m.startTeardown(g)
+		if g := sb.liveGroup(pgid); g != nil {
+			return m.startTeardown(sb, g)
 		}
 		m.setStatus(levelInfo, fmt.Sprintf("pgid %d is already gone", pgid))
 		return nil
@@ -308,14 +315,15 @@ func (m *Model) askTeardown() tea.Cmd {
 	if m.opts.NoConfirm.Teardown { // the operator turned this one off in the config
 		return act(m)
 	}
-	m.openDialog(newConfirm("Tear down group?", m.inContext(body), "tear down", true, act))
+	m.openDialog(sb, newConfirm("Tear down group?", m.inContext(sb, body), "tear down", true, act))
 	return nil
 }
 
 func (m *Model) askBulkTeardown() tea.Cmd {
+	sb := m.cur
 	var targets []Group
-	for pgid := range m.marks {
-		if g := m.liveGroup(pgid); g != nil {
+	for pgid := range sb.marks {
+		if g := sb.liveGroup(pgid); g != nil {
 			targets = append(targets, *g)
 		}
 	}
@@ -325,23 +333,23 @@ func (m *Model) askBulkTeardown() tea.Cmd {
 	}
 	sort.Slice(targets, func(i, j int) bool { return targets[i].PGID < targets[j].PGID })
 	d := newBulkDialog(targets, m.opts.Grace)
-	d.where, d.noCount = m.contextLine(), m.opts.NoConfirm.BulkTeardown
-	m.openDialog(d)
+	d.where, d.noCount = m.contextLine(sb), m.opts.NoConfirm.BulkTeardown
+	m.openDialog(sb, d)
 	return nil
 }
 
-// inContext adds which sandbox a confirmation is about when there are
+// inContext adds which sandbox a confirmation is about (sb) when there are
 // several, so "yes" is never said to the wrong one.
-func (m *Model) inContext(body []string) []string {
-	if l := m.contextLine(); l != "" {
+func (m *Model) inContext(sb *sandbox, body []string) []string {
+	if l := m.contextLine(sb); l != "" {
 		return append([]string{l, ""}, body...)
 	}
 	return body
 }
 
-func (m *Model) contextLine() string {
+func (m *Model) contextLine(sb *sandbox) string {
 	if !m.multi() {
 		return ""
 	}
-	return "in sandbox " + m.targetName()
+	return "in sandbox " + sb.targetName()
 }

@@ -57,10 +57,10 @@ type Model struct {
 	st     styles
 	now    func() time.Time
 
-	// *sandbox is the context in scope: the one on screen (cur), except
-	// while a message from another context's Source, or a key for a dialog
-	// opened in another context, is being applied (see within).
-	*sandbox
+	// Every context has its sandbox in ctxs; cur is the one on screen,
+	// which keys, views and the detail pane use. A message from a Source
+	// names its own sandbox (scopedMsg) and its handler takes that one as
+	// a parameter, so it never acts on the screen by mistake.
 	ctxs     []*sandbox
 	cur      *sandbox
 	log      eventLog
@@ -116,7 +116,6 @@ func New(opts Options) (*Model, error) {
 		m.ctxs = append(m.ctxs, newSandbox(c, i, &m.log))
 	}
 	m.cur = m.ctxs[opts.Initial]
-	m.sandbox = m.cur
 	return m, nil
 }
 
@@ -150,23 +149,23 @@ func (m *Model) Init() tea.Cmd {
 			cmds = append(cmds, m.openCmd(sb))
 		}
 	}
-	if m.cur.state == openReady {
-		cmds = append(cmds, m.startWatching())
+	if sb := m.cur; sb.state == openReady {
+		cmds = append(cmds, m.startWatching(sb))
 	} else {
 		// Opening may start a daemon or look a sandbox up; "connecting"
 		// follows once it is open.
-		m.events.add(m.now(), levelInfo, "opening %s", m.targetName())
+		sb.events.add(m.now(), levelInfo, "opening %s", sb.targetName())
 	}
 	return tea.Batch(cmds...)
 }
 
-// targetName names the context in scope for the header and the log.
-func (m *Model) targetName() string {
-	if m.info.Name != "" {
-		return m.info.Name
+// targetName names the sandbox for the header and the log.
+func (sb *sandbox) targetName() string {
+	if sb.info.Name != "" {
+		return sb.info.Name
 	}
-	if m.spec.Name != "" {
-		return m.spec.Name
+	if sb.spec.Name != "" {
+		return sb.spec.Name
 	}
 	return "sandbox"
 }
@@ -176,12 +175,14 @@ func (m *Model) targetName() string {
 // context on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if sm, ok := msg.(scopedMsg); ok {
-		return m, m.within(sm.sb, func() tea.Cmd {
-			cmd, _ := m.updateScoped(sm.msg)
-			return cmd
-		})
+		sb := sm.sb
+		if sb == nil {
+			sb = m.cur
+		}
+		cmd, _ := m.updateScoped(sb, sm.msg)
+		return m, cmd
 	}
-	if cmd, ok := m.updateScoped(msg); ok {
+	if cmd, ok := m.updateScoped(m.cur, msg); ok {
 		return m, cmd
 	}
 	switch msg := msg.(type) {
@@ -215,180 +216,187 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onExportDone(msg)
 	case resizeDoneMsg:
 		if msg.err != nil {
-			m.events.add(m.now(), levelWarn, "resize of terminal %d to %dx%d failed: %v", msg.pid, msg.cols, msg.rows, msg.err)
+			m.cur.events.add(m.now(), levelWarn, "resize of terminal %d to %dx%d failed: %v", msg.pid, msg.cols, msg.rows, msg.err)
 		}
 	}
 	return m, nil
 }
 
-// updateScoped applies the results of one context's Source calls to the
-// context in scope; it reports false for other messages.
-func (m *Model) updateScoped(msg tea.Msg) (tea.Cmd, bool) {
+// updateScoped applies the results of sb's Source calls to sb, whichever
+// context is on screen; it reports false for other messages.
+func (m *Model) updateScoped(sb *sandbox, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case openedMsg:
-		return m.onOpened(msg), true
+		return m.onOpened(sb, msg), true
 	case infoMsg:
-		m.onInfo(msg)
+		m.onInfo(sb, msg)
 	case watchStartedMsg:
-		return m.onWatchStarted(msg), true
+		return m.onWatchStarted(sb, msg), true
 	case snapshotMsg:
-		if msg.gen != m.watchGen {
+		if msg.gen != sb.watchGen {
 			return nil, true
 		}
-		m.applySnapshot(msg.snap)
-		return tea.Batch(m.nextSnapshotCmd(msg.gen, msg.ch), m.syncDetail()), true
+		m.applySnapshot(sb, msg.snap)
+		var sync tea.Cmd
+		if sb == m.cur { // the selection's stream is the screen's only
+			sync = m.syncDetail()
+		}
+		return tea.Batch(m.nextSnapshotCmd(sb, msg.gen, msg.ch), sync), true
 	case watchEndedMsg:
-		return m.onWatchLost(msg.gen, msg.err), true
+		return m.onWatchLost(sb, msg.gen, msg.err), true
 	case reconnectMsg:
-		if msg.gen == m.watchGen {
-			m.watchGen++
-			return m.watchCmd(m.watchGen), true
+		if msg.gen == sb.watchGen {
+			sb.watchGen++
+			return m.watchCmd(sb, sb.watchGen), true
 		}
 	case spawnedMsg:
-		return m.onSpawned(msg), true
+		return m.onSpawned(sb, msg), true
 	case signalDoneMsg:
-		m.onSignalDone(msg)
+		m.onSignalDone(sb, msg)
 	case teardownMsg:
-		m.onTeardownProgress(msg.pgid, msg.ev)
-		return m.waitTeardownCmd(msg.pgid, msg.ch), true
+		m.onTeardownProgress(sb, msg.pgid, msg.ev)
+		return m.waitTeardownCmd(sb, msg.pgid, msg.ch), true
 	case teardownDoneMsg:
-		m.onTeardownDone(msg)
+		m.onTeardownDone(sb, msg)
 	default:
-		return m.updatePlane(msg)
+		return m.updatePlane(sb, msg)
 	}
 	return nil, true
 }
 
-func (m *Model) onInfo(msg infoMsg) {
+func (m *Model) onInfo(sb *sandbox, msg infoMsg) {
 	if msg.err != nil {
-		m.events.add(m.now(), levelError, "sandbox info: %v", msg.err)
+		sb.events.add(m.now(), levelError, "sandbox info: %v", msg.err)
 		return
 	}
-	name := m.info.Name
-	m.info = msg.info
+	name := sb.info.Name
+	sb.info = msg.info
 	if name != "" {
-		m.info.Name = name
+		sb.info.Name = name
 	}
-	m.events.add(m.now(), levelOK, "connected to %s (daemon %s)", m.targetName(), msg.info.Version)
+	sb.events.add(m.now(), levelOK, "connected to %s (daemon %s)", sb.targetName(), msg.info.Version)
 }
 
-func (m *Model) onWatchStarted(msg watchStartedMsg) tea.Cmd {
-	if msg.gen != m.watchGen {
+func (m *Model) onWatchStarted(sb *sandbox, msg watchStartedMsg) tea.Cmd {
+	if msg.gen != sb.watchGen {
 		return nil
 	}
 	if msg.err != nil {
-		return m.onWatchLost(msg.gen, msg.err)
+		return m.onWatchLost(sb, msg.gen, msg.err)
 	}
-	if m.conn == connLost {
-		m.events.add(m.now(), levelOK, "reconnected")
+	if sb.conn == connLost {
+		sb.events.add(m.now(), levelOK, "reconnected")
 	}
-	m.conn, m.connErr = connUp, nil
-	return m.nextSnapshotCmd(msg.gen, msg.ch)
+	sb.conn, sb.connErr = connUp, nil
+	return m.nextSnapshotCmd(sb, msg.gen, msg.ch)
 }
 
 // onWatchLost marks the connection lost and retries after a pause.
-func (m *Model) onWatchLost(gen int, err error) tea.Cmd {
-	if gen != m.watchGen || m.ctx.Err() != nil {
+func (m *Model) onWatchLost(sb *sandbox, gen int, err error) tea.Cmd {
+	if gen != sb.watchGen || m.ctx.Err() != nil {
 		return nil
 	}
-	if m.conn != connLost {
+	if sb.conn != connLost {
 		if err != nil {
-			m.events.add(m.now(), levelError, "lost the process table: %v; retrying", err)
+			sb.events.add(m.now(), levelError, "lost the process table: %v; retrying", err)
 		} else {
-			m.events.add(m.now(), levelError, "lost the process table; retrying")
+			sb.events.add(m.now(), levelError, "lost the process table; retrying")
 		}
 	}
-	m.conn, m.connErr = connLost, err
-	if m.planePaused() {
+	sb.conn, sb.connErr = connLost, err
+	if sb.planePaused() {
 		// Retrying would send traffic to a paused sandbox; a refresh that
 		// finds it running again restarts the watch.
 		return nil
 	}
-	sb := m.sandbox
 	return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return scopedMsg{sb, reconnectMsg{gen: gen}} })
 }
 
-// applySnapshot takes a new process table: it keeps vanished groups as
+// applySnapshot gives sb a new process table: it keeps vanished groups as
 // settled ghosts for a while, drops marks of groups that are gone, and keeps
 // the cursors on the same items.
-func (m *Model) applySnapshot(s Snapshot) {
+func (m *Model) applySnapshot(sb *sandbox, s Snapshot) {
 	now := m.now()
-	m.snapTaken = s.Taken
+	sb.snapTaken = s.Taken
 	live := make(map[int]bool, len(s.Groups))
 	for _, g := range s.Groups {
 		live[g.PGID] = !g.Settled && liveMembers(&g) > 0
 	}
 	// Groups that were listed and are not any more become ghosts, unless
 	// they were fleeting (helper commands): those would only be noise.
-	for _, g := range m.tree.groups {
+	for _, g := range sb.tree.groups {
 		if _, still := live[g.PGID]; still || g.Settled {
 			continue
 		}
-		seen, ok := m.firstSeen[g.PGID]
-		delete(m.firstSeen, g.PGID)
+		seen, ok := sb.firstSeen[g.PGID]
+		delete(sb.firstSeen, g.PGID)
 		if !ok || now.Sub(seen) < fleeting {
 			continue
 		}
-		if _, known := m.ghosts[g.PGID]; known {
+		if _, known := sb.ghosts[g.PGID]; known {
 			continue
 		}
 		gone := g
 		gone.Settled = true
 		gone.Members = nil
-		m.ghosts[g.PGID] = ghost{group: gone, since: now}
-		if _, tearing := m.teardowns[g.PGID]; !tearing {
-			m.events.add(now, levelInfo, "pgid %d (%s) left the process table", g.PGID, command(&g))
+		sb.ghosts[g.PGID] = ghost{group: gone, since: now}
+		if _, tearing := sb.teardowns[g.PGID]; !tearing {
+			sb.events.add(now, levelInfo, "pgid %d (%s) left the process table", g.PGID, command(&g))
 		}
 	}
 	for pgid := range live {
-		if _, ok := m.firstSeen[pgid]; !ok {
-			m.firstSeen[pgid] = now
+		if _, ok := sb.firstSeen[pgid]; !ok {
+			sb.firstSeen[pgid] = now
 		}
 	}
 	groups := append([]Group(nil), s.Groups...)
-	for pgid, gh := range m.ghosts {
+	for pgid, gh := range sb.ghosts {
 		if _, back := live[pgid]; back || now.Sub(gh.since) > settledRetention {
-			delete(m.ghosts, pgid)
+			delete(sb.ghosts, pgid)
 			continue
 		}
 		groups = append(groups, gh.group)
 	}
-	m.tree.setGroups(groups)
-	for pgid := range m.marks {
+	sb.tree.setGroups(groups)
+	for pgid := range sb.marks {
 		if !live[pgid] {
-			delete(m.marks, pgid)
+			delete(sb.marks, pgid)
 		}
 	}
-	m.setTerminals(s.Terminals)
+	m.setTerminals(sb, s.Terminals)
 }
 
-func (m *Model) setTerminals(ts []Terminal) {
+// setTerminals gives sb a new terminals list. The layout makes room for
+// the terminals on screen, so it follows only for the sandbox shown.
+func (m *Model) setTerminals(sb *sandbox, ts []Terminal) {
 	keep := 0
-	if t := m.selectedTerminal(); t != nil {
+	if t := sb.selectedTerminal(); t != nil {
 		keep = t.PID
 	}
-	m.terms = append(m.terms[:0:0], ts...)
-	sort.Slice(m.terms, func(i, j int) bool { return m.terms[i].PID < m.terms[j].PID })
-	m.termCursor = min(m.termCursor, max(0, len(m.terms)-1))
-	for i, t := range m.terms {
+	sb.terms = append(sb.terms[:0:0], ts...)
+	sort.Slice(sb.terms, func(i, j int) bool { return sb.terms[i].PID < sb.terms[j].PID })
+	sb.termCursor = min(sb.termCursor, max(0, len(sb.terms)-1))
+	for i, t := range sb.terms {
 		if t.PID == keep {
-			m.termCursor = i
+			sb.termCursor = i
 		}
 	}
-	m.lay = computeLayout(m.width, m.height, len(m.terms), m.zoomed)
+	if sb == m.cur {
+		m.lay = computeLayout(m.width, m.height, len(sb.terms), m.zoomed)
+	}
 }
 
-func (m *Model) selectedTerminal() *Terminal {
-	if m.termCursor < 0 || m.termCursor >= len(m.terms) {
+func (sb *sandbox) selectedTerminal() *Terminal {
+	if sb.termCursor < 0 || sb.termCursor >= len(sb.terms) {
 		return nil
 	}
-	return &m.terms[m.termCursor]
+	return &sb.terms[sb.termCursor]
 }
 
-func (m *Model) terminalByPID(pid int) *Terminal {
-	for i := range m.terms {
-		if m.terms[i].PID == pid {
-			return &m.terms[i]
+func (sb *sandbox) terminalByPID(pid int) *Terminal {
+	for i := range sb.terms {
+		if sb.terms[i].PID == pid {
+			return &sb.terms[i]
 		}
 	}
 	return nil
@@ -396,19 +404,19 @@ func (m *Model) terminalByPID(pid int) *Terminal {
 
 // terminalOfSession is the terminal whose session sid is, if any: every
 // group in it writes to that PTY.
-func (m *Model) terminalOfSession(sid int) *Terminal {
-	for i := range m.terms {
-		if sid > 0 && m.terms[i].SID == sid {
-			return &m.terms[i]
+func (sb *sandbox) terminalOfSession(sid int) *Terminal {
+	for i := range sb.terms {
+		if sid > 0 && sb.terms[i].SID == sid {
+			return &sb.terms[i]
 		}
 	}
 	return nil
 }
 
 // liveGroup returns the group with this pgid if it still has members.
-func (m *Model) liveGroup(pgid int) *Group {
-	for i := range m.tree.groups {
-		g := &m.tree.groups[i]
+func (sb *sandbox) liveGroup(pgid int) *Group {
+	for i := range sb.tree.groups {
+		g := &sb.tree.groups[i]
 		if g.PGID == pgid && stateOf(g) != groupstate.Settled {
 			return g
 		}
@@ -443,24 +451,24 @@ func (m *Model) setStatus(level eventLevel, text string) {
 	m.statusUntil = m.now().Add(6 * time.Second)
 }
 
-// readOnly says whether mutations are refused in the context in scope:
-// everywhere with Options.ReadOnly, or in this context with its own flag.
-func (m *Model) readOnly() bool { return m.opts.ReadOnly || m.spec.ReadOnly }
+// readOnly says whether mutations are refused in sb: everywhere with
+// Options.ReadOnly, or in this context with its own flag.
+func (m *Model) readOnly(sb *sandbox) bool { return m.opts.ReadOnly || sb.spec.ReadOnly }
 
-// refuse explains a mutation that read-only mode blocked.
-func (m *Model) refuse(what string) {
+// refuse explains a mutation that read-only mode blocked in sb.
+func (m *Model) refuse(sb *sandbox, what string) {
 	why := "sandtop was started with --read-only"
 	if !m.opts.ReadOnly {
-		why = m.targetName() + " is read-only in the config"
+		why = sb.targetName() + " is read-only in the config"
 	}
 	text := "read-only: " + what + " refused (" + why + ")"
 	m.setStatus(levelWarn, text)
-	m.events.add(m.now(), levelWarn, "%s", text)
+	sb.events.add(m.now(), levelWarn, "%s", text)
 }
 
 func (m *Model) setSize(w, h int) tea.Cmd {
 	m.width, m.height = w, h
-	m.lay = computeLayout(w, h, len(m.terms), m.zoomed)
+	m.lay = computeLayout(w, h, len(m.cur.terms), m.zoomed)
 	return m.layoutChanged()
 }
 

@@ -57,7 +57,7 @@ func switchCtx(t *testing.T, m *Model, name string, src *fakeSource) {
 	if m.cur.spec.Name != name {
 		t.Fatalf("on %q after :ctx %s", m.cur.spec.Name, name)
 	}
-	if src != nil && len(m.tree.groups) == 0 {
+	if src != nil && len(m.cur.tree.groups) == 0 {
 		feed(m, m.cur, src)
 	}
 }
@@ -65,12 +65,12 @@ func switchCtx(t *testing.T, m *Model, name string, src *fakeSource) {
 func TestContextSwitchKeepsMarksApart(t *testing.T) {
 	m, a, b := newContextsModel(t)
 	press(t, m, "j", "space", "space") // alpha: 4100 and 4123 marked
-	if len(m.marks) != 2 {
-		t.Fatalf("alpha marks = %v", m.marks)
+	if len(m.cur.marks) != 2 {
+		t.Fatalf("alpha marks = %v", m.cur.marks)
 	}
 	switchCtx(t, m, "beta", b)
-	if len(m.marks) != 0 {
-		t.Fatalf("alpha's marks leaked into beta: %v", m.marks)
+	if len(m.cur.marks) != 0 {
+		t.Fatalf("alpha's marks leaked into beta: %v", m.cur.marks)
 	}
 	press(t, m, "X")
 	if m.dialog != nil {
@@ -78,8 +78,8 @@ func TestContextSwitchKeepsMarksApart(t *testing.T) {
 	}
 	press(t, m, "j", "j", "space") // beta: 4123 only
 	switchCtx(t, m, "alpha", nil)
-	if len(m.marks) != 2 || !m.marks[4100] || !m.marks[4123] {
-		t.Fatalf("alpha's marks were not kept: %v", m.marks)
+	if len(m.cur.marks) != 2 || !m.cur.marks[4100] || !m.cur.marks[4123] {
+		t.Fatalf("alpha's marks were not kept: %v", m.cur.marks)
 	}
 	press(t, m, "X")
 	typeText(t, m, "2")
@@ -160,8 +160,8 @@ func TestTeardownKeepsRunningAfterASwitchAndIsLoggedUnderItsSandbox(t *testing.T
 	if td := alpha.teardowns[4123]; td == nil || td.phase != TeardownEmpty {
 		t.Fatalf("alpha's teardown = %+v", td)
 	}
-	if len(m.teardowns) != 0 {
-		t.Fatalf("beta shows a teardown it never started: %v", m.teardowns)
+	if len(m.cur.teardowns) != 0 {
+		t.Fatalf("beta shows a teardown it never started: %v", m.cur.teardowns)
 	}
 	if _, _, tds := b.calls(); len(tds) != 0 {
 		t.Fatalf("beta was torn down: %v", tds)
@@ -244,5 +244,56 @@ func TestQuitAsksWhileAnySandboxTearsDown(t *testing.T) {
 	press(t, m, "q")
 	if _, ok := m.dialog.(*confirmDialog); !ok {
 		t.Fatalf("quit with alpha's teardown running did not ask")
+	}
+}
+
+// A snapshot for a sandbox in the background changes that sandbox only:
+// not the one on screen, and not the one whose dialog is open, whose
+// confirmation still goes to it alone.
+func TestBackgroundSnapshotUnderAThirdSandboxsDialog(t *testing.T) {
+	c := newFakeSource()
+	c.info.Name = "gamma"
+	m, a, b := newContextsModel(t, func(o *Options) { o.Contexts[2].Source, o.Contexts[2].Open = c, nil })
+	alpha, beta, gamma := m.ctxs[0], m.ctxs[1], m.ctxs[2]
+	feed(m, beta, b)
+	press(t, m, "j", "j", "x") // alpha's confirmation: tear down 4123
+	run(t, m, m.switchTo(2))   // gamma goes on screen under it
+	feed(m, gamma, c)
+	if m.cur != gamma || m.dialogSB != alpha {
+		t.Fatalf("expected gamma on screen with alpha's dialog: cur %q, dialog of %v", m.cur.spec.Name, m.dialogSB)
+	}
+	cursor, detailGen, detailPID, focus := gamma.tree.cursor, m.detailGen, m.detail.pid, m.focus
+
+	snap := Snapshot{Taken: testNow, Groups: []Group{{PGID: 7000, SID: 7000, LeaderPID: 7000, Origin: OriginSandtop, Started: testNow,
+		Members: []Process{{PID: 7000, PPID: 1, PGID: 7000, SID: 7000, State: "S", Argv: []string{"sleep", "9"}, Comm: "sleep", Started: testNow}}}}}
+	for pid := 7100; pid < 7106; pid++ {
+		snap.Terminals = append(snap.Terminals, Terminal{PID: pid, SID: pid, ForegroundPGID: pid, Rows: 24, Cols: 80, Argv: []string{"bash"}, Started: testNow})
+	}
+	m.Update(scopedMsg{beta, snapshotMsg{gen: beta.watchGen, snap: snap, ch: b.snaps}})
+
+	if len(beta.tree.groups) != 1 || beta.tree.groups[0].PGID != 7000 || len(beta.terms) != 6 {
+		t.Fatalf("beta did not take its snapshot: %d groups, %d terminals", len(beta.tree.groups), len(beta.terms))
+	}
+	for _, sb := range []*sandbox{alpha, gamma} {
+		if len(sb.tree.groups) != 7 || len(sb.terms) != 2 || sb.liveGroup(7000) != nil {
+			t.Fatalf("%s changed with beta's snapshot: %d groups, %d terminals", sb.spec.Name, len(sb.tree.groups), len(sb.terms))
+		}
+	}
+	if want := computeLayout(m.width, m.height, len(gamma.terms), m.zoomed); m.lay != want {
+		t.Fatalf("the layout follows beta's terminals: %+v, want gamma's %+v", m.lay, want)
+	}
+	if gamma.tree.cursor != cursor || m.detailGen != detailGen || m.detail.pid != detailPID || m.focus != focus {
+		t.Fatalf("beta's snapshot moved the screen: cursor %d→%d, detail gen %d→%d pid %d→%d, focus %v→%v",
+			cursor, gamma.tree.cursor, detailGen, m.detailGen, detailPID, m.detail.pid, focus, m.focus)
+	}
+
+	press(t, m, "y")
+	if _, _, tds := a.calls(); len(tds) != 1 || tds[0] != 4123 {
+		t.Fatalf("alpha teardowns = %v, want [4123]", tds)
+	}
+	for _, src := range []*fakeSource{b, c} {
+		if _, _, tds := src.calls(); len(tds) != 0 {
+			t.Fatalf("alpha's confirmation tore down elsewhere: %v", tds)
+		}
 	}
 }

@@ -13,24 +13,24 @@ import (
 
 func TestCursorMovesAndTreeFolds(t *testing.T) {
 	m, _ := newTestModel(t, 160, 50)
-	if r, _ := m.tree.selected(); r.kind != rowSession || r.sid != 4100 {
+	if r, _ := m.cur.tree.selected(); r.kind != rowSession || r.sid != 4100 {
 		t.Fatalf("cursor starts on %+v, want session 4100", r)
 	}
 	press(t, m, "j")
-	if g := m.tree.selectedGroup(); g == nil || g.PGID != 4100 {
+	if g := m.cur.tree.selectedGroup(); g == nil || g.PGID != 4100 {
 		t.Fatalf("after j the cursor is not on pgid 4100")
 	}
 	press(t, m, "l") // expand the group into its processes
 	// 7 groups, 2 session rows (sessions with one group have none), and
 	// now 3 processes.
-	if got := len(m.tree.rows); got != 9+3 {
+	if got := len(m.cur.tree.rows); got != 9+3 {
 		t.Fatalf("rows after expand = %d, want 12", got)
 	}
 	press(t, m, "h", "h") // collapse the group, then fold its session
-	if !m.tree.folded[4100] {
+	if !m.cur.tree.folded[4100] {
 		t.Fatalf("session 4100 not folded")
 	}
-	if r, _ := m.tree.selected(); r.kind != rowSession || r.sid != 4100 {
+	if r, _ := m.cur.tree.selected(); r.kind != rowSession || r.sid != 4100 {
 		t.Fatalf("cursor should sit on the folded session, is on %+v", r)
 	}
 }
@@ -41,7 +41,7 @@ func TestCursorStaysOnItsGroupAcrossSnapshots(t *testing.T) {
 	snap := demoSnapshot(testNow)
 	snap.Groups = snap.Groups[1:] // 4100 leaves: rows shift up
 	m.Update(snapshotMsg{snap: snap, ch: src.snaps})
-	if g := m.tree.selectedGroup(); g == nil || g.PGID != 4123 {
+	if g := m.cur.tree.selectedGroup(); g == nil || g.PGID != 4123 {
 		t.Fatalf("cursor moved off pgid 4123")
 	}
 }
@@ -55,20 +55,20 @@ func TestFilterNarrowsTheTreeAndEscClears(t *testing.T) {
 	typeText(t, m, "python")
 	// Only 4200 of its session matches, so it stands alone, without a
 	// session row.
-	if len(m.tree.rows) != 1 || m.tree.rows[0].group.PGID != 4200 || !m.tree.rows[0].solo {
-		t.Fatalf("filter rows = %d", len(m.tree.rows))
+	if len(m.cur.tree.rows) != 1 || m.cur.tree.rows[0].group.PGID != 4200 || !m.cur.tree.rows[0].solo {
+		t.Fatalf("filter rows = %d", len(m.cur.tree.rows))
 	}
 	press(t, m, "enter")
-	if m.focus != focusList || m.tree.filter != "python" {
+	if m.focus != focusList || m.cur.tree.filter != "python" {
 		t.Fatalf("enter should keep the filter and return to the list")
 	}
 	press(t, m, "esc")
-	if m.tree.filter != "" || len(m.tree.rows) != 9 {
-		t.Fatalf("esc in the list should clear the filter, rows = %d", len(m.tree.rows))
+	if m.cur.tree.filter != "" || len(m.cur.tree.rows) != 9 {
+		t.Fatalf("esc in the list should clear the filter, rows = %d", len(m.cur.tree.rows))
 	}
 	press(t, m, "/")
 	typeText(t, m, "!sandtop")
-	for _, r := range m.tree.rows {
+	for _, r := range m.cur.tree.rows {
 		if r.kind == rowGroup && r.group.Origin == OriginSandtop {
 			t.Fatalf("inverse filter kept pgid %d", r.group.PGID)
 		}
@@ -78,15 +78,15 @@ func TestFilterNarrowsTheTreeAndEscClears(t *testing.T) {
 func TestMarksVanishWithTheirGroups(t *testing.T) {
 	m, src := newTestModel(t, 160, 50)
 	press(t, m, "j", "space", "space") // marks 4100 and 4123
-	if len(m.marks) != 2 || !m.marks[4100] || !m.marks[4123] {
-		t.Fatalf("marks = %v", m.marks)
+	if len(m.cur.marks) != 2 || !m.cur.marks[4100] || !m.cur.marks[4123] {
+		t.Fatalf("marks = %v", m.cur.marks)
 	}
-	m.firstSeen[4100] = testNow.Add(-time.Minute) // listed long enough to be remembered
+	m.cur.firstSeen[4100] = testNow.Add(-time.Minute) // listed long enough to be remembered
 	snap := demoSnapshot(testNow)
 	snap.Groups = snap.Groups[1:]
 	m.Update(snapshotMsg{snap: snap, ch: src.snaps})
-	if m.marks[4100] || !m.marks[4123] {
-		t.Fatalf("marks after 4100 left = %v, want only 4123", m.marks)
+	if m.cur.marks[4100] || !m.cur.marks[4123] {
+		t.Fatalf("marks after 4100 left = %v, want only 4123", m.cur.marks)
 	}
 	// The vanished group stays listed as settled for a while, unmarkable.
 	g := m.groupByPGID(4100)
@@ -112,7 +112,7 @@ func TestTeardownAsksFirstAndCancelSendsNothing(t *testing.T) {
 	if _, _, tds := src.calls(); len(tds) != 1 || tds[0] != 4123 {
 		t.Fatalf("teardowns = %v, want [4123]", tds)
 	}
-	if td := m.teardowns[4123]; td == nil || td.phase != TeardownEmpty || td.finished.IsZero() {
+	if td := m.cur.teardowns[4123]; td == nil || td.phase != TeardownEmpty || td.finished.IsZero() {
 		t.Fatalf("teardown state = %+v", td)
 	}
 	if !strings.Contains(eventsText(m), "pgid 4123 empty") {
@@ -122,13 +122,13 @@ func TestTeardownAsksFirstAndCancelSendsNothing(t *testing.T) {
 
 func TestTeardownShowsCountdownThenKill(t *testing.T) {
 	m, _ := newTestModel(t, 160, 50)
-	m.teardowns[4123] = &teardown{phase: TeardownTerm, started: testNow}
-	m.onTeardownProgress(4123, TeardownEvent{PGID: 4123, Phase: TeardownTerm, Members: 2})
-	m.onTeardownProgress(4123, TeardownEvent{PGID: 4123, Phase: TeardownWaiting, Remaining: 3 * time.Second})
+	m.cur.teardowns[4123] = &teardown{phase: TeardownTerm, started: testNow}
+	m.onTeardownProgress(m.cur, 4123, TeardownEvent{PGID: 4123, Phase: TeardownTerm, Members: 2})
+	m.onTeardownProgress(m.cur, 4123, TeardownEvent{PGID: 4123, Phase: TeardownWaiting, Remaining: 3 * time.Second})
 	if !strings.Contains(m.View(), "TERM 3s→KILL") {
 		t.Fatalf("view lacks the countdown")
 	}
-	m.onTeardownProgress(4123, TeardownEvent{PGID: 4123, Phase: TeardownKill, Members: 1})
+	m.onTeardownProgress(m.cur, 4123, TeardownEvent{PGID: 4123, Phase: TeardownKill, Members: 1})
 	if !strings.Contains(m.View(), "SIGKILL…") || !strings.Contains(eventsText(m), "SIGKILL to pgid 4123") {
 		t.Fatalf("kill phase not shown")
 	}
@@ -186,7 +186,7 @@ func TestBulkTeardownNeedsTheCountTyped(t *testing.T) {
 	if _, _, tds := src.calls(); len(tds) != 2 {
 		t.Fatalf("teardowns = %v, want 2", tds)
 	}
-	if len(m.marks) != 0 {
+	if len(m.cur.marks) != 0 {
 		t.Fatalf("marks should clear after a bulk teardown")
 	}
 }
@@ -311,7 +311,7 @@ func TestQuitSignalsNothing(t *testing.T) {
 
 func TestQuitDuringTeardownAsks(t *testing.T) {
 	m, _ := newTestModel(t, 160, 50)
-	m.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow}
+	m.cur.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow}
 	press(t, m, "q")
 	if _, ok := m.dialog.(*confirmDialog); !ok {
 		t.Fatalf("quit with a running teardown should ask")
@@ -414,7 +414,7 @@ func waitFor(t testing.TB, cond func() bool, what func() string) {
 func TestRunesReadTogetherAreSeparateKeys(t *testing.T) {
 	m, _ := newTestModel(t, 160, 50)
 	run(t, m, m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjx")}))
-	if _, ok := m.dialog.(*confirmDialog); !ok || m.tree.selectedGroup().PGID != 4123 {
+	if _, ok := m.dialog.(*confirmDialog); !ok || m.cur.tree.selectedGroup().PGID != 4123 {
 		t.Fatalf("\"jjx\" in one read should move twice and ask to tear down")
 	}
 }
@@ -443,12 +443,12 @@ func TestHeaderShowsCapabilitiesAndFlagsCompat(t *testing.T) {
 func TestEnterOnATerminalsGroupAttaches(t *testing.T) {
 	m, src := newTestModel(t, 160, 50)
 	for i := 0; i < 40; i++ {
-		if r, ok := m.tree.selected(); ok && r.kind != rowSession && r.group.PGID == 4600 {
+		if r, ok := m.cur.tree.selected(); ok && r.kind != rowSession && r.group.PGID == 4600 {
 			break
 		}
 		press(t, m, "j")
 	}
-	if r, ok := m.tree.selected(); !ok || r.kind == rowSession || r.group.PGID != 4600 {
+	if r, ok := m.cur.tree.selected(); !ok || r.kind == rowSession || r.group.PGID != 4600 {
 		t.Fatal("could not select the terminal's group")
 	}
 	press(t, m, "enter")
@@ -464,7 +464,7 @@ func TestEnterOnATerminalsGroupAttaches(t *testing.T) {
 		t.Fatalf("after detach: focus %v pane %v, want the groups list", m.focus, m.pane)
 	}
 	press(t, m, "k")
-	if r, ok := m.tree.selected(); ok && r.kind != rowSession && r.group.PGID == 4600 {
+	if r, ok := m.cur.tree.selected(); ok && r.kind != rowSession && r.group.PGID == 4600 {
 		t.Fatal("the cursor did not move after detaching")
 	}
 }

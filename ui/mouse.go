@@ -7,6 +7,7 @@ func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
 	if m.dialog != nil || m.focus == focusAttached {
 		return nil
 	}
+	sb := m.cur
 	in := func(r rect) bool { return msg.X >= r.x && msg.X < r.x+r.w && msg.Y >= r.y && msg.Y < r.y+r.h }
 	wheel := 0
 	switch msg.Button {
@@ -29,9 +30,9 @@ func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
 			return m.moveCursor(wheel)
 		}
 		if msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft {
-			row := m.tree.offset + msg.Y - m.lay.tree.y - 2 // border and column header
-			if row >= 0 && row < len(m.tree.rows) {
-				m.focus, m.pane, m.tree.cursor = focusList, paneTree, row
+			row := sb.tree.offset + msg.Y - m.lay.tree.y - 2 // border and column header
+			if row >= 0 && row < len(sb.tree.rows) {
+				m.focus, m.pane, sb.tree.cursor = focusList, paneTree, row
 				return m.syncDetail()
 			}
 		}
@@ -42,8 +43,8 @@ func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
 		}
 		if msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft {
 			row := msg.Y - m.lay.terms.y - 2
-			if row >= 0 && row < len(m.terms) {
-				m.focus, m.pane, m.termCursor = focusList, paneTerms, row
+			if row >= 0 && row < len(sb.terms) {
+				m.focus, m.pane, sb.termCursor = focusList, paneTerms, row
 				return m.syncDetail()
 			}
 		}

@@ -13,7 +13,8 @@ import (
 // late answer for something the operator has moved away from is dropped.
 
 // scopedMsg carries a message from one context's Source back to that
-// context (see Model.within).
+// context: Update hands sb to the message's handler (see
+// Model.updateScoped).
 type scopedMsg struct {
 	sb  *sandbox
 	msg tea.Msg

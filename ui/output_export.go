@@ -58,9 +58,9 @@ func (m *Model) saveOutput(path string) tea.Cmd {
 func (m *Model) onExportDone(msg exportDoneMsg) {
 	if msg.err != nil {
 		m.setStatus(levelError, msg.err.Error())
-		m.events.add(m.now(), levelError, "%v", msg.err)
+		m.cur.events.add(m.now(), levelError, "%v", msg.err)
 		return
 	}
 	m.setStatus(levelOK, msg.what)
-	m.events.add(m.now(), levelOK, "%s", msg.what)
+	m.cur.events.add(m.now(), levelOK, "%s", msg.what)
 }

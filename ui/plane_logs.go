@@ -27,19 +27,22 @@ type planeLogsDialog struct {
 	back    int // lines scrolled up from the newest
 }
 
+// openPlaneLogs shows the log of the sandbox on screen.
 func (m *Model) openPlaneLogs() tea.Cmd {
-	if m.spec.Plane == nil {
-		m.setStatus(levelInfo, m.targetName()+" has no provider log (only E2B sandboxes do)")
+	sb := m.cur
+	if sb.spec.Plane == nil {
+		m.setStatus(levelInfo, sb.targetName()+" has no provider log (only E2B sandboxes do)")
 		return nil
 	}
 	d := &planeLogsDialog{}
-	m.openDialog(d)
-	return d.load(m)
+	m.openDialog(sb, d)
+	return d.load(m, sb)
 }
 
-func (d *planeLogsDialog) load(m *Model) tea.Cmd {
+// load asks sb's provider for its log; the answer comes back to sb.
+func (d *planeLogsDialog) load(m *Model, sb *sandbox) tea.Cmd {
 	d.loading = true
-	sb, plane, ctx := m.sandbox, m.spec.Plane, m.ctx
+	plane, ctx := sb.spec.Plane, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
@@ -53,7 +56,7 @@ func (d *planeLogsDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
 	case "esc", "q", "L":
 		return true, nil
 	case "r":
-		return false, d.load(m)
+		return false, d.load(m, m.dialogSB)
 	case "up", "k":
 		d.back = min(d.back+1, max(len(d.lines)-1, 0))
 	case "down", "j":
@@ -91,5 +94,5 @@ func (d *planeLogsDialog) view(m *Model, w, h int) string {
 		lines = append(lines, text)
 	}
 	lines = append(lines, "", st.muted.Render(fmt.Sprintf("%d lines · ↑/↓ scroll · r reload · esc close", len(d.lines))))
-	return dialogBox(st, st.dialogTitle.Render("Sandbox log: "+m.targetName()), lines, w, w-8)
+	return dialogBox(st, st.dialogTitle.Render("Sandbox log: "+m.cur.targetName()), lines, w, w-8)
 }

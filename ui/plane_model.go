@@ -113,21 +113,21 @@ func (m *Model) describeCmd(sb *sandbox) tea.Cmd {
 	}
 }
 
-// updatePlane applies a provider's answers to the context in scope.
-func (m *Model) updatePlane(msg tea.Msg) (tea.Cmd, bool) {
+// updatePlane applies the answers of sb's provider to sb.
+func (m *Model) updatePlane(sb *sandbox, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case planeInfoMsg:
-		return m.onPlaneInfo(msg), true
+		return m.onPlaneInfo(sb, msg), true
 	case planeMetricsMsg:
-		m.pl.measuring = false
+		sb.pl.measuring = false
 		if msg.err == nil && msg.ok {
-			m.pl.metrics, m.pl.hasMetrics = msg.m, true
+			sb.pl.metrics, sb.pl.hasMetrics = msg.m, true
 		}
 		return nil, true
 	case planeActionMsg:
-		return m.onPlaneAction(msg), true
+		return m.onPlaneAction(sb, msg), true
 	case planeLogsMsg:
-		if d, ok := m.dialog.(*planeLogsDialog); ok && m.dialogSB == m.sandbox {
+		if d, ok := m.dialog.(*planeLogsDialog); ok && m.dialogSB == sb {
 			d.lines, d.err, d.loading = msg.lines, msg.err, false
 		}
 		return nil, true
@@ -135,19 +135,19 @@ func (m *Model) updatePlane(msg tea.Msg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-func (m *Model) onPlaneInfo(msg planeInfoMsg) tea.Cmd {
-	p := &m.pl
+func (m *Model) onPlaneInfo(sb *sandbox, msg planeInfoMsg) tea.Cmd {
+	p := &sb.pl
 	p.describing = false
 	if msg.err != nil {
 		if errors.Is(msg.err, ErrSandboxGone) {
 			if !p.gone {
-				m.events.add(m.now(), levelError, "%s is gone: its provider no longer knows it (killed or expired)", m.targetName())
+				sb.events.add(m.now(), levelError, "%s is gone: its provider no longer knows it (killed or expired)", sb.targetName())
 			}
 			p.gone = true
 			return nil
 		}
 		if p.err == nil {
-			m.events.add(m.now(), levelWarn, "%s: cannot refresh its state: %v", m.targetName(), msg.err)
+			sb.events.add(m.now(), levelWarn, "%s: cannot refresh its state: %v", sb.targetName(), msg.err)
 		}
 		p.err = msg.err
 		return nil
@@ -156,53 +156,53 @@ func (m *Model) onPlaneInfo(msg planeInfoMsg) tea.Cmd {
 	p.info, p.err = msg.info, nil
 	switch {
 	case was.Paused() && !p.info.Paused():
-		m.events.add(m.now(), levelOK, "%s is running again", m.targetName())
+		sb.events.add(m.now(), levelOK, "%s is running again", sb.targetName())
 		p.measuredAt = time.Time{} // metrics are due at once
 		switch {
-		case m.state == openFailed && m.spec.Open != nil:
-			m.state = openRunning
-			return m.openCmd(m.sandbox)
-		case m.watched && m.conn == connLost:
-			m.watchGen++
-			return m.watchCmd(m.watchGen)
+		case sb.state == openFailed && sb.spec.Open != nil:
+			sb.state = openRunning
+			return m.openCmd(sb)
+		case sb.watched && sb.conn == connLost:
+			sb.watchGen++
+			return m.watchCmd(sb, sb.watchGen)
 		}
 	case !was.Paused() && p.info.Paused():
-		m.events.add(m.now(), levelWarn, "%s was paused: nothing runs in it until it is resumed (%s)", m.targetName(), m.keys.Resume.Help().Key)
+		sb.events.add(m.now(), levelWarn, "%s was paused: nothing runs in it until it is resumed (%s)", sb.targetName(), m.keys.Resume.Help().Key)
 		p.hasMetrics = false
 	}
 	return nil
 }
 
-// planePaused says the context in scope is a provider's paused sandbox:
-// its daemon must not be dialled (traffic could wake it).
-func (m *Model) planePaused() bool { return m.spec.Plane != nil && m.pl.info.Paused() }
+// planePaused says sb is a provider's paused sandbox: its daemon must not
+// be dialled (traffic could wake it).
+func (sb *sandbox) planePaused() bool { return sb.spec.Plane != nil && sb.pl.info.Paused() }
 
-// askPlane confirms a resume or an extend of the sandbox in scope.
-func (m *Model) askPlane(verb string, timeout time.Duration) tea.Cmd {
+// askPlane confirms a resume or an extend of sb.
+func (m *Model) askPlane(sb *sandbox, verb string, timeout time.Duration) tea.Cmd {
 	switch {
-	case m.spec.Plane == nil:
-		m.setStatus(levelInfo, m.targetName()+" has no provider to "+verb+" it (only E2B sandboxes do)")
+	case sb.spec.Plane == nil:
+		m.setStatus(levelInfo, sb.targetName()+" has no provider to "+verb+" it (only E2B sandboxes do)")
 		return nil
-	case m.readOnly():
-		m.refuse(verb)
+	case m.readOnly(sb):
+		m.refuse(sb, verb)
 		return nil
-	case m.pl.gone:
-		m.setStatus(levelError, m.targetName()+" is gone; nothing to "+verb)
+	case sb.pl.gone:
+		m.setStatus(levelError, sb.targetName()+" is gone; nothing to "+verb)
 		return nil
-	case m.pl.acting != "":
-		m.setStatus(levelWarn, m.pl.acting+" of "+m.targetName()+" is still in flight")
+	case sb.pl.acting != "":
+		m.setStatus(levelWarn, sb.pl.acting+" of "+sb.targetName()+" is still in flight")
 		return nil
-	case verb == "resume" && !m.pl.info.Paused():
-		m.setStatus(levelInfo, fmt.Sprintf("%s is running; %s extends it", m.targetName(), m.keys.Extend.Help().Key))
+	case verb == "resume" && !sb.pl.info.Paused():
+		m.setStatus(levelInfo, fmt.Sprintf("%s is running; %s extends it", sb.targetName(), m.keys.Extend.Help().Key))
 		return nil
-	case verb == "extend" && m.pl.info.Paused():
-		m.setStatus(levelInfo, fmt.Sprintf("%s is paused; %s resumes it", m.targetName(), m.keys.Resume.Help().Key))
+	case verb == "extend" && sb.pl.info.Paused():
+		m.setStatus(levelInfo, fmt.Sprintf("%s is paused; %s resumes it", sb.targetName(), m.keys.Resume.Help().Key))
 		return nil
 	}
 	if timeout <= 0 {
-		timeout = m.spec.Plane.DefaultTimeout()
+		timeout = sb.spec.Plane.DefaultTimeout()
 	}
-	info := m.pl.info
+	info := sb.pl.info
 	body := []string{
 		fmt.Sprintf("%s · %s · %s", info.templateName(), info.State, FormatMetadata(info.Metadata)),
 		"now ends in " + FormatTimeLeft(info.EndAt.Sub(m.now())),
@@ -213,19 +213,19 @@ func (m *Model) askPlane(verb string, timeout time.Duration) tea.Cmd {
 	} else {
 		body = append(body, fmt.Sprintf("Set it to end %s from now.", timeout))
 	}
-	title := fmt.Sprintf("%s %s?", verb, m.targetName())
-	m.openDialog(newConfirm(title, body, verb, false, func(m *Model) tea.Cmd { return m.planeActionCmd(verb, timeout) }))
+	title := fmt.Sprintf("%s %s?", verb, sb.targetName())
+	m.openDialog(sb, newConfirm(title, body, verb, false, func(m *Model) tea.Cmd { return m.planeActionCmd(sb, verb, timeout) }))
 	return nil
 }
 
-func (m *Model) planeActionCmd(verb string, timeout time.Duration) tea.Cmd {
-	if m.readOnly() { // the dialog may have outlived a change of mind
-		m.refuse(verb)
+func (m *Model) planeActionCmd(sb *sandbox, verb string, timeout time.Duration) tea.Cmd {
+	if m.readOnly(sb) { // the dialog may have outlived a change of mind
+		m.refuse(sb, verb)
 		return nil
 	}
-	sb, plane, ctx := m.sandbox, m.spec.Plane, m.ctx
-	m.pl.acting = verb
-	m.events.add(m.now(), levelInfo, "%s %s for %s…", verb, m.targetName(), timeout)
+	plane, ctx := sb.spec.Plane, m.ctx
+	sb.pl.acting = verb
+	sb.events.add(m.now(), levelInfo, "%s %s for %s…", verb, sb.targetName(), timeout)
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
@@ -239,23 +239,23 @@ func (m *Model) planeActionCmd(verb string, timeout time.Duration) tea.Cmd {
 	}
 }
 
-func (m *Model) onPlaneAction(msg planeActionMsg) tea.Cmd {
-	m.pl.acting = ""
+func (m *Model) onPlaneAction(sb *sandbox, msg planeActionMsg) tea.Cmd {
+	sb.pl.acting = ""
 	if msg.err != nil {
-		m.events.add(m.now(), levelError, "%s %s failed: %v", msg.verb, m.targetName(), msg.err)
+		sb.events.add(m.now(), levelError, "%s %s failed: %v", msg.verb, sb.targetName(), msg.err)
 		m.setStatus(levelError, fmt.Sprintf("%s failed: %v", msg.verb, msg.err))
 		return nil
 	}
-	m.events.add(m.now(), levelOK, "%s %s: it ends in about %s", msg.verb, m.targetName(), msg.timeout)
-	m.setStatus(levelInfo, fmt.Sprintf("%sd %s", msg.verb, m.targetName()))
+	sb.events.add(m.now(), levelOK, "%s %s: it ends in about %s", msg.verb, sb.targetName(), msg.timeout)
+	m.setStatus(levelInfo, fmt.Sprintf("%sd %s", msg.verb, sb.targetName()))
 	// Read the new state back at once; a resumed sandbox is dialled then.
-	return m.describeCmd(m.sandbox)
+	return m.describeCmd(sb)
 }
 
 // planeBadge is the header's part for a provider's sandbox: its state,
 // the countdown to its end (a warning under two minutes) and its metrics.
 func (m *Model) planeBadge() string {
-	st, p := m.st, &m.pl
+	st, p := m.st, &m.cur.pl
 	switch {
 	case p.gone:
 		return st.danger.Render("✗ gone")
@@ -286,5 +286,5 @@ func (m *Model) cmdPlane(verb string, argv []string) tea.Cmd {
 		}
 		timeout = d
 	}
-	return m.askPlane(verb, timeout)
+	return m.askPlane(m.cur, verb, timeout)
 }

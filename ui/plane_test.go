@@ -230,8 +230,8 @@ func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
 	if paused.count("resume 5m0s") != 1 || paused.mutations() != 1 || running.mutations() != 0 {
 		t.Fatalf("one resume of the paused sandbox only: %v / %v", paused.calls, running.calls)
 	}
-	if *opened != 1 || m.state != openReady || m.pl.info.Paused() {
-		t.Fatalf("after the resume it is described and dialled once: opened %d, state %v, info %+v", *opened, m.state, m.pl.info)
+	if *opened != 1 || m.cur.state != openReady || m.cur.pl.info.Paused() {
+		t.Fatalf("after the resume it is described and dialled once: opened %d, state %v, info %+v", *opened, m.cur.state, m.cur.pl.info)
 	}
 	press(t, m, ":")
 	typeText(t, m, "e2b-extend 10m")

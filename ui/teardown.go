@@ -17,24 +17,24 @@ type teardown struct {
 	err      error
 }
 
-// startTeardown begins TERM → grace → KILL → empty on one group.
-func (m *Model) startTeardown(g *Group) tea.Cmd {
-	if m.readOnly() {
-		m.refuse("teardown")
+// startTeardown begins TERM → grace → KILL → empty on one of sb's groups.
+func (m *Model) startTeardown(sb *sandbox, g *Group) tea.Cmd {
+	if m.readOnly(sb) {
+		m.refuse(sb, "teardown")
 		return nil
 	}
-	if td, ok := m.teardowns[g.PGID]; ok && td.finished.IsZero() {
+	if td, ok := sb.teardowns[g.PGID]; ok && td.finished.IsZero() {
 		m.setStatus(levelWarn, fmt.Sprintf("pgid %d is already being torn down", g.PGID))
 		return nil
 	}
 	now := m.now()
-	m.teardowns[g.PGID] = &teardown{phase: TeardownTerm, started: now, members: liveMembers(g)}
-	m.events.add(now, levelInfo, "teardown of pgid %d (%s): SIGTERM, SIGKILL after %s", g.PGID, command(g), m.opts.Grace)
-	return m.teardownCmd(g.PGID, m.opts.Grace)
+	sb.teardowns[g.PGID] = &teardown{phase: TeardownTerm, started: now, members: liveMembers(g)}
+	sb.events.add(now, levelInfo, "teardown of pgid %d (%s): SIGTERM, SIGKILL after %s", g.PGID, command(g), m.opts.Grace)
+	return m.teardownCmd(sb, g.PGID, m.opts.Grace)
 }
 
-func (m *Model) onTeardownProgress(pgid int, ev TeardownEvent) {
-	td := m.teardowns[pgid]
+func (m *Model) onTeardownProgress(sb *sandbox, pgid int, ev TeardownEvent) {
+	td := sb.teardowns[pgid]
 	if td == nil {
 		return
 	}
@@ -45,32 +45,32 @@ func (m *Model) onTeardownProgress(pgid int, ev TeardownEvent) {
 	}
 	switch ev.Phase {
 	case TeardownTerm:
-		m.events.add(now, levelInfo, "SIGTERM to pgid %d (%d members)", pgid, td.members)
+		sb.events.add(now, levelInfo, "SIGTERM to pgid %d (%d members)", pgid, td.members)
 	case TeardownWaiting:
 		td.deadline = now.Add(ev.Remaining)
 	case TeardownKill:
-		m.events.add(now, levelWarn, "SIGKILL to pgid %d after %s (%d members left)", pgid, roundDur(now.Sub(td.started)), td.members)
+		sb.events.add(now, levelWarn, "SIGKILL to pgid %d after %s (%d members left)", pgid, roundDur(now.Sub(td.started)), td.members)
 	case TeardownEmpty:
-		m.events.add(now, levelOK, "pgid %d empty after %s", pgid, roundDur(now.Sub(td.started)))
+		sb.events.add(now, levelOK, "pgid %d empty after %s", pgid, roundDur(now.Sub(td.started)))
 	case TeardownFailed:
-		m.events.add(now, levelError, "teardown of pgid %d failed: %v", pgid, ev.Err)
+		sb.events.add(now, levelError, "teardown of pgid %d failed: %v", pgid, ev.Err)
 	}
 }
 
-func (m *Model) onTeardownDone(msg teardownDoneMsg) {
-	td := m.teardowns[msg.pgid]
+func (m *Model) onTeardownDone(sb *sandbox, msg teardownDoneMsg) {
+	td := sb.teardowns[msg.pgid]
 	if td == nil {
 		return
 	}
 	td.finished = m.now()
 	if msg.err != nil {
 		td.phase, td.err = TeardownFailed, msg.err
-		m.events.add(td.finished, levelError, "teardown of pgid %d stopped: %v", msg.pgid, msg.err)
+		sb.events.add(td.finished, levelError, "teardown of pgid %d stopped: %v", msg.pgid, msg.err)
 		return
 	}
 	if td.phase != TeardownEmpty {
 		td.phase = TeardownEmpty
-		m.events.add(td.finished, levelOK, "pgid %d empty after %s", msg.pgid, roundDur(td.finished.Sub(td.started)))
+		sb.events.add(td.finished, levelOK, "pgid %d empty after %s", msg.pgid, roundDur(td.finished.Sub(td.started)))
 	}
 }
 

@@ -52,8 +52,8 @@ func TestFlowFilter(t *testing.T) {
 	waitScreen(t, tm, "filter python")
 	send(tm, "enter")
 	m := finish(t, tm)
-	if m.tree.filter != "python" || len(m.tree.rows) != 1 {
-		t.Fatalf("filter = %q, rows = %d", m.tree.filter, len(m.tree.rows))
+	if m.cur.tree.filter != "python" || len(m.cur.tree.rows) != 1 {
+		t.Fatalf("filter = %q, rows = %d", m.cur.tree.filter, len(m.cur.tree.rows))
 	}
 }
 
@@ -77,7 +77,7 @@ func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
 		t.Fatalf("teardowns = %v", tds)
 	}
 	for _, pgid := range []int{4100, 4123} {
-		if td := m.teardowns[pgid]; td == nil || td.phase != TeardownEmpty {
+		if td := m.cur.teardowns[pgid]; td == nil || td.phase != TeardownEmpty {
 			t.Fatalf("teardown of %d: %+v", pgid, td)
 		}
 	}

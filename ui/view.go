@@ -35,39 +35,40 @@ func (m *Model) View() string {
 }
 
 func (m *Model) viewHeader() string {
+	sb := m.cur
 	st := m.st
 	sep := st.header.Render("  ")
 	conn := st.header.Render("○ connecting")
 	switch {
-	case m.state == openFailed:
+	case sb.state == openFailed:
 		conn = st.header.Render("✗ unreachable")
-	case m.conn == connUp:
+	case sb.conn == connUp:
 		conn = st.header.Render("● connected")
-	case m.conn == connLost:
+	case sb.conn == connLost:
 		conn = st.header.Render("✗ disconnected")
 	}
 	// The sandbox on screen is always named; with several, which of them.
-	name := m.targetName()
+	name := sb.targetName()
 	if m.multi() {
-		name = fmt.Sprintf("%s (%d/%d, c switches)", name, m.cur.index+1, len(m.ctxs))
+		name = fmt.Sprintf("%s (%d/%d, c switches)", name, sb.index+1, len(m.ctxs))
 	}
 	parts := []string{st.headerKey.Render(" sandtop"), st.header.Render(name)}
-	if m.readOnly() {
+	if m.readOnly(sb) {
 		parts = append(parts, st.readOnly.Render(" READ-ONLY "))
 	}
-	if !m.planePaused() { // never dialled while paused: the badge says why
+	if !sb.planePaused() { // never dialled while paused: the badge says why
 		parts = append(parts, conn)
 	}
-	if m.spec.Plane != nil {
+	if sb.spec.Plane != nil {
 		parts = append(parts, m.planeBadge())
 	}
-	if m.info.Target != "" {
-		parts = append(parts, st.header.Render(m.info.Target))
-	} else if m.spec.Target != "" {
-		parts = append(parts, st.header.Render(m.spec.Target))
+	if sb.info.Target != "" {
+		parts = append(parts, st.header.Render(sb.info.Target))
+	} else if sb.spec.Target != "" {
+		parts = append(parts, st.header.Render(sb.spec.Target))
 	}
-	if m.info.Version != "" {
-		parts = append(parts, st.header.Render("daemon "+m.info.Version))
+	if sb.info.Version != "" {
+		parts = append(parts, st.header.Render("daemon "+sb.info.Version))
 	}
 	line := strings.Join(parts, sep)
 	if caps := m.capabilitiesBadge(m.width - ansi.StringWidth(line) - 2); caps != "" {
@@ -81,7 +82,7 @@ func (m *Model) viewHeader() string {
 // screen). Running without the extension (stock envd) is what changes what
 // the operator can trust, so it stands out.
 func (m *Model) capabilitiesBadge(room int) string {
-	caps := m.info.Capabilities
+	caps := m.cur.info.Capabilities
 	switch {
 	case len(caps) == 0:
 		return ""
@@ -107,7 +108,7 @@ func (m *Model) viewFooter() string {
 		// The way out is always on screen while attached.
 		left = st.detach.Render(" "+m.keys.Detach.Help().Key+" detach ") + " " +
 			st.muted.Render(fmt.Sprintf("keys go to terminal %d, Ctrl-C included", m.detail.pid))
-		if m.readOnly() {
+		if m.readOnly(m.cur) {
 			left += "  " + st.readOnly.Render(" READ-ONLY: input is not sent ")
 		}
 	}

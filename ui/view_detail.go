@@ -41,12 +41,12 @@ func (m *Model) viewDetail() string {
 
 func (m *Model) sessionSummary(sid int) []string {
 	var lines []string
-	for _, r := range m.tree.rows {
+	for _, r := range m.cur.tree.rows {
 		if r.kind == rowGroup && r.sid == sid {
 			lines = append(lines, fmt.Sprintf("pgid %-7d %-14s %s", r.group.PGID, stateOf(r.group), command(r.group)))
 		}
 	}
-	if t := m.terminalByPID(sid); t != nil {
+	if t := m.cur.terminalByPID(sid); t != nil {
 		lines = append(lines, "", fmt.Sprintf("terminal %d, foreground pgid %d", t.PID, t.ForegroundPGID))
 	}
 	return lines
@@ -105,9 +105,10 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 }
 
 func (m *Model) groupByPGID(pgid int) *Group {
-	for i := range m.tree.groups {
-		if m.tree.groups[i].PGID == pgid {
-			return &m.tree.groups[i]
+	sb := m.cur
+	for i := range sb.tree.groups {
+		if sb.tree.groups[i].PGID == pgid {
+			return &sb.tree.groups[i]
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 )
 
 func (m *Model) viewTerminals() string {
+	sb := m.cur
 	r := m.lay.terms
 	w, h := r.inner()
 	st := m.st
@@ -15,11 +16,11 @@ func (m *Model) viewTerminals() string {
 	lines := []string{st.muted.Render(header)}
 	body := h - 1
 	offset := 0
-	if m.termCursor >= body {
-		offset = m.termCursor - body + 1
+	if sb.termCursor >= body {
+		offset = sb.termCursor - body + 1
 	}
-	for i := offset; i < len(m.terms) && len(lines) < h; i++ {
-		t := m.terms[i]
+	for i := offset; i < len(sb.terms) && len(lines) < h; i++ {
+		t := sb.terms[i]
 		badge := st.muted.Render(fit("-", 8))
 		if t.InputWaiting {
 			badge = st.warning.Render(fit("● wait", 8))
@@ -33,20 +34,20 @@ func (m *Model) viewTerminals() string {
 			marker = st.accent.Render(">")
 		}
 		line := fmt.Sprintf(" %-6d %-7d %-7d %s %-8s %s%s", t.PID, t.SID, t.ForegroundPGID, badge, fmt.Sprintf("%dx%d", t.Cols, t.Rows), marker, title)
-		if i == m.termCursor {
+		if i == sb.termCursor {
 			line = "›" + ansiCutLeft(line, 1)
 		}
-		if i == m.termCursor && (focused || m.focus == focusAttached) {
+		if i == sb.termCursor && (focused || m.focus == focusAttached) {
 			line = st.selected.Render(fit(stripStyle(line), w))
-		} else if i == m.termCursor && m.pane == paneTerms {
+		} else if i == sb.termCursor && m.pane == paneTerms {
 			line = st.selectedDim.Render(fit(stripStyle(line), w))
 		}
 		lines = append(lines, line)
 	}
-	if len(m.terms) == 0 {
+	if len(sb.terms) == 0 {
 		lines = append(lines, st.muted.Render("no terminals — press t to start one"))
 	}
-	return box(st, st.title.Render(fmt.Sprintf("Terminals %d", len(m.terms))), lines, r.w, r.h, focused)
+	return box(st, st.title.Render(fmt.Sprintf("Terminals %d", len(sb.terms))), lines, r.w, r.h, focused)
 }
 
 func (m *Model) viewEvents() string {
@@ -54,7 +55,7 @@ func (m *Model) viewEvents() string {
 	_, h := r.inner()
 	st := m.st
 	var lines []string
-	for _, e := range m.events.tail(h) {
+	for _, e := range m.cur.events.tail(h) {
 		text := e.text
 		switch e.level {
 		case levelOK:

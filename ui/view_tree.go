@@ -53,18 +53,19 @@ func treeColumns(w int) (cols []treeColumn, cmdWidth int) {
 }
 
 func (m *Model) viewTree() string {
+	sb := m.cur
 	r := m.lay.tree
 	w, h := r.inner()
 	cols, cmdW := treeColumns(w)
 	lines := make([]string, 0, h)
 	lines = append(lines, m.st.muted.Render(m.treeHeader(cols, cmdW)))
 	body := h - 1
-	m.tree.scrollInto(body)
+	sb.tree.scrollInto(body)
 	now := m.now()
 	focused := m.focus == focusList && m.pane == paneTree
-	for i := m.tree.offset; i < len(m.tree.rows) && len(lines) < h; i++ {
-		line := m.treeRow(m.tree.rows[i], cols, cmdW, now)
-		if i == m.tree.cursor {
+	for i := sb.tree.offset; i < len(sb.tree.rows) && len(lines) < h; i++ {
+		line := m.treeRow(sb.tree.rows[i], cols, cmdW, now)
+		if i == sb.tree.cursor {
 			line = "›" + ansiCutLeft(line, 1) // visible without colour too
 			if focused {
 				line = m.st.selected.Render(fit(stripStyle(line), w))
@@ -74,27 +75,27 @@ func (m *Model) viewTree() string {
 		}
 		lines = append(lines, line)
 	}
-	if len(m.tree.rows) == 0 {
+	if len(sb.tree.rows) == 0 {
 		msg := "no process groups yet — press r to run one, t for a terminal"
-		if m.tree.filter != "" {
+		if sb.tree.filter != "" {
 			msg = "no group matches the filter (esc clears it)"
 		}
-		if m.conn != connUp {
+		if sb.conn != connUp {
 			msg = "waiting for the process table…"
 		}
-		if m.state == openFailed {
-			msg = "unreachable: " + errText(m.openErr) + " — c picks another sandbox"
+		if sb.state == openFailed {
+			msg = "unreachable: " + errText(sb.openErr) + " — c picks another sandbox"
 		}
 		lines = append(lines, m.st.muted.Render(msg))
 	}
 	title := fmt.Sprintf("Groups %d", m.liveGroupCount())
-	if o := m.tree.order; o != (sortOrder{}) {
+	if o := sb.tree.order; o != (sortOrder{}) {
 		title += " · by " + o.key.String() + o.arrow()
 	}
-	if m.tree.filter != "" {
-		title += " · filter " + m.st.match.Render(m.tree.filter)
+	if sb.tree.filter != "" {
+		title += " · filter " + m.st.match.Render(sb.tree.filter)
 	}
-	if n := len(m.marks); n > 0 {
+	if n := len(sb.marks); n > 0 {
 		title += " · " + m.st.marked.Render(fmt.Sprintf("%d marked", n))
 	}
 	return box(m.st, m.st.title.Render(title), lines, r.w, r.h, focused)
@@ -102,8 +103,8 @@ func (m *Model) viewTree() string {
 
 func (m *Model) liveGroupCount() int {
 	n := 0
-	for i := range m.tree.groups {
-		if stateOf(&m.tree.groups[i]) != groupstate.Settled {
+	for i := range m.cur.tree.groups {
+		if stateOf(&m.cur.tree.groups[i]) != groupstate.Settled {
 			n++
 		}
 	}
@@ -111,11 +112,12 @@ func (m *Model) liveGroupCount() int {
 }
 
 func (m *Model) treeHeader(cols []treeColumn, cmdW int) string {
+	sb := m.cur
 	var b strings.Builder
 	for _, c := range cols {
 		title := c.title
-		if c.id == m.tree.order.key.column() && m.tree.order != (sortOrder{}) {
-			title += m.tree.order.arrow()
+		if c.id == sb.tree.order.key.column() && sb.tree.order != (sortOrder{}) {
+			title += sb.tree.order.arrow()
 		}
 		b.WriteString(pad(title, c.width, c.right))
 		b.WriteByte(' ')
@@ -126,10 +128,11 @@ func (m *Model) treeHeader(cols []treeColumn, cmdW int) string {
 
 // treeRow renders one row in the chosen columns.
 func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) string {
+	sb := m.cur
 	st := m.st
 	if r.kind == rowSession {
 		glyph := "-"
-		if m.tree.folded[r.sid] {
+		if sb.tree.folded[r.sid] {
 			glyph = "+"
 		}
 		label := fmt.Sprintf("%s session %d", glyph, r.sid)
@@ -146,11 +149,11 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 	cells := map[string]string{}
 	if r.kind == rowGroup {
 		open := "+"
-		if m.tree.expanded[g.PGID] {
+		if sb.tree.expanded[g.PGID] {
 			open = "-"
 		}
 		cells["mark"] = " "
-		if m.marks[g.PGID] {
+		if sb.marks[g.PGID] {
 			cells["mark"] = st.marked.Render("●")
 		}
 		cells["id"] = st.muted.Render(" "+branch+open) + fmt.Sprint(g.PGID)
@@ -200,7 +203,7 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 // lastGroupInSession says whether a process row's group is the session's
 // last, so the tree line below it is not drawn.
 func (m *Model) lastGroupInSession(r row) bool {
-	for _, o := range m.tree.rows {
+	for _, o := range m.cur.tree.rows {
 		if o.kind == rowGroup && o.group == r.group {
 			return o.last
 		}
@@ -210,7 +213,7 @@ func (m *Model) lastGroupInSession(r row) bool {
 
 func (m *Model) stateCell(g *Group, now time.Time) string {
 	st := m.st
-	if td, ok := m.teardowns[g.PGID]; ok {
+	if td, ok := m.cur.teardowns[g.PGID]; ok {
 		switch td.phase {
 		case TeardownEmpty:
 			return st.ok.Render(td.label(now))
