@@ -482,3 +482,29 @@ func TestExitColumnNamesSignals(t *testing.T) {
 		}
 	}
 }
+
+// A finished group has no output stream any more: the detail pane says so,
+// and where to find what was kept, rather than blaming another client.
+func TestFinishedGroupDetailSaysItFinished(t *testing.T) {
+	m, src := newTestModel(t, 160, 45)
+	snap := demoSnapshot(testNow)
+	for i := range snap.Groups {
+		if snap.Groups[i].PGID == 4500 {
+			snap.Groups[i].LeaderPID = 0 // as the seam reports a finished group
+		}
+	}
+	m.Update(snapshotMsg{gen: 0, snap: snap, ch: src.snaps})
+	for range 20 {
+		if g := m.cur.tree.selectedGroup(); g != nil && g.PGID == 4500 {
+			break
+		}
+		press(t, m, "down")
+	}
+	if g := m.cur.tree.selectedGroup(); g == nil || g.PGID != 4500 {
+		t.Fatal("could not select the finished group")
+	}
+	view := m.View()
+	if !strings.Contains(view, "Finished: its output is no longer") || strings.Contains(view, "not started through the daemon") {
+		t.Fatalf("detail of a finished group:\n%s", view)
+	}
+}

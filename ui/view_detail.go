@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"sandtop/groupstate"
 	"strings"
 )
 
@@ -91,6 +92,9 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 	}
 	lines = append(lines, st.border.Render(strings.Repeat("─", 2))+" "+status+" "+st.border.Render(strings.Repeat("─", max(0, w))))
 	switch {
+	case d.pid == 0 && g != nil && stateOf(g) == groupstate.Settled:
+		// The daemon streams a group's output only while it runs.
+		lines = append(lines, st.muted.Render(fmt.Sprintf("Finished: its output is no longer streamed ('sandtop logs %d' shows what the sandbox kept).", g.PGID)))
 	case d.pid == 0:
 		lines = append(lines, st.muted.Render("No output stream: this group was not started through the daemon."))
 	case d.err != nil:
