@@ -98,6 +98,9 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 		if err := b.spawnFigures(spawns); err != nil {
 			return err
 		}
+		if err := b.seamFigures(spawns); err != nil {
+			return err
+		}
 	}
 	var pgids []int
 	if part("scale") || part("teardown") || part("settled") {
