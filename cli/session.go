@@ -82,20 +82,6 @@ func (r resolved) open(ctx context.Context) (*session, error) {
 
 func (s *session) Close() { s.Session.Close() }
 
-// openMutableSession opens the target for a command that changes it, and
-// refuses at once (closing the session) when the target is read-only.
-func openMutableSession(ctx context.Context, g *globalFlags, what string) (*session, error) {
-	s, err := openSession(ctx, g)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.mutable(what); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
 // mutable refuses a change to a read-only target.
 func (s *session) mutable(what string) error {
 	if s.readOnly {
