@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/term"
@@ -67,9 +68,14 @@ func attachLoop(ctx context.Context, t attachable, in *os.File, out io.Writer, d
 		}()
 	}
 
+	// Output that arrives after the attach ends (the detach key, ctx) is
+	// not shown: it would land after the closing message, on a terminal
+	// back in cooked mode.
+	shown := &gatedWriter{w: out}
+	defer shown.close()
 	outputDone := make(chan error, 1)
 	go func() {
-		_, err := io.Copy(out, t.Output())
+		_, err := io.Copy(shown, t.Output())
 		outputDone <- err
 	}()
 	inputEnd := make(chan error, 1)
@@ -101,6 +107,30 @@ func attachLoop(ctx context.Context, t attachable, in *os.File, out io.Writer, d
 }
 
 var errDetach = errors.New("detach")
+
+// gatedWriter passes writes to w until closed, and fails them after.
+type gatedWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+var errAttachEnded = errors.New("attach ended")
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, errAttachEnded
+	}
+	return g.w.Write(p)
+}
+
+func (g *gatedWriter) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
 
 // forwardInput copies stdin to the remote terminal, stopping at the detach
 // byte (what precedes it in the same read still goes through).

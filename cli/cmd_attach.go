@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +12,12 @@ import (
 // defaultDetachKey matches the TUI's default detach binding.
 const defaultDetachKey = "ctrl+]"
 
-func newAttachCmd(g *globalFlags) *cobra.Command {
+// attachOptions is what "sandtop attach" was asked for.
+type attachOptions struct {
+	pid int // the terminal's
+}
+
+func newAttachCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "attach PID",
 		Short: "Take over a terminal full-screen, like tmux attach (detach with Ctrl-])",
@@ -25,30 +30,36 @@ otherwise) leaves the program running. With --read-only, input is refused.`,
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return liveProcesses(cmd, g, true), cobra.ShellCompDirectiveNoFileComp
+			return liveProcesses(cmd, f, true), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pid, err := parsePositiveID("pid", args[0])
 			if err != nil {
 				return err
 			}
-			s, err := openMutableSession(cmd.Context(), g, "attach (attaching sends input)")
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			t, err := s.Runtime.AttachTerminal(cmd.Context(), pid)
-			if err != nil {
-				return fmt.Errorf("attach %d: %w", pid, err)
-			}
-			return runAttach(cmd, s, t)
+			return runAttach(cmd.Context(), f, attachOptions{pid: pid})
 		},
 	}
 }
 
-// runAttach runs the attach loop on a terminal and says how it ended. It
+// runAttach hands f's streams to the terminal opts.pid until the detach
+// key, the program's end, or ctx.
+func runAttach(ctx context.Context, f *factory, opts attachOptions) error {
+	s, err := f.MutableSession(ctx, "attach (attaching sends input)")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	t, err := s.Runtime.AttachTerminal(ctx, opts.pid)
+	if err != nil {
+		return fmt.Errorf("attach %d: %w", opts.pid, err)
+	}
+	return attachTo(ctx, f, s, t)
+}
+
+// attachTo runs the attach loop on a terminal and says how it ended. It
 // never terminates the terminal.
-func runAttach(cmd *cobra.Command, s *session, t *backend.Terminal) error {
+func attachTo(ctx context.Context, f *factory, s *session, t *backend.Terminal) error {
 	keyName := defaultDetachKey
 	if keys := s.cfg.Keys["detach"]; len(keys) > 0 {
 		keyName = keys[0]
@@ -57,8 +68,8 @@ func runAttach(cmd *cobra.Command, s *session, t *backend.Terminal) error {
 	if err != nil {
 		return err
 	}
-	out := cmd.OutOrStdout()
-	end, err := attachLoop(cmd.Context(), t, os.Stdin, out, detach, keyName, t.Pid())
+	out := f.Out
+	end, err := attachLoop(ctx, t, f.In, out, detach, keyName, t.Pid())
 	if err != nil {
 		return err
 	}

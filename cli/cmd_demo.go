@@ -17,7 +17,7 @@ import (
 // it shows up as finished (exit 3) right away.
 const demoFinishWait = 15 * time.Second
 
-func newDemoCmd(g *globalFlags) *cobra.Command {
+func newDemoCmd(g *globalFlags, f *factory) *cobra.Command {
 	var noTUI bool
 	tf := &tuiFlags{}
 	c := &cobra.Command{
@@ -37,7 +37,7 @@ is duplicated. With --no-tui it prints what it started, checks it through
 the same listing as 'sandtop ls', and exits 0 (CI's smoke test).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openMutableSession(cmd.Context(), g, "start the demo")
+			s, err := f.MutableSession(cmd.Context(), "start the demo")
 			if err != nil {
 				return err
 			}
@@ -160,7 +160,7 @@ func removeOldDemo(ctx context.Context, s *session) (int, error) {
 // verifyDemo checks, through the same listing as "sandtop ls", that every
 // started item is there in the expected state, then prints the listing.
 func verifyDemo(ctx context.Context, s *session, w io.Writer, started []demoStarted) error {
-	doc, err := listSandbox(ctx, s)
+	doc, err := listSandbox(ctx, s, time.Now)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func verifyDemo(ctx context.Context, s *session, w io.Writer, started []demoStar
 		}
 	}
 	fmt.Fprintln(w)
-	printListTable(w, doc, false, true)
+	printListTable(w, doc, false, true, time.Now())
 	if len(problems) > 0 {
 		return fmt.Errorf("demo check failed: %s", strings.Join(problems, "; "))
 	}

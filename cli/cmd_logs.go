@@ -17,8 +17,14 @@ import (
 // followPoll is how often "logs -f" looks for new output.
 const followPoll = 250 * time.Millisecond
 
-func newLogsCmd(g *globalFlags) *cobra.Command {
-	var follow bool
+// logsOptions is what "sandtop logs" was asked for.
+type logsOptions struct {
+	pid    int // the group's leader, so its pgid
+	follow bool
+}
+
+func newLogsCmd(f *factory) *cobra.Command {
+	var opts logsOptions
 	c := &cobra.Command{
 		Use:   "logs PID [-f]",
 		Short: "Print the output a process group kept in the sandbox",
@@ -33,53 +39,61 @@ For a terminal, use 'sandtop attach'.`,
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return liveProcesses(cmd, g, false), cobra.ShellCompDirectiveNoFileComp
+			return liveProcesses(cmd, f, false), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pid, err := parsePositiveID("pid", args[0])
 			if err != nil {
 				return err
 			}
-			s, err := openSession(cmd.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			grp, err := s.groupByPgid(cmd.Context(), pid)
-			if err != nil {
-				return err
-			}
-			stdout := path.Join(grp.StateDir, wrapper.StdoutSpillFile)
-			stderr := path.Join(grp.StateDir, wrapper.StderrSpillFile)
-			if !follow {
-				found, err := printFile(cmd.Context(), s, stdout, cmd.OutOrStdout(), 0)
-				if err != nil {
-					return err
-				}
-				found2, err := printFile(cmd.Context(), s, stderr, cmd.ErrOrStderr(), 0)
-				if err != nil {
-					return err
-				}
-				if found < 0 && found2 < 0 {
-					return fmt.Errorf("group %d kept no output (started with 'run --wait', by another client, or its output outgrew the spill cap)", pid)
-				}
-				return nil
-			}
-			// While the leader lives, the daemon's replay and live stream is
-			// the freshest view; the spill files are the record after it.
-			if live, err := s.Runtime.Output(cmd.Context(), grp.Pgid); err == nil {
-				defer live.Close()
-				_, err := io.Copy(cmd.OutOrStdout(), live)
-				if err != nil && cmd.Context().Err() == nil {
-					return fmt.Errorf("following group %d: %w", pid, err)
-				}
-				return nil
-			}
-			return followFiles(cmd.Context(), cmd, s, grp.Pgid, stdout, stderr)
+			opts.pid = pid
+			return runLogs(cmd.Context(), f, opts)
 		},
 	}
-	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new output until the group is empty")
+	c.Flags().BoolVarP(&opts.follow, "follow", "f", false, "keep printing new output until the group is empty")
 	return c
+}
+
+// runLogs prints what the group kept (its stdout to Out, its stderr to
+// ErrOut), or with follow streams it until the group is empty.
+func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
+	pid := opts.pid
+	s, err := f.Session(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	grp, err := s.groupByPgid(ctx, pid)
+	if err != nil {
+		return err
+	}
+	stdout := path.Join(grp.StateDir, wrapper.StdoutSpillFile)
+	stderr := path.Join(grp.StateDir, wrapper.StderrSpillFile)
+	if !opts.follow {
+		found, err := printFile(ctx, s, stdout, f.Out, 0)
+		if err != nil {
+			return err
+		}
+		found2, err := printFile(ctx, s, stderr, f.ErrOut, 0)
+		if err != nil {
+			return err
+		}
+		if found < 0 && found2 < 0 {
+			return fmt.Errorf("group %d kept no output (started with 'run --wait', by another client, or its output outgrew the spill cap)", pid)
+		}
+		return nil
+	}
+	// While the leader lives, the daemon's replay and live stream is the
+	// freshest view; the spill files are the record after it.
+	if live, err := s.Runtime.Output(ctx, grp.Pgid); err == nil {
+		defer live.Close()
+		_, err := io.Copy(f.Out, live)
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("following group %d: %w", pid, err)
+		}
+		return nil
+	}
+	return followFiles(ctx, f, s, grp.Pgid, stdout, stderr)
 }
 
 // printFile writes path's bytes from offset to w and returns the new
@@ -103,17 +117,17 @@ func printFile(ctx context.Context, s *session, p string, w io.Writer, offset in
 
 // followFiles prints both files as they grow until the group is empty
 // (one last read after that) or ctx ends.
-func followFiles(ctx context.Context, cmd *cobra.Command, s *session, pgid int, stdout, stderr string) error {
+func followFiles(ctx context.Context, f *factory, s *session, pgid int, stdout, stderr string) error {
 	var outOff, errOff int64
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	for {
 		alive, aerr := s.Runtime.Control().GroupAlive(ctx, pgid)
 		var err error
-		if outOff, err = printFile(ctx, s, stdout, cmd.OutOrStdout(), max(outOff, 0)); err != nil {
+		if outOff, err = printFile(ctx, s, stdout, f.Out, max(outOff, 0)); err != nil {
 			return err
 		}
-		if errOff, err = printFile(ctx, s, stderr, cmd.ErrOrStderr(), max(errOff, 0)); err != nil {
+		if errOff, err = printFile(ctx, s, stderr, f.ErrOut, max(errOff, 0)); err != nil {
 			return err
 		}
 		if aerr == nil && !alive {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,10 +14,15 @@ import (
 	"sandtop/backend"
 )
 
-func newLsCmd(g *globalFlags) *cobra.Command {
-	var out string
-	var f listFilter
-	var noHeaders bool
+// lsOptions is what "sandtop ls" was asked for.
+type lsOptions struct {
+	output    string // -o: one of listFormats
+	filter    listFilter
+	noHeaders bool
+}
+
+func newLsCmd(f *factory) *cobra.Command {
+	var opts lsOptions
 	c := &cobra.Command{
 		Use:   "ls",
 		Short: "List the sandbox's process groups and terminals",
@@ -31,61 +37,66 @@ finished ones included) with their live processes, then the terminals.
   sandtop ls --tag 'ci-*' -o wide --no-headers`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutputFormat(out, listFormats...); err != nil {
-				return err
-			}
-			if err := f.check(); err != nil {
-				return err
-			}
-			r, err := resolveTarget(cmd.Context(), g)
-			if err != nil {
-				return err
-			}
-			var doc listDoc
-			if r.E2B != nil && r.E2B.Paused() {
-				// Dialling a paused sandbox could wake it: say what it is
-				// and list nothing.
-				doc = listDoc{Version: jsonVersion, Target: r.Name, Taken: time.Now().UTC(), Groups: []listGroup{}, Terminals: []listTerminal{}}
-				fmt.Fprintf(cmd.ErrOrStderr(), "sandtop: %s is paused; nothing runs in it until it is resumed (sandtop e2b resume %s)\n", r.Name, r.SandboxID)
-			} else {
-				s, err := r.open(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer s.Close()
-				if doc, err = listSandbox(cmd.Context(), s); err != nil {
-					return err
-				}
-			}
-			doc.E2B = e2bListEntry(r.E2B)
-			doc = f.apply(doc)
-			switch out {
-			case "json":
-				return writeJSON(cmd.OutOrStdout(), doc)
-			case "name":
-				for _, g := range doc.Groups {
-					fmt.Fprintln(cmd.OutOrStdout(), g.PGID)
-				}
-				return nil
-			}
-			if r.E2B != nil && !noHeaders {
-				fmt.Fprintln(cmd.OutOrStdout(), e2bSummary(r.Name, *r.E2B, time.Now()))
-			}
-			printListTable(cmd.OutOrStdout(), doc, out == "wide", !noHeaders)
-			return nil
+			return runLs(cmd.Context(), f, opts)
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "table", "output format: "+strings.Join(listFormats, ", "))
-	c.Flags().BoolVar(&noHeaders, "no-headers", false, "leave out the header lines of the tables")
-	f.register(c)
+	c.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: "+strings.Join(listFormats, ", "))
+	c.Flags().BoolVar(&opts.noHeaders, "no-headers", false, "leave out the header lines of the tables")
+	opts.filter.register(c)
 	_ = c.RegisterFlagCompletionFunc("output", fixedCompletion(listFormats...))
 	return c
+}
+
+// runLs lists the sandbox's groups and terminals in the chosen format.
+func runLs(ctx context.Context, f *factory, opts lsOptions) error {
+	if err := checkOutputFormat(opts.output, listFormats...); err != nil {
+		return err
+	}
+	if err := opts.filter.check(); err != nil {
+		return err
+	}
+	r, err := f.Resolve(ctx)
+	if err != nil {
+		return err
+	}
+	var doc listDoc
+	if r.E2B != nil && r.E2B.Paused() {
+		// Dialling a paused sandbox could wake it: say what it is and
+		// list nothing.
+		doc = listDoc{Version: jsonVersion, Target: r.Name, Taken: f.Now().UTC(), Groups: []listGroup{}, Terminals: []listTerminal{}}
+		fmt.Fprintf(f.ErrOut, "sandtop: %s is paused; nothing runs in it until it is resumed (sandtop e2b resume %s)\n", r.Name, r.SandboxID)
+	} else {
+		s, err := f.Open(ctx, r)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		if doc, err = listSandbox(ctx, s, f.Now); err != nil {
+			return err
+		}
+	}
+	doc.E2B = e2bListEntry(r.E2B)
+	doc = opts.filter.apply(doc)
+	switch opts.output {
+	case "json":
+		return writeJSON(f.Out, doc)
+	case "name":
+		for _, g := range doc.Groups {
+			fmt.Fprintln(f.Out, g.PGID)
+		}
+		return nil
+	}
+	if r.E2B != nil && !opts.noHeaders {
+		fmt.Fprintln(f.Out, e2bSummary(r.Name, *r.E2B, f.Now()))
+	}
+	printListTable(f.Out, doc, opts.output == "wide", !opts.noHeaders, f.Now())
+	return nil
 }
 
 // listFormats are the -o values of ls.
 var listFormats = []string{"table", "wide", "name", "json"}
 
-func printListTable(w io.Writer, doc listDoc, wide, headers bool) {
+func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	switch {
 	case !headers:
@@ -94,7 +105,6 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool) {
 	default:
 		fmt.Fprintln(tw, "PGID\tSTATE\tEXIT\tTAG\tPROCS\tCOMMAND")
 	}
-	now := time.Now()
 	for _, g := range doc.Groups {
 		exit := "-"
 		switch {

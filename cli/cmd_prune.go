@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -8,9 +9,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newPruneCmd(g *globalFlags) *cobra.Command {
-	var olderThan time.Duration
-	var dryRun bool
+// pruneOptions is what "sandtop prune" was asked for.
+type pruneOptions struct {
+	olderThan time.Duration // 0: every settled group
+	dryRun    bool
+}
+
+func newPruneCmd(f *factory) *cobra.Command {
+	var opts pruneOptions
 	c := &cobra.Command{
 		Use:   "prune [--older-than DURATION] [--dry-run]",
 		Short: "Remove what finished process groups left in the sandbox",
@@ -23,40 +29,45 @@ Running groups, groups still starting and terminals are never touched.`,
   sandtop prune --older-than 1h`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if olderThan < 0 {
-				return usagef(fmt.Errorf("--older-than %s must not be negative", olderThan))
-			}
-			open := func() (*session, error) { return openMutableSession(cmd.Context(), g, "remove finished groups") }
-			if dryRun { // changes nothing, so read-only targets may look
-				open = func() (*session, error) { return openSession(cmd.Context(), g) }
-			}
-			s, err := open()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			var cutoff time.Time
-			if olderThan > 0 {
-				cutoff = time.Now().Add(-olderThan)
-			}
-			gone, err := s.Runtime.PruneFinished(cmd.Context(), cutoff, dryRun)
-			if err != nil {
-				return fmt.Errorf("prune: %w", err)
-			}
-			verb := "removed"
-			if dryRun {
-				verb = "would remove"
-			}
-			out := cmd.OutOrStdout()
-			for _, grp := range gone {
-				fmt.Fprintf(out, "%s pgid %d  %s\n", verb, grp.Pgid, dash(clip(strings.Join(grp.Argv, " "), 60)))
-			}
-			fmt.Fprintf(out, "%s %d finished group(s)\n", verb, len(gone))
-			return nil
+			return runPrune(cmd.Context(), f, opts)
 		},
 	}
-	f := c.Flags()
-	f.DurationVar(&olderThan, "older-than", 0, "only groups whose state last changed longer ago than this")
-	f.BoolVar(&dryRun, "dry-run", false, "print what would be removed and remove nothing")
+	fs := c.Flags()
+	fs.DurationVar(&opts.olderThan, "older-than", 0, "only groups whose state last changed longer ago than this")
+	fs.BoolVar(&opts.dryRun, "dry-run", false, "print what would be removed and remove nothing")
 	return c
+}
+
+// runPrune removes (or with dryRun lists) the settled groups' state
+// directories and prints each.
+func runPrune(ctx context.Context, f *factory, opts pruneOptions) error {
+	if opts.olderThan < 0 {
+		return usagef(fmt.Errorf("--older-than %s must not be negative", opts.olderThan))
+	}
+	open := func() (*session, error) { return f.MutableSession(ctx, "remove finished groups") }
+	if opts.dryRun { // changes nothing, so read-only targets may look
+		open = func() (*session, error) { return f.Session(ctx) }
+	}
+	s, err := open()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var cutoff time.Time
+	if opts.olderThan > 0 {
+		cutoff = f.Now().Add(-opts.olderThan)
+	}
+	gone, err := s.Runtime.PruneFinished(ctx, cutoff, opts.dryRun)
+	if err != nil {
+		return fmt.Errorf("prune: %w", err)
+	}
+	verb := "removed"
+	if opts.dryRun {
+		verb = "would remove"
+	}
+	for _, grp := range gone {
+		fmt.Fprintf(f.Out, "%s pgid %d  %s\n", verb, grp.Pgid, dash(clip(strings.Join(grp.Argv, " "), 60)))
+	}
+	fmt.Fprintf(f.Out, "%s %d finished group(s)\n", verb, len(gone))
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,13 +15,17 @@ import (
 // "sandtop logs"; beyond it the seam withdraws the spill file.
 const spillMaxBytes = 64 << 20
 
-func newRunCmd(g *globalFlags) *cobra.Command {
-	var (
-		tag     string
-		cwdFlag string
-		envs    []string
-		wait    bool
-	)
+// runOptions is what "sandtop run" was asked for.
+type runOptions struct {
+	argv []string
+	tag  string
+	cwd  string   // --cwd as given
+	env  []string // --env NAME=VALUE, unparsed
+	wait bool
+}
+
+func newRunCmd(f *factory) *cobra.Command {
+	var opts runOptions
 	c := &cobra.Command{
 		Use:   "run [--tag T] [--cwd D] [--env K=V]... [--wait] -- ARGV...",
 		Short: "Start a process group in the sandbox and print its pid and pgid",
@@ -39,42 +42,53 @@ leaves the program running.`,
   sandtop run --wait -- bash -c 'echo hi; exit 3'; echo $?   # prints hi, then 3`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			entries, err := parseEnvFlags(envs)
-			if err != nil {
-				return err
-			}
-			if err := backend.ValidateTag(tag); err != nil {
-				return usagef(fmt.Errorf("--tag: %w", err))
-			}
-			s, dir, err := openToStart(cmd.Context(), g, "run", "start a process", cwdFlag, argv[0], entries)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			spec := backend.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: tag,
-				Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
-					Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}}
-			if wait {
-				spec.Stdio.Stdout, spec.Stdio.Stderr = backend.OutputPipe(), backend.OutputPipe()
-			}
-			h, err := s.Runtime.Spawn(cmd.Context(), spec)
-			if err != nil {
-				return fmt.Errorf("run %s: %w", argv[0], err)
-			}
-			if !wait {
-				fmt.Fprintf(cmd.OutOrStdout(), "pid %d pgid %d\n", h.Pid(), h.Pgid())
-				return nil
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "[sandtop] pid %d pgid %d\n", h.Pid(), h.Pgid())
-			return waitForHandle(cmd.Context(), cmd, h)
+			opts.argv = argv
+			return runRun(cmd.Context(), f, opts)
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&tag, "tag", "", "label shown by 'ls' (kept in the sandbox)")
-	f.StringVar(&cwdFlag, "cwd", "", "working directory (default: here on the local sandbox, the sandbox's default elsewhere)")
-	f.StringArrayVarP(&envs, "env", "e", nil, "NAME=VALUE added to the sandbox's scrubbed environment (repeatable)")
-	f.BoolVarP(&wait, "wait", "w", false, "stream the output and exit with the program's exit code")
+	fs := c.Flags()
+	fs.StringVar(&opts.tag, "tag", "", "label shown by 'ls' (kept in the sandbox)")
+	fs.StringVar(&opts.cwd, "cwd", "", "working directory (default: here on the local sandbox, the sandbox's default elsewhere)")
+	fs.StringArrayVarP(&opts.env, "env", "e", nil, "NAME=VALUE added to the sandbox's scrubbed environment (repeatable)")
+	fs.BoolVarP(&opts.wait, "wait", "w", false, "stream the output and exit with the program's exit code")
 	return c
+}
+
+// runRun starts opts.argv as a new group; with wait it streams the output
+// and returns the program's outcome as an exit code.
+func runRun(ctx context.Context, f *factory, opts runOptions) error {
+	if len(opts.argv) == 0 {
+		return usagef(errors.New("run needs a program to start"))
+	}
+	entries, err := parseEnvFlags(opts.env)
+	if err != nil {
+		return err
+	}
+	if err := backend.ValidateTag(opts.tag); err != nil {
+		return usagef(fmt.Errorf("--tag: %w", err))
+	}
+	argv := opts.argv
+	s, dir, err := f.StartSession(ctx, "run", "start a process", opts.cwd, argv[0], entries)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	spec := backend.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: opts.tag,
+		Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
+			Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}}
+	if opts.wait {
+		spec.Stdio.Stdout, spec.Stdio.Stderr = backend.OutputPipe(), backend.OutputPipe()
+	}
+	h, err := s.Runtime.Spawn(ctx, spec)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", argv[0], err)
+	}
+	if !opts.wait {
+		fmt.Fprintf(f.Out, "pid %d pgid %d\n", h.Pid(), h.Pgid())
+		return nil
+	}
+	fmt.Fprintf(f.ErrOut, "[sandtop] pid %d pgid %d\n", h.Pid(), h.Pgid())
+	return waitForHandle(ctx, f, h)
 }
 
 // parseEnvFlags turns --env NAME=VALUE flags into seam entries, rejecting
@@ -102,14 +116,14 @@ func printable(s string) string {
 
 // waitForHandle copies the program's output here until it exits, and
 // turns its outcome into sandtop's exit code.
-func waitForHandle(ctx context.Context, cmd *cobra.Command, h *backend.Handle) error {
+func waitForHandle(ctx context.Context, f *factory, h *backend.Handle) error {
 	copied := make(chan struct{}, 2)
-	go func() { copyQuiet(cmd.OutOrStdout(), h.Stdout); copied <- struct{}{} }()
-	go func() { copyQuiet(cmd.ErrOrStderr(), h.Stderr); copied <- struct{}{} }()
+	go func() { copyQuiet(f.Out, h.Stdout); copied <- struct{}{} }()
+	go func() { copyQuiet(f.ErrOut, h.Stderr); copied <- struct{}{} }()
 	select {
 	case <-h.Done():
 	case <-ctx.Done():
-		fmt.Fprintf(os.Stderr, "\n[sandtop] stopped waiting; pid %d keeps running (sandtop kill %d ends it)\n", h.Pid(), h.Pgid())
+		fmt.Fprintf(f.ErrOut, "\n[sandtop] stopped waiting; pid %d keeps running (sandtop kill %d ends it)\n", h.Pid(), h.Pgid())
 		return exitCodeError{code: exitInterrupted}
 	}
 	<-copied

@@ -12,17 +12,19 @@ import (
 )
 
 // addSessionCommands adds the commands that talk to a sandbox.
+// Each gets its streams and its session from the factory f, built over g.
 func addSessionCommands(root *cobra.Command, g *globalFlags) {
+	f := newFactory(g)
 	root.AddCommand(
-		inGroup(groupWatch, newLsCmd(g)),
-		inGroup(groupWatch, newLogsCmd(g)),
-		inGroup(groupWatch, newAttachCmd(g)),
-		inGroup(groupAct, newRunCmd(g)),
-		inGroup(groupAct, newTermCmd(g)),
-		inGroup(groupAct, newSignalCmd(g)),
-		inGroup(groupAct, newKillCmd(g)),
-		inGroup(groupAct, newPruneCmd(g)),
-		inGroup(groupAct, newDemoCmd(g)),
+		inGroup(groupWatch, newLsCmd(f)),
+		inGroup(groupWatch, newLogsCmd(f)),
+		inGroup(groupWatch, newAttachCmd(f)),
+		inGroup(groupAct, newRunCmd(f)),
+		inGroup(groupAct, newTermCmd(f)),
+		inGroup(groupAct, newSignalCmd(f)),
+		inGroup(groupAct, newKillCmd(f)),
+		inGroup(groupAct, newPruneCmd(f)),
+		inGroup(groupAct, newDemoCmd(g, f)),
 	)
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,13 @@ import (
 	"sandtop/config"
 )
 
-func newSignalCmd(g *globalFlags) *cobra.Command {
+// signalOptions is what "sandtop signal" was asked for.
+type signalOptions struct {
+	sig   syscall.Signal
+	pgids []int
+}
+
+func newSignalCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "signal SIG PGID...",
 		Short: "Send a signal to every process of one or more process groups",
@@ -28,7 +35,7 @@ func newSignalCmd(g *globalFlags) *cobra.Command {
 			if len(args) == 0 {
 				return signalNameCompletion(), cobra.ShellCompDirectiveNoFileComp
 			}
-			return liveGroups(cmd, g), cobra.ShellCompDirectiveNoFileComp
+			return liveGroups(cmd, f), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sig, err := parseSignal(args[0])
@@ -39,26 +46,32 @@ func newSignalCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := openMutableSession(cmd.Context(), g, "send a signal")
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			var failed []error
-			for _, pgid := range pgids {
-				delivered, err := s.Runtime.Control().SignalGroup(cmd.Context(), pgid, sig)
-				switch {
-				case err != nil:
-					failed = append(failed, fmt.Errorf("process group %d: %w", pgid, err))
-				case !delivered:
-					failed = append(failed, errNoGroup(pgid))
-				default:
-					fmt.Fprintf(cmd.OutOrStdout(), "sent %s to process group %d\n", sigName(sig), pgid)
-				}
-			}
-			return errors.Join(failed...)
+			return runSignal(cmd.Context(), f, signalOptions{sig: sig, pgids: pgids})
 		},
 	}
+}
+
+// runSignal sends opts.sig to each group, reporting every group it could
+// not reach.
+func runSignal(ctx context.Context, f *factory, opts signalOptions) error {
+	s, err := f.MutableSession(ctx, "send a signal")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var failed []error
+	for _, pgid := range opts.pgids {
+		delivered, err := s.Runtime.Control().SignalGroup(ctx, pgid, opts.sig)
+		switch {
+		case err != nil:
+			failed = append(failed, fmt.Errorf("process group %d: %w", pgid, err))
+		case !delivered:
+			failed = append(failed, errNoGroup(pgid))
+		default:
+			fmt.Fprintf(f.Out, "sent %s to process group %d\n", sigName(opts.sig), pgid)
+		}
+	}
+	return errors.Join(failed...)
 }
 
 // parsePGIDs reads pgid arguments, each once.
@@ -76,8 +89,16 @@ func parsePGIDs(args []string) ([]int, error) {
 	return pgids, nil
 }
 
-func newKillCmd(g *globalFlags) *cobra.Command {
-	var grace time.Duration
+// killOptions is what "sandtop kill" was asked for.
+type killOptions struct {
+	pgids []int
+	// grace is --grace when graceSet; otherwise the config's grace applies.
+	grace    time.Duration
+	graceSet bool
+}
+
+func newKillCmd(f *factory) *cobra.Command {
+	var opts killOptions
 	c := &cobra.Command{
 		Use:   "kill PGID... [--grace 5s]",
 		Short: "Tear process groups down: SIGTERM, grace, SIGKILL, until each is proven empty",
@@ -89,50 +110,59 @@ the groups, and may be retried.`,
 		Example: `  sandtop kill 4123
   sandtop kill $(sandtop ls -o name --tag build) --grace 2s`,
 		Args:              usageArgs(cobra.MinimumNArgs(1)),
-		ValidArgsFunction: pgidArgs(g),
+		ValidArgsFunction: pgidArgs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pgids, err := parsePGIDs(args)
 			if err != nil {
 				return err
 			}
-			s, err := openMutableSession(cmd.Context(), g, "tear down a group")
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if !flagSet(cmd.Flags(), "grace") {
-				grace = s.cfg.Grace
-			}
-			if grace <= 0 {
-				return usagef(fmt.Errorf("--grace %s must be positive", grace))
-			}
-			for _, pgid := range pgids {
-				alive, err := s.Runtime.Control().GroupAlive(cmd.Context(), pgid)
-				if err != nil {
-					return err
-				}
-				if !alive {
-					return fmt.Errorf("no live process group %d in this sandbox (see 'sandtop ls')", pgid)
-				}
-			}
-			// Every group gets its SIGTERM at once, so the grace is waited
-			// for once, not once per group.
-			var wg sync.WaitGroup
-			errs := make([]error, len(pgids))
-			out := &lockedWriter{w: cmd.OutOrStdout()}
-			for i, pgid := range pgids {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs[i] = teardownPrinting(cmd.Context(), out, s, pgid, grace)
-				}()
-			}
-			wg.Wait()
-			return errors.Join(errs...)
+			opts.pgids, opts.graceSet = pgids, flagSet(cmd.Flags(), "grace")
+			return runKill(cmd.Context(), f, opts)
 		},
 	}
-	c.Flags().DurationVar(&grace, "grace", config.DefaultGrace, "wait between SIGTERM and SIGKILL (default: the config's grace)")
+	c.Flags().DurationVar(&opts.grace, "grace", config.DefaultGrace, "wait between SIGTERM and SIGKILL (default: the config's grace)")
 	return c
+}
+
+// runKill tears every group down at once, printing each phase, and fails
+// unless each is proven empty. A group that is not live is refused before
+// any is touched.
+func runKill(ctx context.Context, f *factory, opts killOptions) error {
+	s, err := f.MutableSession(ctx, "tear down a group")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	grace := opts.grace
+	if !opts.graceSet {
+		grace = s.cfg.Grace
+	}
+	if grace <= 0 {
+		return usagef(fmt.Errorf("--grace %s must be positive", grace))
+	}
+	for _, pgid := range opts.pgids {
+		alive, err := s.Runtime.Control().GroupAlive(ctx, pgid)
+		if err != nil {
+			return err
+		}
+		if !alive {
+			return fmt.Errorf("no live process group %d in this sandbox (see 'sandtop ls')", pgid)
+		}
+	}
+	// Every group gets its SIGTERM at once, so the grace is waited for
+	// once, not once per group.
+	var wg sync.WaitGroup
+	errs := make([]error, len(opts.pgids))
+	out := &lockedWriter{w: f.Out}
+	for i, pgid := range opts.pgids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = teardownPrinting(ctx, out, s, pgid, grace)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // lockedWriter lets concurrent teardowns print whole lines.

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,13 +11,17 @@ import (
 	"sandtop/backend"
 )
 
-func newTermCmd(g *globalFlags) *cobra.Command {
-	var (
-		cwdFlag string
-		envs    []string
-		attach  bool
-		tag     string
-	)
+// termOptions is what "sandtop term" was asked for.
+type termOptions struct {
+	argv   []string // empty: bash
+	cwd    string   // --cwd as given
+	env    []string // --env NAME=VALUE, unparsed
+	attach bool
+	tag    string
+}
+
+func newTermCmd(f *factory) *cobra.Command {
+	var opts termOptions
 	c := &cobra.Command{
 		Use:   "term [--attach] [-- ARGV...]",
 		Short: "Start a terminal (a program on a PTY) in the sandbox and print its pid",
@@ -28,42 +32,52 @@ exits; 'sandtop attach PID' takes it over, and the TUI shows it live.`,
   sandtop term --attach -- htop
   sandtop term -- python3 -i`,
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if len(argv) == 0 {
-				argv = []string{"bash"}
-			}
-			entries, err := parseEnvFlags(envs)
-			if err != nil {
-				return err
-			}
-			envMap := map[string]string{}
-			for _, e := range entries {
-				envMap[e.Name] = e.Value
-			}
-			s, dir, err := openToStart(cmd.Context(), g, "term", "start a terminal", cwdFlag, argv[0], entries)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			rows, cols := 24, 80
-			if c, r, err := term.GetSize(int(os.Stdin.Fd())); err == nil && r > 0 && c > 0 {
-				rows, cols = r, c
-			}
-			t, err := s.Runtime.SpawnTerminal(cmd.Context(), backend.TerminalSpec{Argv: argv, Cwd: dir, Env: envMap,
-				Rows: rows, Cols: cols, GraceMs: int(s.graceMs()), Tag: tag})
-			if err != nil {
-				return fmt.Errorf("term %s: %w", strings.Join(argv, " "), err)
-			}
-			if !attach {
-				fmt.Fprintf(cmd.OutOrStdout(), "terminal pid %d\n", t.Pid())
-				return nil
-			}
-			return runAttach(cmd, s, t)
+			opts.argv = argv
+			return runTerm(cmd.Context(), f, opts)
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&cwdFlag, "cwd", "", "working directory (default: here on the local sandbox)")
-	f.StringArrayVarP(&envs, "env", "e", nil, "NAME=VALUE for the program's environment (repeatable)")
-	f.BoolVarP(&attach, "attach", "a", false, "attach to it right away")
-	f.StringVar(&tag, "tag", "", "label shown by 'ls' (kept in the sandbox)")
+	fs := c.Flags()
+	fs.StringVar(&opts.cwd, "cwd", "", "working directory (default: here on the local sandbox)")
+	fs.StringArrayVarP(&opts.env, "env", "e", nil, "NAME=VALUE for the program's environment (repeatable)")
+	fs.BoolVarP(&opts.attach, "attach", "a", false, "attach to it right away")
+	fs.StringVar(&opts.tag, "tag", "", "label shown by 'ls' (kept in the sandbox)")
 	return c
+}
+
+// runTerm starts a terminal sized like f.In (80x24 when that is no
+// terminal) and prints its pid, or attaches to it.
+func runTerm(ctx context.Context, f *factory, opts termOptions) error {
+	argv := opts.argv
+	if len(argv) == 0 {
+		argv = []string{"bash"}
+	}
+	entries, err := parseEnvFlags(opts.env)
+	if err != nil {
+		return err
+	}
+	envMap := map[string]string{}
+	for _, e := range entries {
+		envMap[e.Name] = e.Value
+	}
+	s, dir, err := f.StartSession(ctx, "term", "start a terminal", opts.cwd, argv[0], entries)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rows, cols := 24, 80
+	if f.In != nil {
+		if c, r, err := term.GetSize(int(f.In.Fd())); err == nil && r > 0 && c > 0 {
+			rows, cols = r, c
+		}
+	}
+	t, err := s.Runtime.SpawnTerminal(ctx, backend.TerminalSpec{Argv: argv, Cwd: dir, Env: envMap,
+		Rows: rows, Cols: cols, GraceMs: int(s.graceMs()), Tag: opts.tag})
+	if err != nil {
+		return fmt.Errorf("term %s: %w", strings.Join(argv, " "), err)
+	}
+	if !opts.attach {
+		fmt.Fprintf(f.Out, "terminal pid %d\n", t.Pid())
+		return nil
+	}
+	return attachTo(ctx, f, s, t)
 }

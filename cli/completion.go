@@ -33,8 +33,8 @@ func fixedCompletion(values ...string) completeFunc {
 
 // liveGroups lists the live groups' pgids, each with its command as the
 // description; nil when the sandbox cannot be reached in time.
-func liveGroups(cmd *cobra.Command, g *globalFlags) []string {
-	doc, ok := completionListing(cmd, g)
+func liveGroups(cmd *cobra.Command, f *factory) []string {
+	doc, ok := completionListing(cmd, f)
 	if !ok {
 		return nil
 	}
@@ -49,8 +49,8 @@ func liveGroups(cmd *cobra.Command, g *globalFlags) []string {
 }
 
 // liveProcesses lists the pids of live members and of terminals.
-func liveProcesses(cmd *cobra.Command, g *globalFlags, terminalsOnly bool) []string {
-	doc, ok := completionListing(cmd, g)
+func liveProcesses(cmd *cobra.Command, f *factory, terminalsOnly bool) []string {
+	doc, ok := completionListing(cmd, f)
 	if !ok {
 		return nil
 	}
@@ -71,16 +71,16 @@ func liveProcesses(cmd *cobra.Command, g *globalFlags, terminalsOnly bool) []str
 	return out
 }
 
-func completionListing(cmd *cobra.Command, g *globalFlags) (listDoc, bool) {
+func completionListing(cmd *cobra.Command, f *factory) (listDoc, bool) {
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
-	s, err := openSession(ctx, g)
+	s, err := f.Session(ctx)
 	if err != nil {
 		cobra.CompDebugln("sandtop: "+err.Error(), true)
 		return listDoc{}, false
 	}
 	defer s.Close()
-	doc, err := listSandbox(ctx, s)
+	doc, err := listSandbox(ctx, s, f.Now)
 	if err != nil {
 		cobra.CompDebugln("sandtop: "+err.Error(), true)
 		return listDoc{}, false
@@ -89,9 +89,9 @@ func completionListing(cmd *cobra.Command, g *globalFlags) (listDoc, bool) {
 }
 
 // pgidArgs completes every argument with a live pgid.
-func pgidArgs(g *globalFlags) completeFunc {
+func pgidArgs(f *factory) completeFunc {
 	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-		return liveGroups(cmd, g), cobra.ShellCompDirectiveNoFileComp
+		return liveGroups(cmd, f), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

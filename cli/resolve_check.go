@@ -8,28 +8,6 @@ import (
 	"sandtop/backend"
 )
 
-// openToStart opens the session a start (run, term) needs, resolves its
-// working directory and checks its program, so a mistake is one error
-// before anything starts. The caller closes the session.
-func openToStart(ctx context.Context, g *globalFlags, verb, what, cwdFlag, program string, env []backend.EnvEntry) (*session, string, error) {
-	s, err := openMutableSession(ctx, g, what)
-	if err != nil {
-		return nil, "", err
-	}
-	dir, err := s.spawnCwd(cwdFlag)
-	if err == nil {
-		err = checkProgram(ctx, s.Runtime, program, env)
-		if err != nil {
-			err = fmt.Errorf("%s: %w", verb, err)
-		}
-	}
-	if err != nil {
-		s.Close()
-		return nil, "", err
-	}
-	return s, dir, nil
-}
-
 // checkProgram fails early when argv[0] is missing from the sandbox, so
 // "run -- typo" is an error here and not a silent exit 127 there. On stock
 // envd the seam asks a shell's command -v, which also names builtins

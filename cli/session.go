@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sandtop/backend"
+	"sandtop/backend/envd"
 	"sandtop/backend/target"
 	"sandtop/config"
 )
@@ -68,9 +69,9 @@ func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
 	return resolved{Target: ts[0], cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly, logger: g.logger()}, nil
 }
 
-// open dials the resolved sandbox.
-func (r resolved) open(ctx context.Context) (*session, error) {
-	opened, err := target.Open(ctx, r.Target, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Logger: r.logger})
+// open dials the resolved sandbox; opts go to the envd client.
+func (r resolved) open(ctx context.Context, opts ...envd.Option) (*session, error) {
+	opened, err := target.Open(ctx, r.Target, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Logger: r.logger}, opts...)
 	if err != nil {
 		r.logger.Debug("open failed", "target", r.Name, "err", err)
 		return nil, err
@@ -81,20 +82,6 @@ func (r resolved) open(ctx context.Context) (*session, error) {
 }
 
 func (s *session) Close() { s.Session.Close() }
-
-// openMutableSession opens the target for a command that changes it, and
-// refuses at once (closing the session) when the target is read-only.
-func openMutableSession(ctx context.Context, g *globalFlags, what string) (*session, error) {
-	s, err := openSession(ctx, g)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.mutable(what); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
-}
 
 // mutable refuses a change to a read-only target.
 func (s *session) mutable(what string) error {

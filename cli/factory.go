@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"sandtop/backend"
+)
+
+// factory is what the commands that act on a sandbox take from outside
+// themselves: the standard streams, the clock and their session. Each such
+// command fills an options struct from its flags and arguments and hands
+// it, with the factory, to a run function; tests call the run functions
+// in-process with buffers for the streams and a session on an in-process
+// daemon.
+//
+// Which sandbox a session is on is decided in one place: resolveTarget
+// (session.go), from the target flags and the config (cmd_target.go).
+// newFactory's Resolve is that and nothing else.
+type factory struct {
+	// In is a file, not a reader: attach reads keys from it (putting a
+	// terminal in raw mode) and needs it; term takes its size when set.
+	In     *os.File
+	Out    io.Writer
+	ErrOut io.Writer
+	Now    func() time.Time
+
+	// Resolve finds the one sandbox the command works on, without
+	// dialling it (ls must not dial a paused E2B sandbox).
+	Resolve func(ctx context.Context) (resolved, error)
+	// Open dials a resolved sandbox.
+	Open func(ctx context.Context, r resolved) (*session, error)
+}
+
+// newFactory is the binary's factory: the process's streams and clock,
+// and the sandbox the global flags and the config name.
+func newFactory(g *globalFlags) *factory {
+	return &factory{
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Now: time.Now,
+		Resolve: func(ctx context.Context) (resolved, error) { return resolveTarget(ctx, g) },
+		Open:    func(ctx context.Context, r resolved) (*session, error) { return r.open(ctx) },
+	}
+}
+
+// Session resolves the command's sandbox and connects to it.
+func (f *factory) Session(ctx context.Context) (*session, error) {
+	r, err := f.Resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return f.Open(ctx, r)
+}
+
+// MutableSession opens the sandbox for a command that changes it (what
+// says how, for the message), and refuses at once, closing the session,
+// when the target is read-only.
+func (f *factory) MutableSession(ctx context.Context, what string) (*session, error) {
+	s, err := f.Session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mutable(what); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// StartSession opens the mutable session a start (run, term) needs,
+// resolves its working directory and checks its program, so a mistake is
+// one error before anything starts. The caller closes the session.
+func (f *factory) StartSession(ctx context.Context, verb, what, cwdFlag, program string, env []backend.EnvEntry) (*session, string, error) {
+	s, err := f.MutableSession(ctx, what)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := s.spawnCwd(cwdFlag)
+	if err == nil {
+		err = checkProgram(ctx, s.Runtime, program, env)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", verb, err)
+		}
+	}
+	if err != nil {
+		s.Close()
+		return nil, "", err
+	}
+	return s, dir, nil
+}
