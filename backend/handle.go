@@ -48,6 +48,9 @@ type Handle struct {
 	outcome    Outcome
 	outcomeErr error
 
+	// detached: Detach let go of the group (see there).
+	detached atomic.Bool
+
 	mu            sync.Mutex
 	termRequested bool
 	termTier      syscall.Signal // last tier of a requested termination

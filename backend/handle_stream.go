@@ -208,6 +208,13 @@ func (h *Handle) monitor() {
 	} else {
 		<-h.streamDone
 	}
+	if h.detached.Load() {
+		// Nothing follows the group any more: its spills stay for whoever
+		// reads them later, and no outcome is decided here.
+		h.outcomeErr = ErrDetached
+		close(h.done)
+		return
+	}
 	if status == nil {
 		status = h.readStatus(h.rt.bg)
 	}
@@ -231,6 +238,10 @@ func (h *Handle) boundDrain() (bool, *publishedStatus) {
 		case <-h.streamDone:
 			return false, nil
 		case <-tick.C:
+		}
+		if h.detached.Load() {
+			<-h.streamDone
+			return false, nil
 		}
 		st := h.readStatus(h.rt.bg)
 		if st == nil || st.code == nil {

@@ -80,6 +80,12 @@ type Spill struct {
 // OutputPipe, OutputInherit and OutputCollect build the output modes.
 func OutputPipe() OutputMode    { return OutputMode{Pipe: true} }
 func OutputInherit() OutputMode { return OutputMode{Inherit: true} }
+
+// KeptOutput is the mode of a group that is started and let go of (Detach):
+// a small in-memory tail, and spill files of up to 64 MiB per stream kept
+// in the sandbox for whoever reads them later ('sandtop logs').
+func KeptOutput() OutputMode { return OutputCollect(64<<10, 64<<20) }
+
 func OutputCollect(maxBytes int64, spillMaxBytes ...int64) OutputMode {
 	c := &Collect{MaxBytes: maxBytes}
 	if len(spillMaxBytes) > 0 {

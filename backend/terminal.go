@@ -44,9 +44,10 @@ type Foreground struct {
 // errTerminalExited rejects input once the top-level process has exited.
 var errTerminalExited = errors.New("terminal process has exited")
 
-// ErrDetached is what a detached handle answers: the terminal still runs
-// in the sandbox, this handle no longer follows it.
-var ErrDetached = errors.New("detached from the terminal (it keeps running)")
+// ErrDetached is what a detached handle (a Terminal's or a Handle's)
+// answers: the program still runs in the sandbox, this handle no longer
+// follows it.
+var ErrDetached = errors.New("detached (it keeps running)")
 
 // Terminal is a live PTY session in the sandbox. Its methods are safe for
 // concurrent use.

@@ -9,6 +9,20 @@ import (
 	"sandtop/backend/gen/process"
 )
 
+// Detach lets go of the group without ending it, as a CLI that started it
+// and exits would: the output stream and the polling of the published
+// status stop, the spill files stay (for 'sandtop logs'), and the runtime
+// no longer owns the group, so neither Dispose nor a release terminates it.
+// Done closes, and Outcome answers ErrDetached unless the outcome was
+// already settled. Stdout and Stderr in pipe mode end.
+func (h *Handle) Detach() {
+	if h.detached.Swap(true) {
+		return
+	}
+	h.rt.release(h)
+	h.stopStream()
+}
+
 // Terminate starts the termination transaction on the whole group: SIGTERM,
 // graceMs, then SIGKILL plus a SIGKILL of the wrapper through envd, and
 // succeeds only on proof that the group is empty. It never blocks. It is a

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sandtop/backend/daemon"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/wrapper"
 	"slices"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
 )
 
 // One Snapshot is the whole listing: on sandtop's daemon it reads the
@@ -169,4 +172,58 @@ func waitSettled(t *testing.T, s *seam, pgid int) {
 		}
 		return false
 	})
+}
+
+// A detached handle lets go of its group: the group runs on (Dispose does
+// not end it), and once it finishes its small output stays in the sandbox
+// for 'sandtop logs' instead of being withdrawn as a followed handle's is.
+func TestDetachedHandleKeepsItsGroupAndItsOutput(t *testing.T) {
+	for _, compat := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) {
+			t.Parallel()
+			s := newSeam(t, compat, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			// The program waits on a fifo, so it ends when the test says,
+			// after the runtime let go of it.
+			fifo := t.TempDir() + "/go"
+			if err := unix.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", "echo kept-output; read -r _ < " + fifo}, Cwd: "/", GraceMs: 1000,
+				Stdio: Stdio{Stdin: StdinIgnore(), Stdout: KeptOutput(), Stderr: KeptOutput()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Detach()
+			select {
+			case <-h.Done():
+			case <-ctx.Done():
+				t.Fatal("a detached handle never closed Done")
+			}
+			if _, err := h.Outcome(); !errors.Is(err, ErrDetached) {
+				t.Fatalf("outcome of a detached handle: %v", err)
+			}
+			if n := s.rt.Live(); n != 0 {
+				t.Fatalf("the runtime still owns %d handles", n)
+			}
+			if err := s.rt.Dispose(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if alive, err := s.rt.Control().GroupAlive(ctx, h.Pgid()); err != nil || !alive {
+				t.Fatalf("after Dispose the detached group is alive=%v (%v)", alive, err)
+			}
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write([]byte("\n"))
+			f.Close()
+			waitSettled(t, s, h.Pgid())
+			b, err := s.rt.Control().ReadFile(ctx, h.StateDir()+"/"+wrapper.StdoutSpillFile)
+			if err != nil || string(b) != "kept-output\n" {
+				t.Fatalf("the spill of a detached group: %q, %v", b, err)
+			}
+		})
+	}
 }

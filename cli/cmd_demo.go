@@ -85,13 +85,15 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 		case demo.Process:
 			h, err := s.Runtime.Spawn(ctx, backend.SpawnSpec{Argv: it.Argv, Cwd: dir, GraceMs: s.graceMs(), Tag: it.Tag(),
 				Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
-					Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}})
+					Stdout: backend.KeptOutput(), Stderr: backend.KeptOutput()}})
 			if err != nil {
 				return out, fmt.Errorf("demo %s: %w", it.Name, err)
 			}
 			out = append(out, demoStarted{it, h.Pgid()})
 			if it.Finishes {
-				failedJob = h
+				failedJob = h // waited for below
+			} else {
+				h.Detach() // the TUI may run in this process: nothing here follows it
 			}
 			fmt.Fprintf(w, "started %-10s pgid %-7d %s\n", it.Name, h.Pgid(), it.What)
 		case demo.Terminal:

@@ -11,10 +11,6 @@ import (
 	"sandtop/backend"
 )
 
-// spillMaxBytes caps the output a detached "run" keeps in the sandbox for
-// "sandtop logs"; beyond it the seam withdraws the spill file.
-const spillMaxBytes = 64 << 20
-
 // runOptions is what "sandtop run" was asked for.
 type runOptions struct {
 	argv []string
@@ -75,7 +71,7 @@ func runRun(ctx context.Context, f *factory, opts runOptions) error {
 	defer s.Close()
 	spec := backend.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: opts.tag,
 		Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
-			Stdout: backend.OutputCollect(64<<10, spillMaxBytes), Stderr: backend.OutputCollect(64<<10, spillMaxBytes)}}
+			Stdout: backend.KeptOutput(), Stderr: backend.KeptOutput()}}
 	if opts.wait {
 		spec.Stdio.Stdout, spec.Stdio.Stderr = backend.OutputPipe(), backend.OutputPipe()
 	}
@@ -84,6 +80,8 @@ func runRun(ctx context.Context, f *factory, opts runOptions) error {
 		return fmt.Errorf("run %s: %w", argv[0], err)
 	}
 	if !opts.wait {
+		// The group runs on; its output stays in the sandbox for logs.
+		h.Detach()
 		fmt.Fprintf(f.Out, "pid %d pgid %d\n", h.Pid(), h.Pgid())
 		return nil
 	}

@@ -97,20 +97,22 @@ func (s *backendSource) Info(ctx context.Context) (ui.SandboxInfo, error) {
 	return info, nil
 }
 
-// Spawn starts argv through the seam (and so through the wrapper), with
-// output collected in the sandbox, and lets go of the handle: the process
-// outlives the TUI.
+// Spawn starts argv through the seam (the shim, or the wrapper on stock
+// envd) with its output kept in the sandbox, and lets go of the handle.
 func (s *backendSource) Spawn(ctx context.Context, argv []string, cwd string) (int, error) {
 	if cwd == "" {
 		cwd = s.opts.Cwd
 	}
 	h, err := s.rt.Spawn(ctx, backend.SpawnSpec{
 		Argv: argv, Cwd: cwd, GraceMs: float64(s.opts.Grace / time.Millisecond),
-		Stdio: backend.Stdio{Stdin: backend.StdinIgnore(), Stdout: backend.OutputCollect(64 << 10), Stderr: backend.OutputCollect(64 << 10)},
+		Stdio: backend.Stdio{Stdin: backend.StdinIgnore(), Stdout: backend.KeptOutput(), Stderr: backend.KeptOutput()},
 	})
 	if err != nil {
 		return 0, err
 	}
+	// The group outlives the TUI, and its output stays in the sandbox for
+	// 'sandtop logs'; nothing in this process needs to follow it.
+	h.Detach()
 	return h.Pgid(), nil
 }
 
