@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"sandtop/backend/envd"
 )
 
 // errPipeClosed is what the writer sees once the consumer closed its end.
@@ -95,6 +97,9 @@ func (p *outputPipe) WriteTo(w io.Writer) (int64, error) {
 			if err != nil {
 				return total, err
 			}
+			// A Writer keeps nothing it was given, and the chunk was the
+			// pipe's alone.
+			envd.RecycleOutput(c)
 		}
 	}
 }

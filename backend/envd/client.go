@@ -88,6 +88,8 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	copts := []connect.ClientOption{connect.WithInterceptors(headerInterceptor{o})}
 	if o.json {
 		copts = append(copts, connect.WithProtoJSON())
+	} else {
+		copts = append(copts, connect.WithCodec(outputCodec{}))
 	}
 	return &Client{
 		Process:    processconnect.NewProcessClient(hc, base, copts...),
