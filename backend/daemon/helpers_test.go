@@ -19,6 +19,9 @@ type transport struct {
 	name string
 	tcp  bool
 	opts []envd.Option
+	// recycle: a benchmark hands each data event's bytes back once read
+	// (envd.RecycleOutput), as sandtop's seam does.
+	recycle bool
 }
 
 var transports = []transport{
