@@ -116,7 +116,7 @@ func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 			// A full pipe: as the shim does, a larger pipe and larger reads
 			// for a stream this fast, and only for it.
 			shim.GrowPipe(f)
-			buf = make([]byte, shim.FastReadSize)
+			buf = make([]byte, shim.MaxOutputFrame)
 			rc, _ = f.SyscallConn()
 		}
 		if err != nil {

@@ -335,10 +335,13 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 	s.out.eof(kind)
 }
 
-// maxSpliceFrame bounds one spliced frame as a read bounds the others, so
-// one data event stays within FastReadSize (see the daemon's
-// compressMinBytes).
-const maxSpliceFrame = FastReadSize
+// maxSpliceFrame bounds one spliced frame: the pipe of a fast stream.
+const maxSpliceFrame = MaxOutputFrame
+
+// MaxOutputFrame bounds the output in one frame the shim sends live (and
+// in one read of the daemon's own pumps): larger frames cost fewer round
+// trips on every hop to the client.
+const MaxOutputFrame = 4 * FastReadSize
 
 // A fast stream that caught up with its program finds a few KiB in the
 // pipe, and every frame costs the same on each hop to the client however
