@@ -164,7 +164,9 @@ func (h *Handle) sendPayload(payload []byte, closeStdin bool) error {
 }
 
 // route delivers one output chunk according to the stream's mode. Once a
-// termination is requested, only collect readers keep receiving bytes.
+// termination is requested, only collect readers keep receiving bytes. p is
+// route's to keep: each received message is a fresh one, and the wrapper's
+// head hands over what it held without keeping it.
 func (h *Handle) route(stdout bool, p []byte) {
 	mode, pipe, reader, sink := h.modes.Stderr, h.errPipe, h.Collected.Stderr, h.rt.cfg.Stderr
 	if stdout {
@@ -177,7 +179,7 @@ func (h *Handle) route(stdout bool, p []byte) {
 	case mode.Pipe:
 		// A consumer that closed its end or went away is contained: the
 		// bytes are dropped and the outcome is unaffected.
-		_ = pipe.write(bytes.Clone(p))
+		_ = pipe.write(p)
 	case mode.Inherit:
 		h.inherit.write(sink, p)
 	}

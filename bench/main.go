@@ -10,9 +10,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,6 +131,12 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 	}
 	if part("stream") {
 		if err := b.streamFigures(streamMiB); err != nil {
+			return err
+		}
+		if err := b.daemonBenchFigures(); err != nil {
+			return err
+		}
+		if err := b.sdkFigures(streamMiB); err != nil {
 			return err
 		}
 	}
@@ -425,17 +433,7 @@ func (b *bench) settledFigures(n int) error {
 // pipe of the same bytes.
 func (b *bench) streamFigures(mib int) error {
 	n := strconv.Itoa(mib << 20)
-	sand, err := timed(3, func() error {
-		cmd := exec.Command(b.bin, "run", "--socket", b.sock, "--wait", "--", "head", "-c", n, "/dev/zero")
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "XDG_CONFIG_HOME=" + b.dir}
-		devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		defer devnull.Close()
-		cmd.Stdout = devnull
-		return cmd.Run()
-	})
+	sand, err := timed(3, func() error { return b.runWait("--socket", b.sock, n) })
 	if err != nil {
 		return err
 	}
@@ -447,6 +445,164 @@ func (b *bench) streamFigures(mib int) error {
 	}
 	b.add(fmt.Sprintf("`run --wait` of %d MiB of zeros to /dev/null", mib), ms(p50(sand)), ms(p50(local))+" (head piped to cat)",
 		fmt.Sprintf("%.0f%% of the pipe", 100*float64(p50(local))/float64(p50(sand))), "≥ 25% of the pipe")
+	return nil
+}
+
+// runWait runs `sandtop run --wait -- head -c n /dev/zero` against the
+// daemon that flag (--socket, --envd) names, its output to /dev/null.
+func (b *bench) runWait(flag, target, n string) error {
+	cmd := exec.Command(b.bin, "run", flag, target, "--wait", "--", "head", "-c", n, "/dev/zero")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "XDG_CONFIG_HOME=" + b.dir}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	cmd.Stdout = devnull
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("sandtop run --wait: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// daemonBenchFigures runs the daemon's in-process stream benchmark
+// (BenchmarkStdoutThroughput: a Start stream read by a client in the same
+// process, beside a local pipe of the same bytes) and reports each client
+// setup as a share of the pipe. The default client is what sandtop uses;
+// the JSON ones are what E2B's SDKs ask for.
+func (b *bench) daemonBenchFigures() error {
+	fmt.Fprintln(os.Stderr, "running BenchmarkStdoutThroughput")
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "^BenchmarkStdoutThroughput$", "-benchtime", "5x", "-count", "3", "./backend/daemon/")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go test -bench StdoutThroughput: %v: %s", err, out)
+	}
+	speeds := map[string][]float64{} // sub-benchmark: MB/s of each run
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(f[0], "BenchmarkStdoutThroughput/") || f[len(f)-1] != "MB/s" {
+			continue
+		}
+		name := strings.TrimPrefix(f[0], "BenchmarkStdoutThroughput/")
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			name = name[:i] // the GOMAXPROCS suffix
+		}
+		v, err := strconv.ParseFloat(f[len(f)-2], 64)
+		if err != nil {
+			continue
+		}
+		if _, ok := speeds[name]; !ok {
+			names = append(names, name)
+		}
+		speeds[name] = append(speeds[name], v)
+	}
+	pipe := median(speeds["pipe"])
+	if pipe == 0 {
+		return fmt.Errorf("BenchmarkStdoutThroughput reported no pipe figure: %s", out)
+	}
+	for _, name := range names {
+		if name == "pipe" {
+			continue
+		}
+		v, target := median(speeds[name]), ""
+		if name == "daemon-default-unix" {
+			target = "≥ 40% of the pipe"
+		}
+		b.add(fmt.Sprintf("`BenchmarkStdoutThroughput`, %s (in-process, 64 MiB), median of 3", name),
+			fmt.Sprintf("%.0f MB/s", v), fmt.Sprintf("%.0f MB/s (pipe)", pipe), fmt.Sprintf("%.0f%% of the pipe", 100*v/pipe), target)
+	}
+	return nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// sdkPort is where E2B's SDK in debug mode finds envd (sdktest/helpers.mjs).
+const sdkPort = "127.0.0.1:49983"
+
+// sdkFigures: E2B's JS SDK (sdktest/stream.mjs, commands.run with
+// onStdout) and `sandtop run --wait` streaming the same zeros from one
+// daemon, which listens where the SDK's debug mode looks for envd. Skipped,
+// with a row that says why, without node or sdktest's node_modules.
+func (b *bench) sdkFigures(mib int) error {
+	what := fmt.Sprintf("E2B JS SDK `commands.run` of %d MiB of zeros, same daemon (TCP)", mib)
+	skip := func(why string) error {
+		b.add(what, "skipped", why, "", "sandtop ≥ 10× faster")
+		return nil
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return skip("no node in PATH")
+	}
+	sdkdir, err := filepath.Abs("sdktest")
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(sdkdir, "node_modules", "e2b")); err != nil {
+		return skip("no sdktest/node_modules (cd sdktest && npm ci)")
+	}
+	if c, err := net.DialTimeout("tcp", sdkPort, time.Second); err == nil {
+		c.Close()
+		return skip("something already listens on " + sdkPort)
+	}
+	d := exec.Command(b.bin, "serve", "--listen", sdkPort, "--state-dir", filepath.Join(b.dir, "sdk-state"), "--kill-on-exit")
+	d.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir}
+	if err := d.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		_ = d.Process.Signal(syscall.SIGTERM)
+		_ = d.Wait()
+	}()
+	url := "http://" + sdkPort
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ls := exec.Command(b.bin, "ls", "--envd", url)
+		ls.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir, "XDG_CONFIG_HOME=" + b.dir}
+		if ls.Run() == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the SDK's daemon did not answer on %s", sdkPort)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n := strconv.Itoa(mib << 20)
+	sand, err := timed(3, func() error { return b.runWait("--envd", url, n) })
+	if err != nil {
+		return err
+	}
+	// The SDK's time is what the script measures around commands.run:
+	// node's start and the SDK's import are left out, where sandtop's
+	// figure is the whole command.
+	var sdk []time.Duration
+	for range 3 {
+		cmd := exec.Command(node, "stream.mjs", n)
+		cmd.Dir = sdkdir
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("node stream.mjs: %v: %s", err, strings.TrimSpace(stderr.String()))
+		}
+		var res struct{ Ms float64 }
+		if err := json.Unmarshal(out, &res); err != nil || res.Ms <= 0 {
+			return fmt.Errorf("node stream.mjs said %q", out)
+		}
+		sdk = append(sdk, time.Duration(res.Ms*float64(time.Millisecond)))
+	}
+	sort.Slice(sdk, func(i, j int) bool { return sdk[i] < sdk[j] })
+	b.add(what, ms(p50(sand))+" (`run --wait`)", ms(p50(sdk))+" (the SDK's `commands.run`)",
+		fmt.Sprintf("sandtop %.1f× faster", float64(p50(sdk))/float64(p50(sand))), "sandtop ≥ 10× faster")
 	return nil
 }
 

@@ -19,12 +19,15 @@ type transport struct {
 	name string
 	tcp  bool
 	opts []envd.Option
+	// recycle: a benchmark hands each data event's bytes back once read
+	// (envd.RecycleOutput), as sandtop's seam does.
+	recycle bool
 }
 
 var transports = []transport{
-	{name: "h2c-proto-unix"},
+	{name: "h2c-proto-unix", opts: []envd.Option{envd.WithH2C()}},
 	{name: "http1-proto-tcp", tcp: true, opts: []envd.Option{envd.WithHTTP1()}},
-	{name: "h2c-json-tcp", tcp: true, opts: []envd.Option{envd.WithJSON()}},
+	{name: "h2c-json-tcp", tcp: true, opts: []envd.Option{envd.WithH2C(), envd.WithJSON()}},
 	{name: "http1-json-unix", opts: []envd.Option{envd.WithHTTP1(), envd.WithJSON()}},
 }
 

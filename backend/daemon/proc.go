@@ -95,8 +95,20 @@ func (p *proc) armStop() {
 func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 	defer wg.Done()
 	buf := make([]byte, readBufSize)
+	var rc syscall.RawConn // set once the stream is fast
 	for {
-		n, err := f.Read(buf)
+		var n int
+		var err error
+		if rc != nil {
+			// As the shim does: read what the pipe holds, once a few
+			// KiB became more (see shim.Pending).
+			var avail int
+			if avail, n, err = shim.Pending(rc, buf); avail > 0 {
+				n, err = f.Read(buf[:min(avail, len(buf))])
+			}
+		} else {
+			n, err = f.Read(buf)
+		}
 		if n > 0 {
 			p.out.publish(kind, append([]byte(nil), buf[:n]...))
 		}
@@ -104,7 +116,8 @@ func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 			// A full pipe: as the shim does, a larger pipe and larger reads
 			// for a stream this fast, and only for it.
 			shim.GrowPipe(f)
-			buf = make([]byte, shim.FastReadSize)
+			buf = make([]byte, shim.MaxOutputFrame)
+			rc, _ = f.SyscallConn()
 		}
 		if err != nil {
 			return

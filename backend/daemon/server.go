@@ -17,11 +17,11 @@ import (
 const tokenHeader = "X-Access-Token"
 
 // compressMinBytes keeps gzip off process output: one data event is at most
-// shim.FastReadSize of output (about 4/3 of that in JSON), and gzip costs
-// most of a stream's throughput (two thirds of the CPU of a 1 GiB collect,
-// when it was on). Large unary answers (a directory listing) still
-// compress.
-const compressMinBytes = 4 * shim.FastReadSize
+// a batch of sendBatchBytes (shim.MaxOutputFrame; about 4/3 of that in
+// JSON), and gzip costs most of a stream's throughput (two thirds of the
+// CPU of a 1 GiB collect, when it was on). Large unary answers (a
+// directory listing) still compress.
+const compressMinBytes = 4 * shim.MaxOutputFrame
 
 // buildHandler assembles the mux: /health, process.Process, envd's
 // filesystem half (filesystem.Filesystem and /files) and (unless Compat) the

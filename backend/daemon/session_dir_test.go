@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -243,5 +244,45 @@ func TestOneGroupSnapshotMatchesTheFullOne(t *testing.T) {
 	})
 	if one != full {
 		t.Fatalf("one group: %s\nfull: %s", one, full)
+	}
+}
+
+// A shim moves a fast stream's output to the daemon by splice, in frames of
+// whatever its pipe holds: stdout and stderr, both fast at once, still
+// arrive byte for byte and each in its order.
+func TestShimSplicedOutputIsByteExact(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	file := randomFile(t, 8<<20)
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const times = 3
+	loop := "i=0; while [ $i -lt " + strconv.Itoa(times) + " ]; do cat " + file + "; i=$((i+1)); done"
+	req := connect.NewRequest(startReq("sh", "-c", "("+loop+") >&2 & "+loop+"; wait"))
+	req.Header().Set(daemon.SessionDirHeader, filepath.Join(env.RuntimeRoot, "processes", "splice"))
+	s, err := env.Client.Process.Start(ctxFor(t, 60*time.Second), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var stdout, stderr []byte
+	for s.Receive() {
+		d := s.Msg().GetEvent().GetData()
+		stdout = append(stdout, d.GetStdout()...)
+		stderr = append(stderr, d.GetStderr()...)
+	}
+	if s.Err() != nil {
+		t.Fatal(s.Err())
+	}
+	for name, got := range map[string][]byte{"stdout": stdout, "stderr": stderr} {
+		if len(got) != times*len(want) {
+			t.Fatalf("%s: %d bytes, want %d", name, len(got), times*len(want))
+		}
+		for i := range times {
+			if !bytes.Equal(got[i*len(want):(i+1)*len(want)], want) {
+				t.Fatalf("%s: copy %d differs from the file", name, i)
+			}
+		}
 	}
 }

@@ -9,16 +9,18 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process"
+	"sandtop/backend/shim"
 )
 
 const (
 	keepaliveHeader  = "Keepalive-Ping-Interval"
 	defaultKeepalive = 90 * time.Second
-	// sendBatchBytes caps the output taken from the hub per wake-up.
-	// Consecutive chunks of one stream in it go out as one data event: a
-	// client that fell behind a fast program catches up in fewer, larger
-	// messages, and each message costs more than its bytes.
-	sendBatchBytes = 256 << 10
+	// sendBatchBytes caps the output taken from the hub per wake-up: a
+	// shim's largest frame. Consecutive chunks of one stream in it go out
+	// as one data event: a client that fell behind a fast program catches
+	// up in fewer, larger messages, and each message costs more than its
+	// bytes.
+	sendBatchBytes = shim.MaxOutputFrame
 )
 
 // keepaliveInterval reads envd's Keepalive-Ping-Interval header (seconds);

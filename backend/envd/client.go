@@ -38,6 +38,7 @@ type options struct {
 	token     string
 	user      string
 	http1     bool
+	h2c       bool
 	json      bool
 	client    *http.Client
 	keepalive int
@@ -53,10 +54,16 @@ func WithToken(token string) Option { return func(o *options) { o.token = token 
 // "Authorization: Basic base64(user:)".
 func WithUser(user string) Option { return func(o *options) { o.user = user } }
 
-// WithHTTP1 uses HTTP/1.1 for http:// and unix: targets. Without it a
-// unix: target speaks h2c and an http:// target whichever of h2c and
-// HTTP/1.1 the endpoint answers (see NegotiatingTransport).
+// WithHTTP1 uses HTTP/1.1 for every call to http:// and unix: targets.
+// Without it a unix: target speaks h2c and an http:// target whichever of
+// h2c and HTTP/1.1 the endpoint answers (see NegotiatingTransport), except
+// for the process streams (see WithH2C).
 func WithHTTP1() Option { return func(o *options) { o.http1 = true } }
+
+// WithH2C keeps the process streams (Start, Connect) of unix: and http://
+// targets on h2c with every other call. Without it they go over HTTP/1.1
+// (see outputSplit).
+func WithH2C() Option { return func(o *options) { o.h2c = true } }
 
 // WithJSON uses the Connect JSON codec (as E2B's JS SDK does).
 func WithJSON() Option { return func(o *options) { o.json = true } }
@@ -81,6 +88,8 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	copts := []connect.ClientOption{connect.WithInterceptors(headerInterceptor{o})}
 	if o.json {
 		copts = append(copts, connect.WithProtoJSON())
+	} else {
+		copts = append(copts, connect.WithCodec(outputCodec{}))
 	}
 	return &Client{
 		Process:    processconnect.NewProcessClient(hc, base, copts...),
@@ -101,12 +110,21 @@ func transportFor(target string, o options) (*http.Client, string, error) {
 		if o.client != nil {
 			return o.client, "http://localhost", nil
 		}
-		tr := plainTransport(o.http1)
-		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", path)
 		}
-		return &http.Client{Transport: tr}, "http://localhost", nil
+		h1 := plainTransport(true)
+		h1.DialContext = dial
+		if o.http1 {
+			return &http.Client{Transport: h1}, "http://localhost", nil
+		}
+		h2 := plainTransport(false)
+		h2.DialContext = dial
+		if o.h2c {
+			return &http.Client{Transport: h2}, "http://localhost", nil
+		}
+		return &http.Client{Transport: outputSplit{streams: h1, rest: h2}}, "http://localhost", nil
 	}
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" {
@@ -121,7 +139,11 @@ func transportFor(target string, o options) (*http.Client, string, error) {
 		if o.http1 {
 			return &http.Client{Transport: plainTransport(true)}, base, nil
 		}
-		return &http.Client{Transport: NegotiatingTransport()}, base, nil
+		if o.h2c {
+			return &http.Client{Transport: NegotiatingTransport()}, base, nil
+		}
+		// Every envd speaks HTTP/1.1, so the streams need no negotiation.
+		return &http.Client{Transport: outputSplit{streams: plainTransport(true), rest: NegotiatingTransport()}}, base, nil
 	case "https":
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -146,6 +168,32 @@ func plainTransport(http1 bool) *http.Transport {
 	// 16 KiB default frame splits each into four.
 	tr.HTTP2 = &http.HTTP2Config{MaxReadFrameSize: 1 << 20, MaxReceiveBufferPerStream: 8 << 20, MaxReceiveBufferPerConnection: 64 << 20}
 	return tr
+}
+
+// outputSplit sends the process streams (Start, Connect) of a unix: or
+// http:// target over HTTP/1.1 and every other call over h2c (or, for
+// http://, what the endpoint speaks). A stream carries a
+// program's output, and HTTP/1.1 carries it with fewer copies and
+// wake-ups on both ends: the handler writes straight to its connection,
+// where HTTP/2 hands each write to the connection's writer goroutine, which
+// copies it into a frame, and the client copies it again out of the
+// stream's buffer. A connection per stream costs little on a local socket.
+type outputSplit struct{ streams, rest http.RoundTripper }
+
+func (s outputSplit) RoundTrip(r *http.Request) (*http.Response, error) {
+	switch r.URL.Path {
+	case processconnect.ProcessStartProcedure, processconnect.ProcessConnectProcedure:
+		return s.streams.RoundTrip(r)
+	}
+	return s.rest.RoundTrip(r)
+}
+
+func (s outputSplit) CloseIdleConnections() {
+	for _, rt := range []http.RoundTripper{s.streams, s.rest} {
+		if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
+	}
 }
 
 // headerInterceptor adds the token, user and keepalive headers.

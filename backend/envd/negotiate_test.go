@@ -92,9 +92,17 @@ func TestHTTPEndpointNegotiatesProtocol(t *testing.T) {
 				if got := echo(t, c); got != "hi\n" {
 					t.Fatalf("stdout %q", got)
 				}
+				if _, err := c.Process.List(t.Context(), connect.NewRequest(&process.ListRequest{})); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if n := log.count(tc.proto + " " + processconnect.ProcessStartProcedure); n != 2 {
-				t.Errorf("%d starts over %s, want 2", n, tc.proto)
+			// The output streams take HTTP/1.1, which every envd speaks;
+			// the other calls what the endpoint answered.
+			if n := log.count("HTTP/1.1 " + processconnect.ProcessStartProcedure); n != 2 {
+				t.Errorf("%d starts over HTTP/1.1, want 2", n)
+			}
+			if n := log.count(tc.proto + " " + processconnect.ProcessListProcedure); n != 2 {
+				t.Errorf("%d lists over %s, want 2", n, tc.proto)
 			}
 			if n := log.count(tc.proto + " /health"); n != 1 {
 				t.Errorf("%d %s probes, want 1 (the answer is remembered)", n, tc.proto)

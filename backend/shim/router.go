@@ -1,9 +1,14 @@
 package shim
 
 import (
+	"encoding/binary"
+	"io"
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // router sends the program's output and its end to the daemon that is
@@ -61,6 +66,74 @@ func (r *router) send(kind byte, payload []byte) bool {
 	if WriteFrame(r.conn, kind, payload) != nil {
 		_ = r.conn.Close()
 		r.conn = nil
+		return false
+	}
+	return true
+}
+
+// splice moves n bytes, which the pipe behind pipe holds, to the daemon as
+// one frame, by splice(2): the kernel hands the pipe's pages to the socket
+// without a copy through the shim. It returns false, having moved nothing,
+// when no daemon is connected; the caller then reads the bytes itself.
+// Should the daemon go away within the frame, the frame is lost with the
+// connection, as one written the usual way would be, and the bytes not yet
+// moved stay in the pipe for the caller.
+func (r *router) splice(kind byte, pipe syscall.RawConn, n int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conn == nil {
+		return false
+	}
+	uc, ok := r.conn.(*net.UnixConn)
+	if !ok {
+		return false
+	}
+	sock, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var hdr [5]byte
+	hdr[0] = kind
+	binary.BigEndian.PutUint32(hdr[1:], uint32(n))
+	if _, err := r.conn.Write(hdr[:]); err != nil {
+		_ = r.conn.Close()
+		r.conn = nil
+		return false
+	}
+	left := n
+	var serr error
+	cerr := pipe.Control(func(pfd uintptr) {
+		werr := sock.Write(func(sfd uintptr) bool {
+			for left > 0 {
+				m, err := unix.Splice(int(pfd), nil, int(sfd), nil, left, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+				if m > 0 {
+					left -= int(m)
+				}
+				switch {
+				case err == unix.EAGAIN:
+					return false // the socket is full: wait until it is not
+				case err == unix.EINTR:
+				case err != nil:
+					serr = err
+					return true
+				case m == 0:
+					serr = io.ErrUnexpectedEOF
+					return true
+				}
+			}
+			return true
+		})
+		if serr == nil {
+			serr = werr
+		}
+	})
+	if serr == nil {
+		serr = cerr
+	}
+	if serr != nil {
+		_ = r.conn.Close()
+		r.conn = nil
+		// A torn frame: whatever moved is lost with the connection.
 		return false
 	}
 	return true

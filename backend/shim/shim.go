@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -283,7 +284,28 @@ func (s *supervisor) serve() {
 func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 	defer s.pumps.Done()
 	buf := make([]byte, 64<<10)
+	var rc syscall.RawConn // set once the stream is fast
 	for {
+		if rc != nil && (sp == nil || sp.full()) {
+			// A fast stream whose bytes the shim need not see: they go
+			// from the pipe to the daemon's socket by splice, whole frames
+			// of whatever the pipe holds, without a copy through here.
+			avail, n, err := Pending(rc, buf)
+			if avail > 0 && s.out.splice(kind, rc, min(avail, maxSpliceFrame)) {
+				continue
+			}
+			if avail > 0 {
+				// No daemon (any more): these bytes go to the ring.
+				n, err = r.Read(buf[:min(avail, len(buf))])
+			}
+			if n > 0 {
+				s.out.output(kind, buf[:n])
+			}
+			if err != nil {
+				break
+			}
+			continue
+		}
 		n, err := r.Read(buf)
 		if n > 0 {
 			if sp != nil {
@@ -301,6 +323,7 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 			// before buf is replaced.)
 			GrowPipe(r)
 			buf = make([]byte, FastReadSize)
+			rc, _ = r.SyscallConn()
 		}
 		if err != nil {
 			break
@@ -310,6 +333,74 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 		_ = sp.f.Close()
 	}
 	s.out.eof(kind)
+}
+
+// maxSpliceFrame bounds one spliced frame: the pipe of a fast stream.
+const maxSpliceFrame = MaxOutputFrame
+
+// MaxOutputFrame bounds the output in one frame the shim sends live (and
+// in one read of the daemon's own pumps): larger frames cost fewer round
+// trips on every hop to the client.
+const MaxOutputFrame = 4 * FastReadSize
+
+// A fast stream that caught up with its program finds a few KiB in the
+// pipe, and every frame costs the same on each hop to the client however
+// small. So below gatherBytes the shim waits a moment for the program to
+// write more, and sends as soon as the program stops adding: a program
+// that paused loses gatherWait, a trickle at most gatherRounds of it.
+const (
+	gatherBytes  = 64 << 10
+	gatherWait   = 200 * time.Microsecond
+	gatherRounds = 4
+)
+
+// gather returns what the pipe behind rc holds once it has gathered enough
+// (see gatherBytes), starting from avail.
+func gather(rc syscall.RawConn, avail int) int {
+	for i := 0; i < gatherRounds && avail > 0 && avail < gatherBytes; i++ {
+		time.Sleep(gatherWait)
+		now := avail
+		_ = rc.Control(func(fd uintptr) { now, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		if now <= avail {
+			break
+		}
+		avail = now
+	}
+	return avail
+}
+
+// Pending waits until the pipe behind rc holds output or is at its end,
+// gathers a little more if it holds only a few KiB (see gatherBytes), and
+// returns how many bytes it holds. When it had to read to tell an empty
+// pipe from its end, what it read is in buf[:n] instead (with io.EOF at
+// the end, or the error). It is for the pipe of a fast stream.
+func Pending(rc syscall.RawConn, buf []byte) (avail, n int, err error) {
+	avail, n, err = pending(rc, buf)
+	return gather(rc, avail), n, err
+}
+
+func pending(rc syscall.RawConn, buf []byte) (avail, n int, err error) {
+	cerr := rc.Read(func(fd uintptr) bool {
+		avail, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+		if err != nil || avail > 0 {
+			return true
+		}
+		n, err = unix.Read(int(fd), buf)
+		switch {
+		case err == unix.EAGAIN || err == unix.EINTR:
+			n, err = 0, nil
+			return false // wait until it is readable
+		case err != nil:
+			n = 0
+		case n == 0:
+			err = io.EOF
+		}
+		return true
+	})
+	if cerr != nil && err == nil {
+		err = cerr // the pipe was closed (see finish)
+	}
+	return avail, n, err
 }
 
 // FastReadSize is the read size, and a quarter of the pipe size, for a
@@ -450,6 +541,9 @@ type spill struct {
 	left int64
 	err  error
 }
+
+// full says nothing more will be written to the spill.
+func (sp *spill) full() bool { return sp.err != nil || sp.left <= 0 }
 
 func (sp *spill) write(b []byte) error {
 	if sp.err != nil || sp.left <= 0 {
