@@ -276,13 +276,7 @@ func (w *Watcher) refreshPublished(ctx context.Context) {
 	if ownDue {
 		start := time.Now()
 		infos, err := w.r.publishedOwn(ctx)
-		p.mu.Lock()
-		p.lastOwn, p.ownTook = start, time.Since(start)
-		p.nextOwn = time.Now().Add(max(scanEvery, 3*p.ownTook))
-		if err == nil {
-			p.groups = mergePublished(p.groups, infos, false, now)
-		}
-		p.mu.Unlock()
+		p.record(false, start, now, infos, err)
 	}
 	if agentDue {
 		start := time.Now()
@@ -291,12 +285,22 @@ func (w *Watcher) refreshPublished(ctx context.Context) {
 		// workspaces' agent roots are read as well.
 		infos, err := w.r.AgentGroups(actx, w.opts.Workspaces...)
 		cancel()
-		p.mu.Lock()
-		p.lastAgent, p.agentTook = start, time.Since(start)
-		p.nextAgent = time.Now().Add(max(agentScanEvery, 3*p.agentTook))
-		if err == nil {
-			p.agent = mergePublished(p.agent, infos, true, now)
-		}
-		p.mu.Unlock()
+		p.record(true, start, now, infos, err)
+	}
+}
+
+// record keeps one scan's result (sandtop's own state, or agents'), when
+// it started and how long it took, and paces the next one.
+func (p *publishedState) record(agent bool, start, now time.Time, infos []GroupInfo, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	last, took, next, every, into := &p.lastOwn, &p.ownTook, &p.nextOwn, scanEvery, &p.groups
+	if agent {
+		last, took, next, every, into = &p.lastAgent, &p.agentTook, &p.nextAgent, agentScanEvery, &p.agent
+	}
+	*last, *took = start, time.Since(start)
+	*next = time.Now().Add(max(every, 3**took))
+	if err == nil {
+		*into = mergePublished(*into, infos, agent, now)
 	}
 }
