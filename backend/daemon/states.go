@@ -126,7 +126,9 @@ func readStateDir(parent int, name string) (*sandtopv1.StateDir, bool) {
 	}
 	// Only what a listing judges by is read: a spill's size, and the small
 	// files; the argv only once the group has ended (a live leader shows
-	// it in the process table). A listing reads every directory, every
+	// it in the process table): its exit published, or no process left in
+	// it, which comes first when a shim has reaped the program and is
+	// about to publish. A listing reads every directory, every
 	// time, so each system call here counts a thousandfold.
 	var argvPresent bool
 	for _, e := range entries {
@@ -148,7 +150,7 @@ func readStateDir(parent int, name string) (*sandtopv1.StateDir, bool) {
 			}
 		}
 	}
-	if argvPresent && len(bytes.TrimSpace(out.Files[wrapper.ExitCodeFile])) > 0 {
+	if argvPresent && (len(bytes.TrimSpace(out.Files[wrapper.ExitCodeFile])) > 0 || emptied(out.Files[wrapper.PidFile])) {
 		if b, ok := readSmallFile(fd, wrapper.ArgvFile, stateFileCaps[wrapper.ArgvFile]); ok {
 			out.Files[wrapper.ArgvFile] = b
 		}
@@ -174,4 +176,10 @@ func readSmallFile(dir int, name string, limit int) ([]byte, bool) {
 		return nil, false
 	}
 	return buf[:n], true
+}
+
+// emptied says whether the group a pid file names has no process left.
+func emptied(pidFile []byte) bool {
+	pgid, err := wrapper.ParsePgid(string(pidFile))
+	return err == nil && noProcessIn(pgid)
 }

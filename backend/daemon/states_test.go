@@ -1,7 +1,9 @@
 package daemon_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -94,6 +96,54 @@ func TestReadStatesReadsEveryDirectoryWithoutFollowingLinks(t *testing.T) {
 	for _, d := range res.Msg.GetDirs() {
 		if d.GetId() == "settled" && string(d.GetFiles()[wrapper.ProblemFile]) != "late" {
 			t.Errorf("a file added to a settled directory is not listed: %q", d.GetFiles())
+		}
+	}
+}
+
+// A group whose program a shim has reaped but whose exit is not published
+// yet has no process left: its argv is returned already, so a listing that
+// calls it settled can say what it ran. A group with a live process keeps
+// its argv unread (the process table shows it).
+func TestReadStatesGivesTheArgvOfAnEmptiedGroup(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	ctx := ctxFor(t, 10*time.Second)
+	live := exec.Command("sleep", "30")
+	live.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+	gone := exec.Command("true")
+	gone.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for id, pid := range map[string]int{"emptied": gone.Process.Pid, "running": live.Process.Pid} {
+		dir := wrapper.StateDir(env.RuntimeRoot, id)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range map[string]string{wrapper.PidFile: fmt.Sprintf("%d\n", pid), wrapper.ArgvFile: id + "\x00"} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	res, err := env.Client.Supervisor.ReadStates(ctx, connect.NewRequest(&sandtopv1.ReadStatesRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Msg.GetDirs() {
+		argv, ok := d.GetFiles()[wrapper.ArgvFile]
+		switch d.GetId() {
+		case "emptied":
+			if string(argv) != "emptied\x00" {
+				t.Errorf("the emptied group's argv: %q", argv)
+			}
+		case "running":
+			if ok {
+				t.Errorf("the running group's argv was read: %q", argv)
+			}
 		}
 	}
 }
