@@ -69,6 +69,11 @@ func TestGoldenViews(t *testing.T) {
 			t.Run(fmt.Sprintf("%s_%d", name, size[0]), func(t *testing.T) {
 				m, src := newTestModel(t, size[0], size[1])
 				scene(t, m, src)
+				// The detail pane's stream ends on a goroutine of its own: the
+				// view is of the state after that, however loaded the machine.
+				if m.focus != focusAttached {
+					waitFor(t, func() bool { m.drainStreams(); return m.detail.pump == nil }, func() string { return "the detail pane's stream to end" })
+				}
 				view := m.View()
 				// Help and quit stay in reach at any width, whatever the
 				// footer holds besides.

@@ -402,7 +402,8 @@ func eventsText(m *Model) string {
 // waitFor polls cond until a deadline; what describes the state on failure.
 func waitFor(t testing.TB, cond func() bool, what func() string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	// Only a bound on a hang: loaded CI machines take seconds here.
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting; last state: %q", what())
