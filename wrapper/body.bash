@@ -21,11 +21,17 @@
 finish() {
 	# Reap the sentinel here: an orphaned zombie would be listed as a member
 	# of the group until whoever inherits it reaps it. SIGKILL, because it
-	# ignores the signals a group is sent and something might still hold fd 8.
+	# ignores the signals a group is sent and something might still hold fd 8;
+	# sent while fd 8 still keeps it reading, so it cannot have ended and
+	# been reaped (its pid free for a stranger) before the kill. The CHLD
+	# trap may cut the wait short (145): wait again.
 	if [ -n "$sentinel" ]; then
-		exec 8>&-
 		kill -s KILL "$sentinel" 2>/dev/null
-		wait "$sentinel" 2>/dev/null
+		exec 8>&-
+		for _ in 1 2 3 4 5; do
+			wait "$sentinel" 2>/dev/null
+			[ $? = 145 ] || break
+		done
 	fi
 	if [ -n "$reraise" ] && [ -n "$2" ]; then
 		ulimit -c 0
@@ -189,20 +195,28 @@ while :; do
 			renewed=0
 		fi
 	else
-		# No trap may cut this wait short: it is the last one.
-		trap - CHLD
-		wait "$child"
-		waited=$?
+		# The trap stays (see below), so a CHLD from tee or head can cut
+		# this wait short with 145: wait again while the child still runs.
+		trap : CHLD
+		while :; do
+			wait "$child"
+			waited=$?
+			[ "$waited" = 145 ] || break
+			how_child_ended
+			case $how in Running* | Stopped*) ;; *) break ;; esac
+		done
 		# Only a listing of the job can tell 128+n from signal n now.
 		how_child_ended
 		if [ -z "$how" ]; then how=waited; fi
 		break
 	fi
 done
-trap - CHLD
-# Let a CHLD trap still pending run (now as the default) before the wait
-# that only has to give the number.
-:
+# The CHLD trap is never reset to the default: bash 5.2 crashes with
+# SIGSEGV (a NULL trap string in run_sigchld_trap) when a CHLD trap is
+# still pending at that moment, and the group would be published as a
+# SEGV death. It is made a no-op instead; a wait below that it cuts short
+# answers 145, which is asked again.
+trap : CHLD
 
 signal=
 case $how in
@@ -219,9 +233,9 @@ waited)
 	if [ -n "$waited" ]; then
 		rc=$waited
 	else
-		# The listing names a signal. A CHLD that was still pending can make
-		# this wait answer 145 (128+SIGCHLD) although the trap is gone; no
-		# child dies of SIGCHLD, so 145 here is never the answer: ask again.
+		# The listing names a signal. A CHLD trap pending or arriving can
+		# make this wait answer 145 (128+SIGCHLD); no child dies of
+		# SIGCHLD, so 145 here is never the answer: ask again.
 		# If bash has dropped the job meanwhile (127), the listing's name
 		# is all that is left.
 		tries=0
