@@ -1,0 +1,125 @@
+package seam
+
+import (
+	"context"
+	"path"
+	"sort"
+	"time"
+
+	"sandtop/wrapper"
+)
+
+// One discovery path serves both kinds of state root: sandtop's runtime
+// root (ListGroups, Adopt) and a DeepSeek Harness agent's <cwd>/.dsh-e2b
+// (DiscoverAgent, DiscoverDsh). Both use the wrapper's layout,
+// <root>/processes/<id>/{pid,exit-code,signal,tag,argv,stdout.log,stderr.log};
+// only how the files are read differs (a stateReader), and what they mean
+// is decided once, in judgeGroup.
+
+// GroupOrigin says who started a group found under a state root.
+type GroupOrigin string
+
+const (
+	// OriginSandtop: under this runtime's root, written by sandtop's wrapper
+	// (or any client sharing that root).
+	OriginSandtop GroupOrigin = "sandtop"
+	// OriginAgent: under an agent's .dsh-e2b root.
+	OriginAgent GroupOrigin = "agent"
+)
+
+// stateDirFiles is what a reader found in one process state directory.
+// A nil file was absent; a size of -1 means no such spill.
+type stateDirFiles struct {
+	id                     string
+	modTime                time.Time // of the directory; zero when unknown
+	pid, exitCode          *string
+	signal, tag, argv      *string
+	stdoutSize, stderrSize int64
+	// problem and supervised: what sandtop's shim leaves when it could not
+	// publish the exit status (see wrapper.ProblemFile).
+	problem    *string
+	supervised bool
+}
+
+// stateReader reads every process state directory under a root, and the
+// process table, as close together as it can.
+type stateReader interface {
+	readStates(ctx context.Context, root string) ([]stateDirFiles, []ProcessEntry, error)
+}
+
+// discoverGroups lists and judges the process groups under root.
+func discoverGroups(ctx context.Context, rd stateReader, root string, origin GroupOrigin) ([]GroupInfo, error) {
+	states, table, err := rd.readStates(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]GroupInfo, 0, len(states))
+	for _, f := range states {
+		out = append(out, judgeGroup(root, f, table, origin))
+	}
+	// Oldest first where the times are known: ids are random.
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Changed.Equal(out[j].Changed) {
+			return out[i].Changed.Before(out[j].Changed)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// judgeGroup turns one state directory into a GroupInfo: a missing or
+// invalid pid leaves it unpublished (with a Problem for an invalid one);
+// otherwise the process table says whether a live member is left.
+func judgeGroup(root string, f stateDirFiles, table []ProcessEntry, origin GroupOrigin) GroupInfo {
+	dir := wrapper.StateDir(root, f.id)
+	g := GroupInfo{ID: f.id, StateDir: dir, State: GroupUnpublished, Origin: origin, Changed: f.modTime}
+	if f.tag != nil {
+		g.Tag = trimmed(*f.tag)
+	}
+	if f.argv != nil {
+		g.Argv = wrapper.ParseArgv(*f.argv)
+	}
+	if f.stdoutSize >= 0 {
+		g.SpillPaths = append(g.SpillPaths, path.Join(dir, wrapper.StdoutSpillFile))
+	}
+	if f.stderrSize >= 0 {
+		g.SpillPaths = append(g.SpillPaths, path.Join(dir, wrapper.StderrSpillFile))
+	}
+	if f.pid == nil || trimmed(*f.pid) == "" {
+		return g
+	}
+	pgid, err := wrapper.ParsePgid(*f.pid)
+	if err != nil {
+		g.Problem = err.Error()
+		return g
+	}
+	g.Pgid = pgid
+	if f.exitCode != nil && trimmed(*f.exitCode) != "" {
+		code, err := wrapper.ParseExitCode(*f.exitCode)
+		if err != nil {
+			g.Problem = err.Error()
+		} else {
+			g.ExitCode = &code
+			if code > 128 && f.signal != nil {
+				if sig, err := wrapper.ParseSignal(*f.signal); err == nil {
+					g.Signal = signalText(sigNum(sig))
+				}
+			}
+		}
+	}
+	switch {
+	case !groupLiveIn(table, pgid):
+		g.State = GroupSettled
+		if g.ExitCode == nil && g.Problem == "" && (f.problem != nil || f.supervised) {
+			g.Problem = "exit unknown: the group's supervisor ended without publishing the exit status"
+			if f.problem != nil && trimmed(*f.problem) != "" {
+				g.Problem = trimmed(*f.problem)
+			}
+		}
+	case g.ExitCode != nil:
+		g.State = GroupLeaderExited
+	default:
+		g.State = GroupRunning
+	}
+	return g
+}

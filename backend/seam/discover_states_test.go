@@ -1,0 +1,121 @@
+package seam
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"sandtop/wrapper"
+)
+
+// A listing reads the whole runtime root in one call on either plane (our
+// daemon's ReadStates, or one scanning command on stock envd), and must
+// see exactly what reading each directory file by file sees, links and
+// FIFOs a program planted included.
+func TestListingReadsAllStatesAsFileByFileDoes(t *testing.T) {
+	forBothPlanes(t, func(t *testing.T, s *seam) {
+		root := s.rt.cfg.RuntimeRoot
+		write := func(id, name, text string) {
+			dir := wrapper.StateDir(root, id)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("settled", wrapper.PidFile, "4242\n")
+		write("settled", wrapper.ExitCodeFile, "143\n")
+		write("settled", wrapper.SignalFile, "15\n")
+		write("settled", wrapper.TagFile, "build\nline two")
+		write("settled", wrapper.ArgvFile, "sh\x00-c\x00echo 'a\nb' \xff\x00")
+		write("settled", wrapper.StdoutSpillFile, "0123456789")
+		write("exited", wrapper.PidFile, "4243\n")
+		write("exited", wrapper.ExitCodeFile, "3\n")
+		write("exited", wrapper.ArgvFile, "")
+		write("problem", wrapper.PidFile, "4244\n")
+		write("problem", wrapper.SupervisorFile, "1\n")
+		write("problem", wrapper.ProblemFile, "no space left on device")
+		write("starting", wrapper.TagFile, "t")
+		write("planted", wrapper.PidFile, "4245\n")
+		write("planted", wrapper.ExitCodeFile, "0\n")
+		outside := filepath.Join(t.TempDir(), "secret")
+		if err := os.WriteFile(outside, []byte("outside"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(wrapper.StateDir(root, "planted"), wrapper.ArgvFile)); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(filepath.Join(wrapper.StateDir(root, "planted"), wrapper.TagFile), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Dir(outside), wrapper.StateDir(root, "link")); err != nil {
+			t.Fatal(err)
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		c := controlStates{s.rt.control}
+		all, ok := s.rt.control.(allStatesReader)
+		if !ok {
+			t.Fatalf("the %s plane reads state directories one by one", s.rt.control.Kind())
+		}
+		got, err := all.readAllStates(ctx, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]bool{}
+		for _, f := range got {
+			ids[f.id] = true
+		}
+		for _, want := range []string{"settled", "exited", "problem", "starting", "planted"} {
+			if !ids[want] {
+				t.Errorf("%s missing from %v", want, ids)
+			}
+		}
+		if ids["link"] {
+			t.Error("a link in processes/ was read as a state directory")
+		}
+		sort.Slice(got, func(i, j int) bool { return got[i].id < got[j].id })
+		for _, g := range got {
+			one, err := c.readOne(ctx, root, g.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.modTime.IsZero() {
+				t.Errorf("%s: no mtime", g.id)
+			}
+			g.modTime = time.Time{}
+			if g.id == "planted" && (g.argv != nil || g.tag != nil) {
+				t.Errorf("planted: a link or a FIFO was read: argv %v tag %v", g.argv, g.tag)
+			}
+			if g.id == "planted" {
+				continue // file by file, ReadFile follows links inside the root
+			}
+			if s.compat {
+				// ls on stock envd gives no sizes: only whether a spill exists.
+				g.stdoutSize, g.stderrSize = min(g.stdoutSize, 0), min(g.stderrSize, 0)
+			}
+			if !reflect.DeepEqual(g, one) {
+				t.Errorf("%s:\n all at once %s\n file by file %s", g.id, dump(g), dump(one))
+			}
+		}
+	})
+}
+
+func dump(f stateDirFiles) string {
+	s := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return "\"" + *p + "\""
+	}
+	return "pid " + s(f.pid) + " exit " + s(f.exitCode) + " signal " + s(f.signal) + " tag " + s(f.tag) + " argv " + s(f.argv) +
+		" problem " + s(f.problem) + " sizes " + strconv.FormatInt(f.stdoutSize, 10) + "/" + strconv.FormatInt(f.stderrSize, 10)
+}

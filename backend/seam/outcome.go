@@ -1,0 +1,34 @@
+package seam
+
+import (
+	"fmt"
+	"syscall"
+)
+
+// Outcome is how the direct command ended: ExitCode for a normal exit, or
+// Signal ("SIGTERM", …) when a signal ended it. Exactly one is set. It
+// carries no output and no timeout classification.
+type Outcome struct {
+	ExitCode *int
+	Signal   string
+}
+
+func (o Outcome) String() string {
+	if o.ExitCode != nil {
+		return fmt.Sprintf("exit code %d", *o.ExitCode)
+	}
+	if o.Signal != "" {
+		return "killed by " + o.Signal
+	}
+	return "no outcome"
+}
+
+func exitOutcome(code int) Outcome { return Outcome{ExitCode: &code} }
+
+func signalOutcome(sig syscall.Signal) Outcome { return Outcome{Signal: signalText(sig)} }
+
+var errNotSettled = errorString("outcome is not settled yet")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
