@@ -3,7 +3,7 @@ package seam
 import (
 	"context"
 	"errors"
-	"sort"
+	"slices"
 
 	"sandtop/wrapper"
 )
@@ -59,16 +59,6 @@ func (r *Runtime) agentRoots(ctx context.Context, workspaces []string) ([]string
 			roots = append(roots, root)
 		}
 	}
-	return sortedUnique(roots), nil
-}
-
-func sortedUnique(xs []string) []string {
-	sort.Strings(xs)
-	out := xs[:0]
-	for i, x := range xs {
-		if i == 0 || x != xs[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
+	slices.Sort(roots)
+	return slices.Compact(roots), nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"sandtop/backend/seam/control"
 	"sandtop/groupstate"
 	"sandtop/wrapper"
 )
@@ -95,11 +96,11 @@ func (r *Runtime) ownedPgids() map[int]bool {
 // controlStates reads state directories through the control plane: the
 // extension's ListDir and ReadFile, or ls and cat on stock envd. It suits
 // the runtime root, which the extension is allowed to read.
-type controlStates struct{ cp ControlPlane }
+type controlStates struct{ cp control.Plane }
 
-func (c controlStates) readStates(ctx context.Context, root string) ([]stateDirFiles, []ProcessEntry, error) {
+func (c controlStates) readStates(ctx context.Context, root string) ([]control.StateFiles, []control.ProcessEntry, error) {
 	if all, ok := c.cp.(allStatesReader); ok {
-		states, err := all.readAllStates(ctx, root)
+		states, err := all.ReadAllStates(ctx, root)
 		if err == nil {
 			table, err := c.cp.Processes(ctx)
 			if err != nil {
@@ -107,7 +108,7 @@ func (c controlStates) readStates(ctx context.Context, root string) ([]stateDirF
 			}
 			return states, table, nil
 		}
-		if !errors.Is(err, errUnsupported) {
+		if !errors.Is(err, control.ErrUnsupported) {
 			return nil, nil, err
 		}
 	}
@@ -122,7 +123,7 @@ func (c controlStates) readStates(ctx context.Context, root string) ([]stateDirF
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []stateDirFiles
+	var out []control.StateFiles
 	for _, e := range entries {
 		if !e.Dir {
 			continue
@@ -131,33 +132,30 @@ func (c controlStates) readStates(ctx context.Context, root string) ([]stateDirF
 		if err != nil {
 			return nil, nil, err
 		}
-		f.modTime = e.ModTime
+		f.ModTime = e.ModTime
 		out = append(out, f)
 	}
 	return out, table, nil
 }
 
-// errUnsupported: the daemon does not know the call (one older than it).
-var errUnsupported = errors.New("not supported by this daemon")
-
 // allStatesReader is a control plane that reads every state directory of
-// the runtime root in one call (sandtop's daemon); errUnsupported when the
+// the runtime root in one call (sandtop's daemon); control.ErrUnsupported when the
 // daemon predates it.
 type allStatesReader interface {
-	readAllStates(ctx context.Context, root string) ([]stateDirFiles, error)
+	ReadAllStates(ctx context.Context, root string) ([]control.StateFiles, error)
 }
 
 // readOne reads one state directory; one removed meanwhile reads as empty.
-func (c controlStates) readOne(ctx context.Context, root, id string) (stateDirFiles, error) {
+func (c controlStates) readOne(ctx context.Context, root, id string) (control.StateFiles, error) {
 	dir := wrapper.StateDir(root, id)
 	files, err := c.cp.ListDir(ctx, dir)
 	if errors.Is(err, ErrFileNotFound) {
-		return stateDirFiles{id: id, stdoutSize: -1, stderrSize: -1}, nil
+		return control.StateFiles{ID: id, StdoutSize: -1, StderrSize: -1}, nil
 	}
 	if err != nil {
-		return stateDirFiles{id: id, stdoutSize: -1, stderrSize: -1}, err
+		return control.StateFiles{ID: id, StdoutSize: -1, StderrSize: -1}, err
 	}
-	return stateFilesFrom(id, files, func(name string) *string {
+	return control.StateFilesFrom(id, files, func(name string) *string {
 		b, err := c.cp.ReadFile(ctx, dir+"/"+name)
 		if err != nil {
 			return nil
@@ -167,46 +165,8 @@ func (c controlStates) readOne(ctx context.Context, root, id string) (stateDirFi
 	}), nil
 }
 
-// stateFilesFrom is what a state directory holds, from its entries and a
-// reader of its files, which it asks only for what the judgement needs.
-func stateFilesFrom(id string, entries []DirEntry, readFile func(name string) *string) stateDirFiles {
-	f := stateDirFiles{id: id, stdoutSize: -1, stderrSize: -1}
-	has := map[string]bool{}
-	for _, e := range entries {
-		has[e.Name] = true
-		switch e.Name {
-		case wrapper.StdoutSpillFile:
-			f.stdoutSize = e.Size
-		case wrapper.StderrSpillFile:
-			f.stderrSize = e.Size
-		}
-	}
-	read := func(name string) *string {
-		if !has[name] {
-			return nil
-		}
-		return readFile(name)
-	}
-	f.tag = read(wrapper.TagFile)
-	if f.pid = read(wrapper.PidFile); f.pid == nil {
-		return f
-	}
-	if f.exitCode = read(wrapper.ExitCodeFile); f.exitCode != nil && trimmed(*f.exitCode) != "" {
-		if code, err := wrapper.ParseExitCode(*f.exitCode); err == nil && code > 128 {
-			f.signal = read(wrapper.SignalFile)
-		}
-		// Only a command that has ended needs its argv from here: a live
-		// leader shows it in the process table. One read less per poll.
-		f.argv = read(wrapper.ArgvFile)
-	} else if has[wrapper.SupervisorFile] || has[wrapper.ProblemFile] {
-		f.supervised = has[wrapper.SupervisorFile]
-		f.problem = read(wrapper.ProblemFile)
-	}
-	return f
-}
-
 // describeGroup reads and judges one state directory of the runtime root.
-func (r *Runtime) describeGroup(ctx context.Context, id string, table []ProcessEntry) (GroupInfo, error) {
+func (r *Runtime) describeGroup(ctx context.Context, id string, table []control.ProcessEntry) (GroupInfo, error) {
 	f, err := controlStates{r.control}.readOne(ctx, r.cfg.RuntimeRoot, id)
 	if err != nil {
 		return GroupInfo{ID: id, StateDir: wrapper.StateDir(r.cfg.RuntimeRoot, id), State: GroupUnpublished, Origin: OriginSandtop}, err
@@ -272,7 +232,7 @@ func (h *Handle) watchAdopted() {
 			if st := h.readStatus(h.rt.bg); st.code != nil || st.err != nil {
 				h.outcome, h.outcomeErr = h.decideOutcome(st, false)
 			} else if t := h.tier(); t != 0 {
-				h.outcome = signalOutcome(t)
+				h.outcome = control.SignalOutcome(t)
 			} else {
 				h.outcomeErr = fmt.Errorf("adopted process group %d ended without publishing an exit status", h.pgid)
 			}

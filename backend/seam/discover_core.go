@@ -4,8 +4,8 @@ import (
 	"context"
 	"path"
 	"sort"
-	"time"
 
+	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
@@ -27,24 +27,10 @@ const (
 	OriginAgent GroupOrigin = "agent"
 )
 
-// stateDirFiles is what a reader found in one process state directory.
-// A nil file was absent; a size of -1 means no such spill.
-type stateDirFiles struct {
-	id                     string
-	modTime                time.Time // of the directory; zero when unknown
-	pid, exitCode          *string
-	signal, tag, argv      *string
-	stdoutSize, stderrSize int64
-	// problem and supervised: what sandtop's shim leaves when it could not
-	// publish the exit status (see wrapper.ProblemFile).
-	problem    *string
-	supervised bool
-}
-
 // stateReader reads every process state directory under a root, and the
 // process table, as close together as it can.
 type stateReader interface {
-	readStates(ctx context.Context, root string) ([]stateDirFiles, []ProcessEntry, error)
+	readStates(ctx context.Context, root string) ([]control.StateFiles, []control.ProcessEntry, error)
 }
 
 // discoverGroups lists and judges the process groups under root.
@@ -70,50 +56,50 @@ func discoverGroups(ctx context.Context, rd stateReader, root string, origin Gro
 // judgeGroup turns one state directory into a GroupInfo: a missing or
 // invalid pid leaves it unpublished (with a Problem for an invalid one);
 // otherwise the process table says whether a live member is left.
-func judgeGroup(root string, f stateDirFiles, table []ProcessEntry, origin GroupOrigin) GroupInfo {
-	dir := wrapper.StateDir(root, f.id)
-	g := GroupInfo{ID: f.id, StateDir: dir, State: GroupUnpublished, Origin: origin, Changed: f.modTime}
-	if f.tag != nil {
-		g.Tag = trimmed(*f.tag)
+func judgeGroup(root string, f control.StateFiles, table []control.ProcessEntry, origin GroupOrigin) GroupInfo {
+	dir := wrapper.StateDir(root, f.ID)
+	g := GroupInfo{ID: f.ID, StateDir: dir, State: GroupUnpublished, Origin: origin, Changed: f.ModTime}
+	if f.Tag != nil {
+		g.Tag = trimmed(*f.Tag)
 	}
-	if f.argv != nil {
-		g.Argv = wrapper.ParseArgv(*f.argv)
+	if f.Argv != nil {
+		g.Argv = wrapper.ParseArgv(*f.Argv)
 	}
-	if f.stdoutSize >= 0 {
+	if f.StdoutSize >= 0 {
 		g.SpillPaths = append(g.SpillPaths, path.Join(dir, wrapper.StdoutSpillFile))
 	}
-	if f.stderrSize >= 0 {
+	if f.StderrSize >= 0 {
 		g.SpillPaths = append(g.SpillPaths, path.Join(dir, wrapper.StderrSpillFile))
 	}
-	if f.pid == nil || trimmed(*f.pid) == "" {
+	if f.Pid == nil || trimmed(*f.Pid) == "" {
 		return g
 	}
-	pgid, err := wrapper.ParsePgid(*f.pid)
+	pgid, err := wrapper.ParsePgid(*f.Pid)
 	if err != nil {
 		g.Problem = err.Error()
 		return g
 	}
 	g.Pgid = pgid
-	if f.exitCode != nil && trimmed(*f.exitCode) != "" {
-		code, err := wrapper.ParseExitCode(*f.exitCode)
+	if f.ExitCode != nil && trimmed(*f.ExitCode) != "" {
+		code, err := wrapper.ParseExitCode(*f.ExitCode)
 		if err != nil {
 			g.Problem = err.Error()
 		} else {
 			g.ExitCode = &code
-			if code > 128 && f.signal != nil {
-				if sig, err := wrapper.ParseSignal(*f.signal); err == nil {
-					g.Signal = signalText(sigNum(sig))
+			if code > 128 && f.Signal != nil {
+				if sig, err := wrapper.ParseSignal(*f.Signal); err == nil {
+					g.Signal = control.SignalName(sigNum(sig))
 				}
 			}
 		}
 	}
 	switch {
-	case !groupLiveIn(table, pgid):
+	case !control.GroupLiveIn(table, pgid):
 		g.State = GroupSettled
-		if g.ExitCode == nil && g.Problem == "" && (f.problem != nil || f.supervised) {
+		if g.ExitCode == nil && g.Problem == "" && (f.Problem != nil || f.Supervised) {
 			g.Problem = "exit unknown: the group's supervisor ended without publishing the exit status"
-			if f.problem != nil && trimmed(*f.problem) != "" {
-				g.Problem = trimmed(*f.problem)
+			if f.Problem != nil && trimmed(*f.Problem) != "" {
+				g.Problem = trimmed(*f.Problem)
 			}
 		}
 	case g.ExitCode != nil:

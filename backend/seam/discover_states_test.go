@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
@@ -66,13 +67,13 @@ func TestListingReadsAllStatesAsFileByFileDoes(t *testing.T) {
 		if !ok {
 			t.Fatalf("the %s plane reads state directories one by one", s.rt.control.Kind())
 		}
-		got, err := all.readAllStates(ctx, root)
+		got, err := all.ReadAllStates(ctx, root)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids := map[string]bool{}
 		for _, f := range got {
-			ids[f.id] = true
+			ids[f.ID] = true
 		}
 		for _, want := range []string{"settled", "exited", "problem", "starting", "planted"} {
 			if !ids[want] {
@@ -82,40 +83,40 @@ func TestListingReadsAllStatesAsFileByFileDoes(t *testing.T) {
 		if ids["link"] {
 			t.Error("a link in processes/ was read as a state directory")
 		}
-		sort.Slice(got, func(i, j int) bool { return got[i].id < got[j].id })
+		sort.Slice(got, func(i, j int) bool { return got[i].ID < got[j].ID })
 		for _, g := range got {
-			one, err := c.readOne(ctx, root, g.id)
+			one, err := c.readOne(ctx, root, g.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g.modTime.IsZero() {
-				t.Errorf("%s: no mtime", g.id)
+			if g.ModTime.IsZero() {
+				t.Errorf("%s: no mtime", g.ID)
 			}
-			g.modTime = time.Time{}
-			if g.id == "planted" && (g.argv != nil || g.tag != nil) {
-				t.Errorf("planted: a link or a FIFO was read: argv %v tag %v", g.argv, g.tag)
+			g.ModTime = time.Time{}
+			if g.ID == "planted" && (g.Argv != nil || g.Tag != nil) {
+				t.Errorf("planted: a link or a FIFO was read: argv %v tag %v", g.Argv, g.Tag)
 			}
-			if g.id == "planted" {
+			if g.ID == "planted" {
 				continue // file by file, ReadFile follows links inside the root
 			}
 			if s.compat {
 				// ls on stock envd gives no sizes: only whether a spill exists.
-				g.stdoutSize, g.stderrSize = min(g.stdoutSize, 0), min(g.stderrSize, 0)
+				g.StdoutSize, g.StderrSize = min(g.StdoutSize, 0), min(g.StderrSize, 0)
 			}
 			if !reflect.DeepEqual(g, one) {
-				t.Errorf("%s:\n all at once %s\n file by file %s", g.id, dump(g), dump(one))
+				t.Errorf("%s:\n all at once %s\n file by file %s", g.ID, dump(g), dump(one))
 			}
 		}
 	})
 }
 
-func dump(f stateDirFiles) string {
+func dump(f control.StateFiles) string {
 	s := func(p *string) string {
 		if p == nil {
 			return "<nil>"
 		}
 		return "\"" + *p + "\""
 	}
-	return "pid " + s(f.pid) + " exit " + s(f.exitCode) + " signal " + s(f.signal) + " tag " + s(f.tag) + " argv " + s(f.argv) +
-		" problem " + s(f.problem) + " sizes " + strconv.FormatInt(f.stdoutSize, 10) + "/" + strconv.FormatInt(f.stderrSize, 10)
+	return "pid " + s(f.Pid) + " exit " + s(f.ExitCode) + " signal " + s(f.Signal) + " tag " + s(f.Tag) + " argv " + s(f.Argv) +
+		" problem " + s(f.Problem) + " sizes " + strconv.FormatInt(f.StdoutSize, 10) + "/" + strconv.FormatInt(f.StderrSize, 10)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sandtop/backend/gen/process/processconnect"
+	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
@@ -70,7 +71,7 @@ type DshDiscovery struct {
 // the same control command. A root that does not exist yields an empty
 // discovery, not an error.
 func DiscoverDsh(ctx context.Context, proc processconnect.ProcessClient, root string) (DshDiscovery, error) {
-	run := commandRunner{proc: proc, bash: "/bin/bash", env: dshControlEnv}
+	run := control.Runner{Process: proc, Bash: "/bin/bash", Env: dshControlEnv}
 	snap, err := scanDsh(ctx, run, root)
 	if err != nil {
 		return DshDiscovery{}, err

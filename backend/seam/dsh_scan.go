@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"sandtop/backend/seam/control"
 )
 
 // One control command reads a DeepSeek Harness agent's whole state layout
@@ -23,7 +25,7 @@ import (
 //
 // (a terminal dir has no pid: its pid field is 'Y'+the number of files),
 // then the record "--ps--" and the process table in the seam's ps format
-// (parsePsTable).
+// (control.ParsePsTable).
 const dshScanScript = `
 shopt -s nullglob
 root=$1
@@ -66,21 +68,21 @@ type dshEntry struct {
 // dshSnapshot is what one scan returned.
 type dshSnapshot struct {
 	entries []dshEntry
-	procs   []ProcessEntry
+	procs   []control.ProcessEntry
 }
 
 // dshControlEnv keeps the scan's output parseable and its shell plain.
 var dshControlEnv = map[string]string{"LC_ALL": "C", "BASH_ENV": "", "ENV": ""}
 
-func scanDsh(ctx context.Context, run commandRunner, agentRoot string) (dshSnapshot, error) {
-	r, err := run.run(ctx, dshScanScript, []string{agentRoot}, nil)
+func scanDsh(ctx context.Context, run control.Runner, agentRoot string) (dshSnapshot, error) {
+	r, err := run.Run(ctx, dshScanScript, []string{agentRoot}, nil)
 	if err != nil {
 		return dshSnapshot{}, fmt.Errorf("dsh: scanning %s: %w", agentRoot, err)
 	}
-	if r.exitCode != 0 {
-		return dshSnapshot{}, fmt.Errorf("dsh: scanning %s: exit code %d: %s", agentRoot, r.exitCode, clipText(r.stderr))
+	if r.ExitCode != 0 {
+		return dshSnapshot{}, fmt.Errorf("dsh: scanning %s: exit code %d: %s", agentRoot, r.ExitCode, control.ClipText(r.Stderr))
 	}
-	return parseDshScan(r.stdout)
+	return parseDshScan(r.Stdout)
 }
 
 func parseDshScan(out []byte) (dshSnapshot, error) {
@@ -117,7 +119,7 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 		}
 		snap.entries = append(snap.entries, e)
 	}
-	procs, err := parsePsTable(table)
+	procs, err := control.ParsePsTable(table)
 	if err != nil {
 		return snap, fmt.Errorf("dsh: %w", err)
 	}
@@ -126,20 +128,20 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 }
 
 // files is the entry in discoverGroups' terms.
-func (e dshEntry) files() stateDirFiles {
-	return stateDirFiles{id: e.id, pid: e.pid, exitCode: e.exitCode, stdoutSize: e.stdoutSize, stderrSize: e.stderrSize, argv: e.argv}
+func (e dshEntry) files() control.StateFiles {
+	return control.StateFiles{ID: e.id, Pid: e.pid, ExitCode: e.exitCode, StdoutSize: e.stdoutSize, StderrSize: e.stderrSize, Argv: e.argv}
 }
 
 // dshScanner reads a state root with the scan: one control command that
 // works on either plane and outside the extension's runtime root.
-type dshScanner struct{ run commandRunner }
+type dshScanner struct{ run control.Runner }
 
-func (d dshScanner) readStates(ctx context.Context, root string) ([]stateDirFiles, []ProcessEntry, error) {
+func (d dshScanner) readStates(ctx context.Context, root string) ([]control.StateFiles, []control.ProcessEntry, error) {
 	snap, err := scanDsh(ctx, d.run, root)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []stateDirFiles
+	var out []control.StateFiles
 	for _, e := range snap.entries {
 		if e.kind == "processes" {
 			out = append(out, e.files())

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"sandtop/backend/seam/control"
 )
 
 // probeScript prints the login home of the sandbox user, NUL, then the
@@ -19,18 +21,18 @@ exec env -u _ -u SHLVL -u PWD -u OLDPWD -u BASH_ENV -u ENV -0`
 
 // probeEnvironment reads the sandbox's base environment through the daemon.
 // The host's own environment is never consulted.
-func probeEnvironment(ctx context.Context, run commandRunner) ([]string, error) {
-	r, err := run.run(ctx, probeScript, nil, nil)
+func probeEnvironment(ctx context.Context, run control.Runner) ([]string, error) {
+	r, err := run.Run(ctx, probeScript, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("probe the sandbox environment: %w", err)
 	}
-	if r.exitCode == 3 {
+	if r.ExitCode == 3 {
 		return nil, errors.New("remote login home is invalid")
 	}
-	if r.exitCode != 0 {
-		return nil, fmt.Errorf("probe the sandbox environment: exit %d: %s", r.exitCode, clipText(r.stderr))
+	if r.ExitCode != 0 {
+		return nil, fmt.Errorf("probe the sandbox environment: exit %d: %s", r.ExitCode, control.ClipText(r.Stderr))
 	}
-	return parseProbe(r.stdout)
+	return parseProbe(r.Stdout)
 }
 
 // parseProbe splits "home\0NAME=VALUE\0…" and overrides HOME. Entries that

@@ -1,9 +1,6 @@
 package seam
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // Errors callers can test for with errors.Is, so that no front-end has to
 // read the seam's messages.
@@ -11,8 +8,6 @@ var (
 	// ErrNotExecutable: the command names no executable file in the
 	// sandbox (a missing absolute path, or nothing on PATH).
 	ErrNotExecutable = errors.New("not an executable in the sandbox")
-	// ErrNotFound: no such process or group in the sandbox.
-	ErrNotFound = errors.New("not found in the sandbox")
 	// ErrRelativeCommand: a command with a separator but no leading "/"
 	// has no defined base directory.
 	ErrRelativeCommand = errors.New("a relative command path has no defined base")
@@ -23,17 +18,3 @@ var (
 	// so nothing can run in it any more.
 	ErrSandboxGone = errors.New("the sandbox is gone")
 )
-
-// kindError is an error with its own message that also matches kind.
-type kindError struct {
-	kind error
-	msg  string
-}
-
-func (e kindError) Error() string        { return e.msg }
-func (e kindError) Is(target error) bool { return target == e.kind }
-
-// errorOf formats a message that errors.Is matches against kind.
-func errorOf(kind error, format string, args ...any) error {
-	return kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
-}

@@ -131,3 +131,9 @@ func (h *Handle) streamEnded() bool {
 		return false
 	}
 }
+
+var errNotSettled = errorString("outcome is not settled yet")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

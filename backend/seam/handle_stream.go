@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process"
+	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
@@ -130,7 +131,7 @@ func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartRespons
 }
 
 func badHeader(b []byte) error {
-	return fmt.Errorf("wrapper did not publish its process group (stdout began %q)", clipText(b))
+	return fmt.Errorf("wrapper did not publish its process group (stdout began %q)", control.ClipText(b))
 }
 
 func (h *Handle) unpublishedError(stderr []byte) error {
@@ -139,7 +140,7 @@ func (h *Handle) unpublishedError(stderr []byte) error {
 	}
 	msg := fmt.Sprintf("spawn failed: remote command exited before publishing its process-group id (%s)", h.end.GetStatus())
 	if s := strings.TrimSpace(string(stderr)); s != "" {
-		msg += ": " + clipText(stderr)
+		msg += ": " + control.ClipText(stderr)
 	}
 	return errors.New(msg)
 }
@@ -323,26 +324,26 @@ func (h *Handle) decideOutcome(st *publishedStatus, drainExpired bool) (Outcome,
 	}
 	if st.code != nil {
 		if st.signal != 0 {
-			return signalOutcome(sigNum(st.signal)), nil
+			return control.SignalOutcome(sigNum(st.signal)), nil
 		}
-		return exitOutcome(*st.code), nil
+		return control.ExitOutcome(*st.code), nil
 	}
 	if h.end == nil {
 		if h.terminationRequested() || h.rt.sandboxGone(h.streamErr) {
 			if t := h.tier(); t != 0 {
-				return signalOutcome(t), nil
+				return control.SignalOutcome(t), nil
 			}
-			return signalOutcome(sigKill), nil
+			return control.SignalOutcome(sigKill), nil
 		}
 		return Outcome{}, fmt.Errorf("process stream failed: %w", h.streamErr)
 	}
-	if sig := signalInStatus(h.end.GetStatus()); sig != 0 {
-		return signalOutcome(sig), nil
+	if sig := control.SignalInStatus(h.end.GetStatus()); sig != 0 {
+		return control.SignalOutcome(sig), nil
 	}
 	if t := h.tier(); t != 0 && h.end.GetExitCode() != 0 {
-		return signalOutcome(t), nil
+		return control.SignalOutcome(t), nil
 	}
-	return exitOutcome(int(h.end.GetExitCode())), nil
+	return control.ExitOutcome(int(h.end.GetExitCode())), nil
 }
 
 func (h *Handle) sealSpills(drainExpired bool) {

@@ -72,15 +72,15 @@ func (r *Runtime) connectOutput(ctx context.Context, pid int) (*process.ProcessE
 
 // parentOf reads a live process's parent pid from /proc in the sandbox.
 func (r *Runtime) parentOf(ctx context.Context, pid int) (int, error) {
-	res, err := r.runner.run(ctx, `read -r line </proc/"$1"/stat && printf '%s' "$line"`, []string{strconv.Itoa(pid)}, nil)
+	res, err := r.runner.Run(ctx, `read -r line </proc/"$1"/stat && printf '%s' "$line"`, []string{strconv.Itoa(pid)}, nil)
 	if err != nil {
 		return 0, err
 	}
-	if res.exitCode != 0 {
+	if res.ExitCode != 0 {
 		return 0, fmt.Errorf("process %d is gone", pid)
 	}
 	// pid (comm) state ppid …; comm may hold spaces and parentheses.
-	s := string(res.stdout)
+	s := string(res.Stdout)
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(fields) < 2 {
 		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)

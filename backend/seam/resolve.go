@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/backend/seam/control"
 )
 
 // resolveScript checks an absolute path ($1 = "abs") or looks a bare name
@@ -35,21 +36,21 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env []E
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("resolve %s: %w", command, context.Cause(ctx))
 	}
-	if ext, ok := r.control.(extensionControl); ok && slices.Contains(r.info.Capabilities, capResolve) {
+	if ext, ok := r.control.(control.Extension); ok && slices.Contains(r.info.Capabilities, capResolve) {
 		return r.resolveByDaemon(ctx, ext, command, env)
 	}
 	if strings.HasPrefix(command, "/") {
-		res, err := r.runner.run(ctx, resolveScript, []string{"abs", command}, nil)
+		res, err := r.runner.Run(ctx, resolveScript, []string{"abs", command}, nil)
 		if err != nil {
 			return "", fmt.Errorf("resolve %s: %w", command, err)
 		}
-		if res.exitCode != 0 {
-			return "", errorOf(ErrNotExecutable, "%s is not an executable file in the sandbox", command)
+		if res.ExitCode != 0 {
+			return "", control.ErrorOf(ErrNotExecutable, "%s is not an executable file in the sandbox", command)
 		}
 		return command, nil
 	}
 	if strings.Contains(command, "/") {
-		return "", errorOf(ErrRelativeCommand, "%s is a relative path; use an absolute path or a bare PATH name", command)
+		return "", control.ErrorOf(ErrRelativeCommand, "%s is a relative path; use an absolute path or a bare PATH name", command)
 	}
 	if err := ValidateEnv(env); err != nil {
 		return "", err
@@ -59,19 +60,19 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env []E
 		return "", err
 	}
 	runner := r.runner
-	res, err := runner.runIn(ctx, r.cfg.Cwd, resolveScript, []string{"name", command, pathVar})
+	res, err := runner.RunIn(ctx, r.cfg.Cwd, resolveScript, []string{"name", command, pathVar})
 	if err != nil {
 		return "", fmt.Errorf("resolve %s: %w", command, err)
 	}
 	if ctx.Err() != nil {
 		return "", fmt.Errorf("resolve %s: %w", command, context.Cause(ctx))
 	}
-	out := strings.TrimSpace(string(res.stdout))
-	if res.exitCode != 0 || out == "" {
-		return "", errorOf(ErrNotExecutable, "%s was not found on the sandbox PATH", command)
+	out := strings.TrimSpace(string(res.Stdout))
+	if res.ExitCode != 0 || out == "" {
+		return "", control.ErrorOf(ErrNotExecutable, "%s was not found on the sandbox PATH", command)
 	}
 	if strings.Contains(out, "\n") || !strings.Contains(out, "/") {
-		return "", errorOf(ErrNoFile, "%s did not resolve to one absolute path (got %q)", command, clipText(res.stdout))
+		return "", control.ErrorOf(ErrNoFile, "%s did not resolve to one absolute path (got %q)", command, control.ClipText(res.Stdout))
 	}
 	if !strings.HasPrefix(out, "/") {
 		out = path.Join(r.cfg.Cwd, out)
@@ -84,12 +85,12 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env []E
 const capResolve = "resolve"
 
 // resolveByDaemon is ResolveExecutable in one call to sandtop's daemon.
-func (r *Runtime) resolveByDaemon(ctx context.Context, ext extensionControl, command string, env []EnvEntry) (string, error) {
+func (r *Runtime) resolveByDaemon(ctx context.Context, ext control.Extension, command string, env []EnvEntry) (string, error) {
 	abs := strings.HasPrefix(command, "/")
 	var pathVar string
 	if !abs {
 		if strings.Contains(command, "/") {
-			return "", errorOf(ErrRelativeCommand, "%s is a relative path; use an absolute path or a bare PATH name", command)
+			return "", control.ErrorOf(ErrRelativeCommand, "%s is a relative path; use an absolute path or a bare PATH name", command)
 		}
 		if err := ValidateEnv(env); err != nil {
 			return "", err
@@ -99,14 +100,14 @@ func (r *Runtime) resolveByDaemon(ctx context.Context, ext extensionControl, com
 			return "", err
 		}
 	}
-	res, err := ext.sup.Resolve(ctx, connect.NewRequest(&sandtopv1.ResolveRequest{Command: command, Path: pathVar, Cwd: r.cfg.Cwd}))
+	res, err := ext.Supervisor.Resolve(ctx, connect.NewRequest(&sandtopv1.ResolveRequest{Command: command, Path: pathVar, Cwd: r.cfg.Cwd}))
 	switch {
 	case err == nil:
 		return res.Msg.GetPath(), nil
 	case connect.CodeOf(err) == connect.CodeNotFound && abs:
-		return "", errorOf(ErrNotExecutable, "%s is not an executable file in the sandbox", command)
+		return "", control.ErrorOf(ErrNotExecutable, "%s is not an executable file in the sandbox", command)
 	case connect.CodeOf(err) == connect.CodeNotFound:
-		return "", errorOf(ErrNotExecutable, "%s was not found on the sandbox PATH", command)
+		return "", control.ErrorOf(ErrNotExecutable, "%s was not found on the sandbox PATH", command)
 	}
 	return "", fmt.Errorf("resolve %s: %w", command, err)
 }

@@ -19,6 +19,7 @@ import (
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/backend/seam/control"
 )
 
 // RuntimeConfig configures a Runtime.
@@ -66,8 +67,8 @@ type Runtime struct {
 	cfg     RuntimeConfig
 	info    DaemonInfo
 	proc    processconnect.ProcessClient
-	control ControlPlane
-	runner  commandRunner
+	control control.Plane
+	runner  control.Runner
 	log     *slog.Logger
 	// direct: sandtop's daemon runs each spawn under its per-group
 	// supervisor (the shim capability); no wrapper runs in the sandbox.
@@ -125,8 +126,8 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	runner := commandRunner{proc: proc, bash: cfg.Bash, env: map[string]string{"BASH_ENV": "", "ENV": ""}}
-	var control ControlPlane = compatControl{cmd: runner}
+	runner := control.Runner{Process: proc, Bash: cfg.Bash, Env: map[string]string{"BASH_ENV": "", "ENV": ""}}
+	var plane control.Plane = control.Compat{Runner: runner}
 	var direct bool
 	var baseEnv []string
 	info := DaemonInfo{Version: "envd (no sandtop extension)", Capabilities: []string{"compat"}}
@@ -136,7 +137,7 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 		case err == nil:
 			info = DaemonInfo{Extension: true, Version: hello.Msg.GetVersion(), Hostname: hello.Msg.GetHostname(),
 				Capabilities: hello.Msg.GetCapabilities(), RuntimeRoot: hello.Msg.GetRuntimeRoot()}
-			control = extensionControl{sup: sup, fs: fs, cmd: runner}
+			plane = control.Extension{Supervisor: sup, Files: fs, Runner: runner}
 			// The daemon says what a command's environment is, which saves
 			// the probe (a shell and four tools) on every CLI call.
 			baseEnv = hello.Msg.GetEnvironment()
@@ -167,7 +168,7 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	bg, cancel := context.WithCancel(context.Background())
 	setupCtx, abortAll := context.WithCancel(bg)
 	return &Runtime{
-		cfg: cfg, proc: proc, control: control, runner: runner, log: log, direct: direct, baseEnv: baseEnv, info: info,
+		cfg: cfg, proc: proc, control: plane, runner: runner, log: log, direct: direct, baseEnv: baseEnv, info: info,
 		bg: bg, cancelBg: cancel, setupCtx: setupCtx, abortAll: abortAll,
 		live:  map[*Handle]struct{}{},
 		terms: terminalSet{live: map[*Terminal]struct{}{}},
@@ -190,7 +191,7 @@ func (r *Runtime) Info() DaemonInfo { return r.info }
 
 // Control is the control plane the runtime picked; terminals and the TUI
 // use it for session groups, the foreground group and signals.
-func (r *Runtime) Control() ControlPlane { return r.control }
+func (r *Runtime) Control() control.Plane { return r.control }
 
 // RuntimeRoot is the root of the private state directories.
 func (r *Runtime) RuntimeRoot() string { return r.cfg.RuntimeRoot }

@@ -18,6 +18,7 @@ import (
 	"sandtop/backend/gen/process/processconnect"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/backend/seam/control"
 )
 
 // wireLog is a connect interceptor on the test's client: it records every
@@ -87,7 +88,7 @@ func kindOf(procedure string, msg any, spawn bool) string {
 		}
 		return "Start:other"
 	case *sandtopv1.SignalGroupRequest:
-		return method + ":" + signalText(sigNum(int(m.GetSignal())))
+		return method + ":" + control.SignalName(sigNum(int(m.GetSignal())))
 	case *process.SendSignalRequest:
 		return method + ":" + m.GetSignal().String()
 	}

@@ -3,16 +3,18 @@ package seam
 import (
 	"os/exec"
 	"syscall"
+
+	"sandtop/backend/seam/control"
 )
 
 // runLocalPs reads the process table of this machine directly: the test
 // daemon runs here, so this is ground truth independent of the runtime.
-func runLocalPs() ([]ProcessEntry, error) {
+func runLocalPs() ([]control.ProcessEntry, error) {
 	out, err := exec.Command("ps", "-e", "-o", "pid=", "-o", "pgid=", "-o", "sid=", "-o", "stat=").Output()
 	if err != nil {
 		return nil, err
 	}
-	return parsePsTable(out)
+	return control.ParsePsTable(out)
 }
 
 // killLocalGroup is test cleanup for a sandbox that was shut down.

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/backend/seam/control"
 )
 
 // stressCount is how many group signals the stress test sends per plane:
@@ -48,7 +50,7 @@ func stressMix() []stressCase {
 	trapped := func(sig string, code int) string {
 		return fmt.Sprintf(`trap "exit %d" %s; echo ready; while :; do sleep 0.1; done`, code, sig)
 	}
-	killed := func(sig syscall.Signal) Outcome { return Outcome{Signal: signalText(sig)} }
+	killed := func(sig syscall.Signal) Outcome { return Outcome{Signal: control.SignalName(sig)} }
 	return []stressCase{
 		{"TERM", plain, syscall.SIGTERM, false, killed(syscall.SIGTERM)},
 		{"INT", plain, syscall.SIGINT, false, killed(syscall.SIGINT)},
@@ -60,9 +62,9 @@ func stressMix() []stressCase {
 		{"early KILL", plain, syscall.SIGKILL, true, killed(syscall.SIGKILL)},
 		{"early SEGV", plain, syscall.SIGSEGV, true, killed(syscall.SIGSEGV)},
 		// Trapped, exiting with the very status the signal death has.
-		{"trapped TERM", trapped("TERM", 143), syscall.SIGTERM, false, exitOutcome(143)},
-		{"trapped INT", trapped("INT", 130), syscall.SIGINT, false, exitOutcome(130)},
-		{"trapped SEGV", trapped("SEGV", 139), syscall.SIGSEGV, false, exitOutcome(139)},
+		{"trapped TERM", trapped("TERM", 143), syscall.SIGTERM, false, control.ExitOutcome(143)},
+		{"trapped INT", trapped("INT", 130), syscall.SIGINT, false, control.ExitOutcome(130)},
+		{"trapped SEGV", trapped("SEGV", 139), syscall.SIGSEGV, false, control.ExitOutcome(139)},
 	}
 }
 

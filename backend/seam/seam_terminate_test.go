@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/backend/seam/control"
 )
 
 // groupAliveNow asks the real process table (not the runtime) whether pgid
@@ -16,7 +18,7 @@ func groupAliveNow(t testing.TB, pgid int) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return groupLiveIn(out, pgid)
+	return control.GroupLiveIn(out, pgid)
 }
 
 func terminateAndProve(t *testing.T, s *seam, h *Handle) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"sandtop/backend/seam/control"
 )
 
 // TeardownPhase names a step of a group teardown.
@@ -39,14 +41,6 @@ type TeardownEvent struct {
 	// supervised with it (sandtop's daemon only), signalled with it; on
 	// PhaseEmpty, every one of them has ended too.
 	Escapees []Escapee
-}
-
-// Escapee is a process that left its group (setsid, a double fork) and was
-// ended with it.
-type Escapee struct {
-	Pid  int
-	Argv []string
-	Comm string
 }
 
 // treeSignaller is a control plane that can signal a group's escapees
@@ -94,7 +88,7 @@ func (r *Runtime) TeardownGroup(ctx context.Context, pgid int, grace time.Durati
 }
 
 func (r *Runtime) teardown(ctx context.Context, pgid int, grace time.Duration, hooks tearHooks, progress func(TeardownEvent)) error {
-	if err := checkGroupID(pgid); err != nil {
+	if err := control.CheckGroupID(pgid); err != nil {
 		return err
 	}
 	emit := func(ev TeardownEvent) {
@@ -178,7 +172,7 @@ func (r *Runtime) waitGroupEmpty(ctx context.Context, pgid int, deadline time.Ti
 	// come quickly and the interval doubles up to PollInterval; on stock
 	// envd each look is a command, so it keeps PollInterval.
 	wait := r.cfg.PollInterval
-	ext, isExt := r.control.(extensionControl)
+	ext, isExt := r.control.(control.Extension)
 	if isExt {
 		wait = min(teardownFirstPoll, wait)
 	}
@@ -189,7 +183,7 @@ func (r *Runtime) waitGroupEmpty(ctx context.Context, pgid int, deadline time.Ti
 		var alive bool
 		var err error
 		if serverWait {
-			alive, err = ext.groupAliveAfter(ctx, pgid, max(time.Until(deadline), 0))
+			alive, err = ext.GroupAliveAfter(ctx, pgid, max(time.Until(deadline), 0))
 		} else {
 			alive, err = r.control.GroupAlive(ctx, pgid)
 		}

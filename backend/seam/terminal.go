@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process"
+	"sandtop/backend/seam/control"
 )
 
 // TerminalSpec describes one terminal session. Every field is explicit.
@@ -266,7 +267,7 @@ func (t *Terminal) SignalForeground(ctx context.Context, sig syscall.Signal) (in
 		return 0, errors.New("refusing to SIGKILL the terminal shell; terminate the terminal session instead")
 	}
 	if _, err := t.rt.cp.SignalGroup(ctx, fg.Pgid, sig); err != nil {
-		return 0, opError(ctx, fmt.Errorf("%s to foreground group %d: %w", signalText(sig), fg.Pgid, err))
+		return 0, opError(ctx, fmt.Errorf("%s to foreground group %d: %w", control.SignalName(sig), fg.Pgid, err))
 	}
 	return fg.Pgid, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/backend/seam/control"
 )
 
 // TerminalInfo describes a live sandtop terminal found in the sandbox.
@@ -92,7 +93,7 @@ func (rt *terminalRuntime) cmdline(ctx context.Context, pid int) ([]string, erro
 				}
 			}
 		}
-		return nil, errorOf(ErrNotFound, "process %d not found", pid)
+		return nil, control.ErrorOf(ErrNotFound, "process %d not found", pid)
 	}
 	b, err := rt.cp.ReadFile(ctx, "/proc/"+strconv.Itoa(pid)+"/cmdline")
 	if err != nil {
@@ -127,7 +128,7 @@ func (rt *terminalRuntime) attachTerminal(ctx context.Context, pid int) (*Termin
 			return nil, err
 		}
 		if !held {
-			return nil, errorOf(ErrNotFound, "no live terminal has pid %d", pid)
+			return nil, control.ErrorOf(ErrNotFound, "no live terminal has pid %d", pid)
 		}
 		info = &TerminalInfo{Pid: pid, GraceMs: foreignTerminalGraceMs}
 	}

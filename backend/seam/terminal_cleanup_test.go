@@ -9,9 +9,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/backend/seam/control"
 )
 
-// fakeControl is a scriptable ControlPlane for cleanup paths a real daemon
+// fakeControl is a scriptable control.Plane for cleanup paths a real daemon
 // cannot be made to take.
 type fakeControl struct {
 	mu      sync.Mutex
@@ -20,15 +22,15 @@ type fakeControl struct {
 	signals []string
 }
 
-func (f *fakeControl) Kind() string                                      { return "fake" }
-func (f *fakeControl) Processes(context.Context) ([]ProcessEntry, error) { return nil, nil }
-func (f *fakeControl) GroupAlive(context.Context, int) (bool, error)     { return false, nil }
+func (f *fakeControl) Kind() string                                              { return "fake" }
+func (f *fakeControl) Processes(context.Context) ([]control.ProcessEntry, error) { return nil, nil }
+func (f *fakeControl) GroupAlive(context.Context, int) (bool, error)             { return false, nil }
 func (f *fakeControl) SessionGroups(context.Context, int) ([]int, error) {
 	return f.groups()
 }
 func (f *fakeControl) SignalGroup(_ context.Context, pgid int, sig syscall.Signal) (bool, error) {
 	f.mu.Lock()
-	f.signals = append(f.signals, signalText(sig)+" "+strconv.Itoa(pgid))
+	f.signals = append(f.signals, control.SignalName(sig)+" "+strconv.Itoa(pgid))
 	f.mu.Unlock()
 	if f.signal != nil {
 		return true, f.signal(pgid, sig)
@@ -38,10 +40,12 @@ func (f *fakeControl) SignalGroup(_ context.Context, pgid int, sig syscall.Signa
 func (f *fakeControl) ForegroundGroup(context.Context, int) (int, bool, bool, error) {
 	return 0, false, false, nil
 }
-func (f *fakeControl) ReadFile(context.Context, string) ([]byte, error)    { return nil, ErrFileNotFound }
-func (f *fakeControl) ListDir(context.Context, string) ([]DirEntry, error) { return nil, nil }
-func (f *fakeControl) Remove(context.Context, ...string) error             { return nil }
-func (f *fakeControl) AgentStateDirs(context.Context) ([]string, error)    { return nil, nil }
+func (f *fakeControl) ReadFile(context.Context, string) ([]byte, error) {
+	return nil, ErrFileNotFound
+}
+func (f *fakeControl) ListDir(context.Context, string) ([]control.DirEntry, error) { return nil, nil }
+func (f *fakeControl) Remove(context.Context, ...string) error                     { return nil }
+func (f *fakeControl) AgentStateDirs(context.Context) ([]string, error)            { return nil, nil }
 
 func (f *fakeControl) sent() []string {
 	f.mu.Lock()
@@ -51,9 +55,9 @@ func (f *fakeControl) sent() []string {
 
 // exitedTerminal is a handle whose top-level process already exited, so
 // Terminate only has the session's other groups to deal with.
-func exitedTerminal(cp ControlPlane, graceMs int, gone func(error) bool) *Terminal {
+func exitedTerminal(cp control.Plane, graceMs int, gone func(error) bool) *Terminal {
 	t := newTerminal(&terminalRuntime{cp: cp, poll: time.Millisecond, gone: gone}, 123, "", graceMs, func() {})
-	t.finish(exitOutcome(0), nil)
+	t.finish(control.ExitOutcome(0), nil)
 	return t
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
@@ -22,9 +23,9 @@ import (
 type terminalRuntime struct {
 	proc processconnect.ProcessClient
 	sup  sandtopv1connect.SupervisorClient // nil without the extension
-	cp   ControlPlane
-	cmd  commandRunner // short bash scripts, for writing private state
-	root string        // runtime root in the sandbox
+	cp   control.Plane
+	cmd  control.Runner // short bash scripts, for writing private state
+	root string         // runtime root in the sandbox
 	// controlEnv is the runner's own environment: blanks for every
 	// credential-shaped name, never the child's secrets.
 	controlEnv map[string]string

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"sandtop/backend/seam/control"
 )
 
 // SpawnTerminal starts spec.Argv on a new PTY of spec.Rows x spec.Cols in
@@ -122,8 +124,8 @@ func (r *Runtime) terminalRuntime(ctx context.Context) (*terminalRuntime, error)
 			return r.ChildEnvironment(ctx, entries)
 		},
 	}
-	if ext, ok := r.control.(extensionControl); ok {
-		rt.sup = ext.sup
+	if ext, ok := r.control.(control.Extension); ok {
+		rt.sup = ext.Supervisor
 	}
 	return rt, nil
 }

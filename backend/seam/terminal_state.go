@@ -7,6 +7,7 @@ import (
 	"path"
 	"strconv"
 
+	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
@@ -38,12 +39,12 @@ func (rt *terminalRuntime) writeState(ctx context.Context, dir string, files []w
 		in.WriteString(f.Name + " " + strconv.Itoa(len(f.Data)) + "\n")
 		in.Write(f.Data)
 	}
-	r, err := rt.cmd.run(ctx, writeStateScript, []string{dir}, in.Bytes())
+	r, err := rt.cmd.Run(ctx, writeStateScript, []string{dir}, in.Bytes())
 	if err != nil {
 		return fmt.Errorf("write terminal state %s: %w", dir, err)
 	}
-	if r.exitCode != 0 {
-		return fmt.Errorf("write terminal state %s: exit code %d: %s", dir, r.exitCode, clipText(r.stderr))
+	if r.ExitCode != 0 {
+		return fmt.Errorf("write terminal state %s: exit code %d: %s", dir, r.ExitCode, control.ClipText(r.Stderr))
 	}
 	return nil
 }

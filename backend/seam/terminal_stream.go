@@ -10,6 +10,7 @@ import (
 
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
@@ -101,7 +102,7 @@ func (t *Terminal) finish(o Outcome, err error) {
 // signal, so it is asked first when present.
 func (t *Terminal) outcomeOf(end *process.ProcessEvent_EndEvent) Outcome {
 	if end.GetExited() {
-		return exitOutcome(int(end.GetExitCode()))
+		return control.ExitOutcome(int(end.GetExitCode()))
 	}
 	if t.rt.sup != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), exitStatusTimeout)
@@ -109,18 +110,18 @@ func (t *Terminal) outcomeOf(end *process.ProcessEvent_EndEvent) Outcome {
 		cancel()
 		if err == nil && res.Msg.Exited {
 			if res.Msg.Signal != 0 {
-				return signalOutcome(syscall.Signal(res.Msg.Signal))
+				return control.SignalOutcome(syscall.Signal(res.Msg.Signal))
 			}
-			return exitOutcome(int(res.Msg.ExitCode))
+			return control.ExitOutcome(int(res.Msg.ExitCode))
 		}
 	}
-	if sig := signalInStatus(end.GetStatus()); sig != 0 {
-		return signalOutcome(sig)
+	if sig := control.SignalInStatus(end.GetStatus()); sig != 0 {
+		return control.SignalOutcome(sig)
 	}
 	if sig := t.requestedSignal(); sig != 0 {
-		return signalOutcome(sig)
+		return control.SignalOutcome(sig)
 	}
-	return exitOutcome(int(end.GetExitCode()))
+	return control.ExitOutcome(int(end.GetExitCode()))
 }
 
 // attachFilter drops a boundary marker at the very start of a replayed

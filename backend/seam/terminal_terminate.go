@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process"
+	"sandtop/backend/seam/control"
 )
 
 // exitStatusTimeout bounds small best-effort calls made outside a caller's
@@ -186,7 +187,7 @@ func (t *Terminal) signalGroups(ctx context.Context, groups []int, sig syscall.S
 	var errs []error
 	for _, g := range groups {
 		if _, err := t.rt.cp.SignalGroup(ctx, g, sig); err != nil {
-			errs = append(errs, fmt.Errorf("%s to process group %d: %w", signalText(sig), g, err))
+			errs = append(errs, fmt.Errorf("%s to process group %d: %w", control.SignalName(sig), g, err))
 		}
 	}
 	return errors.Join(errs...)

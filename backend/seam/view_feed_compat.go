@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process"
+	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
@@ -147,12 +148,12 @@ const cmdlinesScript = `for p; do c=$(base64 -w0 "/proc/$p/cmdline" 2>/dev/null)
 
 // readCmdlines reads the exact argv of several processes in one command.
 func (r *Runtime) readCmdlines(ctx context.Context, pids []string) (map[int][]string, error) {
-	res, err := r.runner.run(ctx, cmdlinesScript, pids, nil)
+	res, err := r.runner.Run(ctx, cmdlinesScript, pids, nil)
 	if err != nil {
 		return nil, err
 	}
 	out := map[int][]string{}
-	for _, line := range strings.Split(string(res.stdout), "\n") {
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
 		p, enc, ok := strings.Cut(line, " ")
 		pid, perr := strconv.Atoi(p)
 		b, derr := base64.StdEncoding.DecodeString(enc)
@@ -229,4 +230,14 @@ func (f *compatFeed) terminals(ctx context.Context, rows []ProcessRow) []Termina
 		f.terms = append(f.terms, t)
 	}
 	return f.terms
+}
+
+// ProcessTable reads the whole process table with one ps run, on stock envd
+// (sandtop's daemon serves its table grouped, through the extension, and
+// answers control.ErrUnsupported here). taken is when ps ran.
+func (r *Runtime) ProcessTable(ctx context.Context) (rows []ProcessRow, taken time.Time, err error) {
+	if _, ok := r.control.(control.Compat); !ok {
+		return nil, time.Time{}, control.ErrUnsupported
+	}
+	return control.ReadProcessTable(ctx, r.runner)
 }

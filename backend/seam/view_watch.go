@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/backend/seam/control"
 )
 
 // WatchOptions shape a Watch (and a Snapshot).
@@ -38,8 +39,8 @@ type tableFeed interface {
 }
 
 func (r *Runtime) openFeed(ctx context.Context, interval time.Duration) (tableFeed, error) {
-	if ext, ok := r.control.(extensionControl); ok {
-		return openExtFeed(ctx, ext.sup, interval)
+	if ext, ok := r.control.(control.Extension); ok {
+		return openExtFeed(ctx, ext.Supervisor, interval)
 	}
 	return openCompatFeed(r, interval), nil
 }
@@ -48,14 +49,14 @@ func (r *Runtime) openFeed(ctx context.Context, interval time.Duration) (tableFe
 // (sandtop's and agents'), and the terminals. On sandtop's daemon the
 // process table is read once for all of it.
 func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, error) {
-	ctx = OneTable(ctx)
+	ctx = control.OneTable(ctx)
 	var t liveTable
-	if ext, ok := r.control.(extensionControl); ok {
-		resp, err := ext.fullTable(ctx)
+	if ext, ok := r.control.(control.Extension); ok {
+		resp, err := ext.FullTable(ctx)
 		if err != nil {
 			return Snapshot{}, err
 		}
-		t = extTable(resp.GetTakenUnixMs(), resp.GetGroups(), readExtTerminals(ctx, ext.sup, nil))
+		t = extTable(resp.GetTakenUnixMs(), resp.GetGroups(), readExtTerminals(ctx, ext.Supervisor, nil))
 	} else {
 		f := openCompatFeed(r, 0)
 		var err error
@@ -268,7 +269,7 @@ func (w *Watcher) refreshPublished(ctx context.Context) {
 	p := w.pub
 	now := time.Now()
 	if t := w.table.Load(); t != nil {
-		ctx = withTable(ctx, t)
+		ctx = control.WithTable(ctx, t)
 	}
 	p.mu.Lock()
 	ownDue, agentDue := !now.Before(p.nextOwn), !now.Before(p.nextAgent)

@@ -1,4 +1,4 @@
-package seam
+package control
 
 import (
 	"context"
@@ -15,19 +15,19 @@ import (
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
 )
 
-// extensionControl implements ControlPlane with sandtop's Supervisor
-// extension. Removal goes through envd's filesystem service, which
-// sandtop's daemon also serves.
-type extensionControl struct {
-	sup sandtopv1connect.SupervisorClient
-	fs  filesystemconnect.FilesystemClient // nil: remove through rm
-	cmd commandRunner
+// Extension implements Plane with sandtop's Supervisor extension. Removal
+// goes through envd's filesystem service, which sandtop's daemon also
+// serves.
+type Extension struct {
+	Supervisor sandtopv1connect.SupervisorClient
+	Files      filesystemconnect.FilesystemClient // nil: remove through rm
+	Runner     Runner
 }
 
-func (c extensionControl) Kind() string { return "extension" }
+func (c Extension) Kind() string { return "extension" }
 
-func (c extensionControl) groups(ctx context.Context, req *sandtopv1.ListGroupsRequest) ([]ProcessEntry, error) {
-	resp, err := c.sup.ListGroups(ctx, connect.NewRequest(req))
+func (c Extension) groups(ctx context.Context, req *sandtopv1.ListGroupsRequest) ([]ProcessEntry, error) {
+	resp, err := c.Supervisor.ListGroups(ctx, connect.NewRequest(req))
 	if err != nil {
 		return nil, fmt.Errorf("list process groups: %w", err)
 	}
@@ -48,8 +48,8 @@ func entriesOf(table *sandtopv1.ListGroupsResponse) []ProcessEntry {
 	return rows
 }
 
-func (c extensionControl) AgentStateDirs(ctx context.Context) ([]string, error) {
-	table, err := c.fullTable(ctx)
+func (c Extension) AgentStateDirs(ctx context.Context) ([]string, error) {
+	table, err := c.FullTable(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -62,15 +62,15 @@ func (c extensionControl) AgentStateDirs(ctx context.Context) ([]string, error) 
 	return sortedUnique(dirs), nil
 }
 
-func (c extensionControl) Processes(ctx context.Context) ([]ProcessEntry, error) {
-	table, err := c.fullTable(ctx)
+func (c Extension) Processes(ctx context.Context) ([]ProcessEntry, error) {
+	table, err := c.FullTable(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return entriesOf(table), nil
 }
 
-func (c extensionControl) GroupAlive(ctx context.Context, pgid int) (bool, error) {
+func (c Extension) GroupAlive(ctx context.Context, pgid int) (bool, error) {
 	if pgid <= 0 {
 		return false, nil
 	}
@@ -78,12 +78,12 @@ func (c extensionControl) GroupAlive(ctx context.Context, pgid int) (bool, error
 	if err != nil {
 		return false, err
 	}
-	return groupLiveIn(rows, pgid), nil
+	return GroupLiveIn(rows, pgid), nil
 }
 
-// groupAliveAfter is GroupAlive asked of a daemon that waits up to wait for
+// GroupAliveAfter is GroupAlive asked of a daemon that waits up to wait for
 // the group to empty before it answers.
-func (c extensionControl) groupAliveAfter(ctx context.Context, pgid int, wait time.Duration) (bool, error) {
+func (c Extension) GroupAliveAfter(ctx context.Context, pgid int, wait time.Duration) (bool, error) {
 	if pgid <= 0 {
 		return false, nil
 	}
@@ -92,10 +92,10 @@ func (c extensionControl) groupAliveAfter(ctx context.Context, pgid int, wait ti
 	if err != nil {
 		return false, err
 	}
-	return groupLiveIn(rows, pgid), nil
+	return GroupLiveIn(rows, pgid), nil
 }
 
-func (c extensionControl) SessionGroups(ctx context.Context, sid int) ([]int, error) {
+func (c Extension) SessionGroups(ctx context.Context, sid int) ([]int, error) {
 	if sid <= 0 {
 		return nil, nil
 	}
@@ -106,11 +106,11 @@ func (c extensionControl) SessionGroups(ctx context.Context, sid int) ([]int, er
 	return sessionGroupsIn(rows, sid), nil
 }
 
-func (c extensionControl) SignalGroup(ctx context.Context, pgid int, sig syscall.Signal) (bool, error) {
-	if err := checkGroupID(pgid); err != nil {
+func (c Extension) SignalGroup(ctx context.Context, pgid int, sig syscall.Signal) (bool, error) {
+	if err := CheckGroupID(pgid); err != nil {
 		return false, err
 	}
-	resp, err := c.sup.SignalGroup(ctx, connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: uint32(pgid), Signal: int32(sig)}))
+	resp, err := c.Supervisor.SignalGroup(ctx, connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: uint32(pgid), Signal: int32(sig)}))
 	if err != nil {
 		return false, fmt.Errorf("signal process group %d: %w", pgid, err)
 	}
@@ -119,11 +119,11 @@ func (c extensionControl) SignalGroup(ctx context.Context, pgid int, sig syscall
 
 // SignalTree signals group pgid and every escapee of it (a teardown), and
 // returns the escapees it reached.
-func (c extensionControl) SignalTree(ctx context.Context, pgid int, sig syscall.Signal) (bool, []Escapee, error) {
-	if err := checkGroupID(pgid); err != nil {
+func (c Extension) SignalTree(ctx context.Context, pgid int, sig syscall.Signal) (bool, []Escapee, error) {
+	if err := CheckGroupID(pgid); err != nil {
 		return false, nil, err
 	}
-	resp, err := c.sup.SignalGroup(ctx, connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: uint32(pgid), Signal: int32(sig), Escapees: true}))
+	resp, err := c.Supervisor.SignalGroup(ctx, connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: uint32(pgid), Signal: int32(sig), Escapees: true}))
 	if err != nil {
 		return false, nil, fmt.Errorf("signal process group %d: %w", pgid, err)
 	}
@@ -134,8 +134,8 @@ func (c extensionControl) SignalTree(ctx context.Context, pgid int, sig syscall.
 	return resp.Msg.GetDelivered(), esc, nil
 }
 
-func (c extensionControl) ForegroundGroup(ctx context.Context, pid int) (int, bool, bool, error) {
-	resp, err := c.sup.Foreground(ctx, connect.NewRequest(&sandtopv1.ForegroundRequest{Pid: uint32(pid)}))
+func (c Extension) ForegroundGroup(ctx context.Context, pid int) (int, bool, bool, error) {
+	resp, err := c.Supervisor.Foreground(ctx, connect.NewRequest(&sandtopv1.ForegroundRequest{Pid: uint32(pid)}))
 	if err != nil {
 		if connect.CodeOf(err) == connect.CodeNotFound {
 			return 0, false, false, nil
@@ -152,10 +152,10 @@ func (c extensionControl) ForegroundGroup(ctx context.Context, pid int) (int, bo
 // readChunk is how much one ReadFile RPC asks for.
 const readChunk = 1 << 20
 
-func (c extensionControl) ReadFile(ctx context.Context, path string) ([]byte, error) {
+func (c Extension) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	var out []byte
 	for {
-		resp, err := c.sup.ReadFile(ctx, connect.NewRequest(&sandtopv1.ReadFileRequest{Path: path, Offset: uint64(len(out)), Length: readChunk}))
+		resp, err := c.Supervisor.ReadFile(ctx, connect.NewRequest(&sandtopv1.ReadFileRequest{Path: path, Offset: uint64(len(out)), Length: readChunk}))
 		if err != nil {
 			if connect.CodeOf(err) == connect.CodeNotFound {
 				return nil, fmt.Errorf("read %s: %w", path, ErrFileNotFound)
@@ -172,8 +172,8 @@ func (c extensionControl) ReadFile(ctx context.Context, path string) ([]byte, er
 	}
 }
 
-func (c extensionControl) ListDir(ctx context.Context, path string) ([]DirEntry, error) {
-	resp, err := c.sup.ListDir(ctx, connect.NewRequest(&sandtopv1.ListDirRequest{Path: path}))
+func (c Extension) ListDir(ctx context.Context, path string) ([]DirEntry, error) {
+	resp, err := c.Supervisor.ListDir(ctx, connect.NewRequest(&sandtopv1.ListDirRequest{Path: path}))
 	if err != nil {
 		if connect.CodeOf(err) == connect.CodeNotFound {
 			return nil, fmt.Errorf("list %s: %w", path, ErrFileNotFound)
@@ -191,24 +191,24 @@ func (c extensionControl) ListDir(ctx context.Context, path string) ([]DirEntry,
 	return out, nil
 }
 
-// readAllStates reads every state directory of the runtime root with one
+// ReadAllStates reads every state directory of the runtime root with one
 // ReadStates call.
-func (c extensionControl) readAllStates(ctx context.Context, _ string) ([]stateDirFiles, error) {
-	resp, err := c.sup.ReadStates(ctx, connect.NewRequest(&sandtopv1.ReadStatesRequest{}))
+func (c Extension) ReadAllStates(ctx context.Context, _ string) ([]StateFiles, error) {
+	resp, err := c.Supervisor.ReadStates(ctx, connect.NewRequest(&sandtopv1.ReadStatesRequest{}))
 	if connect.CodeOf(err) == connect.CodeUnimplemented {
-		return nil, errUnsupported
+		return nil, ErrUnsupported
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the state directories: %w", err)
 	}
-	out := make([]stateDirFiles, 0, len(resp.Msg.GetDirs()))
+	out := make([]StateFiles, 0, len(resp.Msg.GetDirs()))
 	for _, d := range resp.Msg.GetDirs() {
 		entries := make([]DirEntry, 0, len(d.GetEntries()))
 		for _, e := range d.GetEntries() {
 			entries = append(entries, DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize())})
 		}
 		files := d.GetFiles()
-		f := stateFilesFrom(d.GetId(), entries, func(name string) *string {
+		f := StateFilesFrom(d.GetId(), entries, func(name string) *string {
 			b, ok := files[name]
 			if !ok {
 				return nil
@@ -217,7 +217,7 @@ func (c extensionControl) readAllStates(ctx context.Context, _ string) ([]stateD
 			return &s
 		})
 		if ms := d.GetMtimeUnixMs(); ms != 0 {
-			f.modTime = time.UnixMilli(ms)
+			f.ModTime = time.UnixMilli(ms)
 		}
 		out = append(out, f)
 	}
@@ -226,15 +226,23 @@ func (c extensionControl) readAllStates(ctx context.Context, _ string) ([]stateD
 
 // Remove uses the daemon's filesystem service, so withdrawing a spill does
 // not start an rm process (which, next to a spawn, competes with it).
-func (c extensionControl) Remove(ctx context.Context, paths ...string) error {
-	if c.fs == nil {
-		return compatControl{cmd: c.cmd}.Remove(ctx, paths...)
+func (c Extension) Remove(ctx context.Context, paths ...string) error {
+	if c.Files == nil {
+		return Compat{Runner: c.Runner}.Remove(ctx, paths...)
 	}
 	var errs []error
 	for _, p := range paths {
-		if _, err := c.fs.Remove(ctx, connect.NewRequest(&fspb.RemoveRequest{Path: p})); err != nil && connect.CodeOf(err) != connect.CodeNotFound {
+		if _, err := c.Files.Remove(ctx, connect.NewRequest(&fspb.RemoveRequest{Path: p})); err != nil && connect.CodeOf(err) != connect.CodeNotFound {
 			errs = append(errs, fmt.Errorf("remove %s: %w", p, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Escapee is a process that left its group (setsid, a double fork) and was
+// ended with it.
+type Escapee struct {
+	Pid  int
+	Argv []string
+	Comm string
 }

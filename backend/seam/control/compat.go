@@ -1,4 +1,4 @@
-package seam
+package control
 
 import (
 	"bytes"
@@ -12,18 +12,18 @@ import (
 	"sandtop/wrapper"
 )
 
-// compatControl implements ControlPlane with ordinary commands run through
+// Compat implements Plane with ordinary commands run through
 // process.Process/Start, for daemons without the extension (stock envd).
-// Needs ps (procps), kill, cat, ls and rm in the sandbox.
-type compatControl struct {
-	cmd commandRunner
+// It needs ps (procps), kill, cat, ls and rm in the sandbox.
+type Compat struct {
+	Runner Runner
 }
 
-func (c compatControl) Kind() string { return "compat" }
+func (c Compat) Kind() string { return "compat" }
 
-func (c compatControl) Processes(ctx context.Context) ([]ProcessEntry, error) {
+func (c Compat) Processes(ctx context.Context) ([]ProcessEntry, error) {
 	if _, shared := ctx.Value(oneTableKey{}).(*tableMemo); shared {
-		rows, _, err := compatTable(ctx, c.cmd)
+		rows, _, err := ReadProcessTable(ctx, c.Runner)
 		if err != nil {
 			return nil, fmt.Errorf("list processes: %w", err)
 		}
@@ -33,21 +33,21 @@ func (c compatControl) Processes(ctx context.Context) ([]ProcessEntry, error) {
 		}
 		return out, nil
 	}
-	r, err := c.cmd.run(ctx, `exec ps -e -o pid= -o pgid= -o sid= -o stat=`, nil, nil)
+	r, err := c.Runner.Run(ctx, `exec ps -e -o pid= -o pgid= -o sid= -o stat=`, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
-	if r.exitCode != 0 {
-		return nil, fmt.Errorf("list processes: ps exited %d: %s", r.exitCode, clipText(r.stderr))
+	if r.ExitCode != 0 {
+		return nil, fmt.Errorf("list processes: ps exited %d: %s", r.ExitCode, ClipText(r.Stderr))
 	}
-	return parsePsTable(r.stdout)
+	return ParsePsTable(r.Stdout)
 }
 
 // AgentStateDirs reads the leaders' command lines from ps (argv joined by
 // spaces, which the state directory's path survives).
-func (c compatControl) AgentStateDirs(ctx context.Context) ([]string, error) {
+func (c Compat) AgentStateDirs(ctx context.Context) ([]string, error) {
 	if _, shared := ctx.Value(oneTableKey{}).(*tableMemo); shared {
-		rows, _, err := compatTable(ctx, c.cmd)
+		rows, _, err := ReadProcessTable(ctx, c.Runner)
 		if err != nil {
 			return nil, fmt.Errorf("list processes: %w", err)
 		}
@@ -59,14 +59,14 @@ func (c compatControl) AgentStateDirs(ctx context.Context) ([]string, error) {
 		}
 		return sortedUnique(dirs), nil
 	}
-	r, err := c.cmd.run(ctx, `exec ps -e -ww -o pid= -o pgid= -o args=`, nil, nil)
+	r, err := c.Runner.Run(ctx, `exec ps -e -ww -o pid= -o pgid= -o args=`, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
-	if r.exitCode != 0 {
-		return nil, fmt.Errorf("list processes: ps exited %d: %s", r.exitCode, clipText(r.stderr))
+	if r.ExitCode != 0 {
+		return nil, fmt.Errorf("list processes: ps exited %d: %s", r.ExitCode, ClipText(r.Stderr))
 	}
-	return agentDirsInPs(r.stdout), nil
+	return agentDirsInPs(r.Stdout), nil
 }
 
 // agentDirsInPs picks the agent state directories out of "pid pgid args"
@@ -89,9 +89,9 @@ func agentDirsInPs(out []byte) []string {
 	return sortedUnique(dirs)
 }
 
-// parsePsTable parses "pid pgid sid stat" rows; stat's first letter is the
+// ParsePsTable parses "pid pgid sid stat" rows; stat's first letter is the
 // state (ps adds flags such as s, +, l after it).
-func parsePsTable(out []byte) ([]ProcessEntry, error) {
+func ParsePsTable(out []byte) ([]ProcessEntry, error) {
 	var rows []ProcessEntry
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
@@ -114,15 +114,17 @@ func parsePsTable(out []byte) ([]ProcessEntry, error) {
 	return rows, nil
 }
 
-func (c compatControl) GroupAlive(ctx context.Context, pgid int) (bool, error) {
+func (c Compat) GroupAlive(ctx context.Context, pgid int) (bool, error) {
 	rows, err := c.Processes(ctx)
 	if err != nil {
 		return false, err
 	}
-	return groupLiveIn(rows, pgid), nil
+	return GroupLiveIn(rows, pgid), nil
 }
 
-func groupLiveIn(rows []ProcessEntry, pgid int) bool {
+// GroupLiveIn reports whether rows hold a live member of group pgid, or a
+// live escapee its supervisor still counts in it.
+func GroupLiveIn(rows []ProcessEntry, pgid int) bool {
 	for _, p := range rows {
 		if (p.Pgid == pgid || p.EscapeeOf == pgid) && p.Live() {
 			return true
@@ -131,6 +133,7 @@ func groupLiveIn(rows []ProcessEntry, pgid int) bool {
 	return false
 }
 
+// sessionGroupsIn lists the groups of session sid with a live member.
 func sessionGroupsIn(rows []ProcessEntry, sid int) []int {
 	seen := map[int]bool{}
 	var out []int
@@ -144,7 +147,7 @@ func sessionGroupsIn(rows []ProcessEntry, sid int) []int {
 	return out
 }
 
-func (c compatControl) SessionGroups(ctx context.Context, sid int) ([]int, error) {
+func (c Compat) SessionGroups(ctx context.Context, sid int) ([]int, error) {
 	rows, err := c.Processes(ctx)
 	if err != nil {
 		return nil, err
@@ -152,32 +155,32 @@ func (c compatControl) SessionGroups(ctx context.Context, sid int) ([]int, error
 	return sessionGroupsIn(rows, sid), nil
 }
 
-func (c compatControl) SignalGroup(ctx context.Context, pgid int, sig syscall.Signal) (bool, error) {
-	if err := checkGroupID(pgid); err != nil {
+func (c Compat) SignalGroup(ctx context.Context, pgid int, sig syscall.Signal) (bool, error) {
+	if err := CheckGroupID(pgid); err != nil {
 		return false, err
 	}
-	r, err := c.cmd.run(ctx, `kill -s "$1" -- "-$2" 2>/dev/null`, []string{strings.TrimPrefix(signalText(sig), "SIG"), strconv.Itoa(pgid)}, nil)
+	r, err := c.Runner.Run(ctx, `kill -s "$1" -- "-$2" 2>/dev/null`, []string{strings.TrimPrefix(SignalName(sig), "SIG"), strconv.Itoa(pgid)}, nil)
 	if err != nil {
 		return false, fmt.Errorf("signal process group %d: %w", pgid, err)
 	}
 	// kill exits 1 when no process matched; that is the group being gone.
-	return r.exitCode == 0, nil
+	return r.ExitCode == 0, nil
 }
 
-func (c compatControl) ForegroundGroup(ctx context.Context, pid int) (int, bool, bool, error) {
-	r, err := c.cmd.run(ctx, `exec ps -o tpgid= -p "$1"`, []string{strconv.Itoa(pid)}, nil)
+func (c Compat) ForegroundGroup(ctx context.Context, pid int) (int, bool, bool, error) {
+	r, err := c.Runner.Run(ctx, `exec ps -o tpgid= -p "$1"`, []string{strconv.Itoa(pid)}, nil)
 	if err != nil {
 		return 0, false, false, fmt.Errorf("foreground of %d: %w", pid, err)
 	}
-	if r.exitCode == 1 {
+	if r.ExitCode == 1 {
 		return 0, false, false, nil
 	}
-	if r.exitCode != 0 {
-		return 0, false, false, fmt.Errorf("foreground of %d: ps exited %d: %s", pid, r.exitCode, clipText(r.stderr))
+	if r.ExitCode != 0 {
+		return 0, false, false, fmt.Errorf("foreground of %d: ps exited %d: %s", pid, r.ExitCode, ClipText(r.Stderr))
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(r.stdout)))
+	n, err := strconv.Atoi(strings.TrimSpace(string(r.Stdout)))
 	if err != nil {
-		return 0, false, false, fmt.Errorf("cannot resolve foreground process group of %d from %q", pid, clipText(r.stdout))
+		return 0, false, false, fmt.Errorf("cannot resolve foreground process group of %d from %q", pid, ClipText(r.Stdout))
 	}
 	if n <= 0 {
 		return 0, false, false, nil
@@ -185,18 +188,18 @@ func (c compatControl) ForegroundGroup(ctx context.Context, pid int) (int, bool,
 	return n, false, true, nil
 }
 
-func (c compatControl) ReadFile(ctx context.Context, path string) ([]byte, error) {
-	r, err := c.cmd.run(ctx, `if [ -f "$1" ]; then exec cat -- "$1"; else exit 44; fi`, []string{path}, nil)
+func (c Compat) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	r, err := c.Runner.Run(ctx, `if [ -f "$1" ]; then exec cat -- "$1"; else exit 44; fi`, []string{path}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	switch r.exitCode {
+	switch r.ExitCode {
 	case 0:
-		return r.stdout, nil
+		return r.Stdout, nil
 	case 44:
 		return nil, fmt.Errorf("read %s: %w", path, ErrFileNotFound)
 	}
-	return nil, fmt.Errorf("read %s: cat exited %d: %s", path, r.exitCode, clipText(r.stderr))
+	return nil, fmt.Errorf("read %s: cat exited %d: %s", path, r.ExitCode, ClipText(r.Stderr))
 }
 
 // listDirScript prints "<d|f> <size> <name>\0" per entry, with no forks
@@ -208,20 +211,20 @@ for e in *; do
 	if [ -d "$e" ]; then printf 'd 0 %s\0' "$e"; else printf 'f 0 %s\0' "$e"; fi
 done`
 
-func (c compatControl) ListDir(ctx context.Context, path string) ([]DirEntry, error) {
-	r, err := c.cmd.run(ctx, listDirScript, []string{path}, nil)
+func (c Compat) ListDir(ctx context.Context, path string) ([]DirEntry, error) {
+	r, err := c.Runner.Run(ctx, listDirScript, []string{path}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", path, err)
 	}
-	switch r.exitCode {
+	switch r.ExitCode {
 	case 0:
 	case 44:
 		return nil, fmt.Errorf("list %s: %w", path, ErrFileNotFound)
 	default:
-		return nil, fmt.Errorf("list %s: exit %d: %s", path, r.exitCode, clipText(r.stderr))
+		return nil, fmt.Errorf("list %s: exit %d: %s", path, r.ExitCode, ClipText(r.Stderr))
 	}
 	var out []DirEntry
-	for _, rec := range bytes.Split(r.stdout, []byte{0}) {
+	for _, rec := range bytes.Split(r.Stdout, []byte{0}) {
 		if len(rec) < 5 {
 			continue
 		}
@@ -230,24 +233,36 @@ func (c compatControl) ListDir(ctx context.Context, path string) ([]DirEntry, er
 	return out, nil
 }
 
-func (c compatControl) Remove(ctx context.Context, paths ...string) error {
+func (c Compat) Remove(ctx context.Context, paths ...string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	r, err := c.cmd.run(ctx, `exec rm -rf -- "$@"`, paths, nil)
+	r, err := c.Runner.Run(ctx, `exec rm -rf -- "$@"`, paths, nil)
 	if err != nil {
 		return fmt.Errorf("remove: %w", err)
 	}
-	if r.exitCode != 0 {
-		return fmt.Errorf("remove: rm exited %d: %s", r.exitCode, clipText(r.stderr))
+	if r.ExitCode != 0 {
+		return fmt.Errorf("remove: rm exited %d: %s", r.ExitCode, ClipText(r.Stderr))
 	}
 	return nil
 }
 
-func clipText(b []byte) string {
+// ClipText is b as one short line for an error message.
+func ClipText(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}
 	return s
+}
+
+func sortedUnique(xs []string) []string {
+	sort.Strings(xs)
+	out := xs[:0]
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
 }

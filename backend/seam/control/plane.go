@@ -1,4 +1,4 @@
-package seam
+package control
 
 import (
 	"context"
@@ -10,17 +10,17 @@ import (
 	"sandtop/groupstate"
 )
 
-// ControlPlane is what the seam needs from a sandbox besides starting
+// Plane is what the seam needs from a sandbox besides starting
 // processes: the process table, signals to whole groups, and reads of the
 // state the wrapper publishes. There are two implementations, picked by
-// NewRuntime: the sandtop.v1.Supervisor extension when the daemon answers
+// the seam's NewRuntime: the sandtop.v1.Supervisor extension when the daemon answers
 // Hello, and otherwise control commands (ps, kill, cat, ls, rm) run through
 // process.Process/Start, which is all stock E2B envd offers. Terminals use
 // the same interface for session groups, the foreground group and signals.
 //
 // Every method is safe for concurrent use. A pgid <= 1 is always refused:
 // kill(-1) would reach every process of the user.
-type ControlPlane interface {
+type Plane interface {
 	// Kind is "extension" or "compat".
 	Kind() string
 	// Processes is one snapshot of the process table.
@@ -51,7 +51,7 @@ type ControlPlane interface {
 	AgentStateDirs(ctx context.Context) ([]string, error)
 }
 
-// ErrFileNotFound is matched (errors.Is) by ControlPlane read errors for a
+// ErrFileNotFound is matched (errors.Is) by Plane read errors for a
 // path that does not exist.
 var ErrFileNotFound = errors.New("file not found in the sandbox")
 
@@ -78,8 +78,8 @@ type DirEntry struct {
 	ModTime time.Time
 }
 
-// checkGroupID refuses pgids that would reach far more than one group.
-func checkGroupID(pgid int) error {
+// CheckGroupID refuses pgids that would reach far more than one group.
+func CheckGroupID(pgid int) error {
 	if pgid <= 1 {
 		return &unsafeGroupError{pgid}
 	}

@@ -1,4 +1,4 @@
-package seam
+package control
 
 import (
 	"context"
@@ -34,30 +34,20 @@ type ProcessRow struct {
 // point a point.
 const processTableScript = `LC_ALL=C exec ps -e -ww -o pid= -o ppid= -o pgid= -o sid= -o tpgid= -o stat= -o etimes= -o pcpu= -o rss= -o tty= -o args=`
 
-// ProcessTable reads the whole process table with one ps run, on stock envd
-// (sandtop's daemon serves its table grouped, through the extension, and
-// answers errUnsupported here). taken is when ps ran.
-func (r *Runtime) ProcessTable(ctx context.Context) (rows []ProcessRow, taken time.Time, err error) {
-	if _, ok := r.control.(compatControl); !ok {
-		return nil, time.Time{}, errUnsupported
-	}
-	return compatTable(ctx, r.runner)
-}
-
-// compatTable runs processTableScript, once for all callers within
+// ReadProcessTable runs processTableScript, once for all callers within
 // OneTable: a listing's groups, agents' roots and members then come from
 // one ps.
-func compatTable(ctx context.Context, cmd commandRunner) ([]ProcessRow, time.Time, error) {
+func ReadProcessTable(ctx context.Context, cmd Runner) ([]ProcessRow, time.Time, error) {
 	read := func() ([]ProcessRow, time.Time, error) {
-		res, err := cmd.run(ctx, processTableScript, nil, nil)
+		res, err := cmd.Run(ctx, processTableScript, nil, nil)
 		taken := time.Now()
 		if err != nil {
 			return nil, taken, fmt.Errorf("ps: %w", err)
 		}
-		if res.exitCode != 0 {
-			return nil, taken, fmt.Errorf("ps exited %d: %s", res.exitCode, clipText(res.stderr))
+		if res.ExitCode != 0 {
+			return nil, taken, fmt.Errorf("ps exited %d: %s", res.ExitCode, ClipText(res.Stderr))
 		}
-		rows, err := parseProcessTable(res.stdout, taken)
+		rows, err := parseProcessTable(res.Stdout, taken)
 		return rows, taken, err
 	}
 	m, ok := ctx.Value(oneTableKey{}).(*tableMemo)
@@ -76,7 +66,7 @@ func parseProcessTable(out []byte, taken time.Time) ([]ProcessRow, error) {
 			continue
 		}
 		f, args := fieldsN(line, 10)
-		bad := fmt.Errorf("ps: unexpected row %q", clipText([]byte(line)))
+		bad := fmt.Errorf("ps: unexpected row %q", ClipText([]byte(line)))
 		if len(f) < 10 {
 			return nil, bad
 		}

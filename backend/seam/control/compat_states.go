@@ -1,4 +1,4 @@
-package seam
+package control
 
 import (
 	"bytes"
@@ -50,21 +50,21 @@ for f in */argv; do
 done
 `
 
-// readAllStates reads every state directory of root with one command.
-func (c compatControl) readAllStates(ctx context.Context, root string) ([]stateDirFiles, error) {
-	r, err := c.cmd.run(ctx, statesScanScript, []string{root}, nil)
+// ReadAllStates reads every state directory of root with one command.
+func (c Compat) ReadAllStates(ctx context.Context, root string) ([]StateFiles, error) {
+	r, err := c.Runner.Run(ctx, statesScanScript, []string{root}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read the state directories: %w", err)
 	}
-	if r.exitCode != 0 {
+	if r.ExitCode != 0 {
 		// A sandbox without GNU find (or its -printf): the caller reads
 		// the directories one by one instead.
-		return nil, fmt.Errorf("read the state directories: exit %d: %s: %w", r.exitCode, clipText(r.stderr), errUnsupported)
+		return nil, fmt.Errorf("read the state directories: exit %d: %s: %w", r.ExitCode, ClipText(r.Stderr), ErrUnsupported)
 	}
-	return parseStatesScan(r.stdout)
+	return parseStatesScan(r.Stdout)
 }
 
-func parseStatesScan(out []byte) ([]stateDirFiles, error) {
+func parseStatesScan(out []byte) ([]StateFiles, error) {
 	head, rest, ok := bytes.Cut(out, []byte("--files--\x00"))
 	if !ok {
 		return nil, fmt.Errorf("read the state directories: the scan's output is cut short")
@@ -125,20 +125,20 @@ func parseStatesScan(out []byte) ([]stateDirFiles, error) {
 		}
 		i += 2 + n
 	}
-	var states []stateDirFiles
+	var states []StateFiles
 	for _, id := range order {
 		d := dirs[id]
 		if d.modTime.IsZero() && d.entries == nil {
 			continue // not a directory (a link or a file in processes/)
 		}
-		s := stateFilesFrom(id, d.entries, func(name string) *string {
+		s := StateFilesFrom(id, d.entries, func(name string) *string {
 			v, ok := d.files[name]
 			if !ok {
 				return nil
 			}
 			return &v
 		})
-		s.modTime = d.modTime
+		s.ModTime = d.modTime
 		states = append(states, s)
 	}
 	return states, nil

@@ -1,4 +1,4 @@
-package seam
+package control
 
 import (
 	"fmt"
@@ -23,12 +23,6 @@ func (o Outcome) String() string {
 	return "no outcome"
 }
 
-func exitOutcome(code int) Outcome { return Outcome{ExitCode: &code} }
+func ExitOutcome(code int) Outcome { return Outcome{ExitCode: &code} }
 
-func signalOutcome(sig syscall.Signal) Outcome { return Outcome{Signal: signalText(sig)} }
-
-var errNotSettled = errorString("outcome is not settled yet")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+func SignalOutcome(sig syscall.Signal) Outcome { return Outcome{Signal: SignalName(sig)} }

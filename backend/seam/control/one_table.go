@@ -1,4 +1,4 @@
-package seam
+package control
 
 import (
 	"context"
@@ -22,10 +22,10 @@ func OneTable(ctx context.Context) context.Context {
 
 type oneTableKey struct{}
 
-// withTable is OneTable with the table already read: a watch judges its
+// WithTable is OneTable with the table already read: a watch judges its
 // published state against the table it already holds instead of asking the
 // daemon to read all of /proc again.
-func withTable(ctx context.Context, resp *sandtopv1.ListGroupsResponse) context.Context {
+func WithTable(ctx context.Context, resp *sandtopv1.ListGroupsResponse) context.Context {
 	m := &tableMemo{resp: resp}
 	m.once.Do(func() {})
 	return context.WithValue(ctx, oneTableKey{}, m)
@@ -35,17 +35,17 @@ type tableMemo struct {
 	once sync.Once
 	resp *sandtopv1.ListGroupsResponse
 	err  error
-	// ps is the table on stock envd (compatTable).
+	// ps is the table on stock envd (ReadProcessTable).
 	psOnce  sync.Once
 	ps      []ProcessRow
 	psTaken time.Time
 	psErr   error
 }
 
-// fullTable is the daemon's grouped process table, shared within OneTable.
-func (c extensionControl) fullTable(ctx context.Context) (*sandtopv1.ListGroupsResponse, error) {
+// FullTable is the daemon's grouped process table, shared within OneTable.
+func (c Extension) FullTable(ctx context.Context) (*sandtopv1.ListGroupsResponse, error) {
 	fetch := func() (*sandtopv1.ListGroupsResponse, error) {
-		resp, err := c.sup.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{}))
+		resp, err := c.Supervisor.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{}))
 		if err != nil {
 			return nil, fmt.Errorf("list process groups: %w", err)
 		}
