@@ -1,6 +1,9 @@
 package seam
 
-import "sandtop/backend/seam/control"
+import (
+	"sandtop/backend/seam/control"
+	"sandtop/backend/seam/terminal"
+)
 
 // The seam is built of smaller packages; the names of theirs that its API
 // hands out are repeated here, so a caller imports the seam alone.
@@ -22,3 +25,18 @@ var (
 	// exist.
 	ErrFileNotFound = control.ErrFileNotFound
 )
+
+// Terminal is a live PTY session in the sandbox (SpawnTerminal,
+// AttachTerminal).
+type Terminal = terminal.Terminal
+
+// TerminalSpec describes one terminal session.
+type TerminalSpec = terminal.Spec
+
+// TerminalInfo describes one live terminal (ListTerminals).
+type TerminalInfo = terminal.Info
+
+// ErrDetached is what a detached handle (a Terminal's or a Handle's)
+// answers: the program still runs in the sandbox, this handle no longer
+// follows it.
+var ErrDetached = terminal.ErrDetached

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"sandtop/backend/seam/control"
 )
 
 // SpawnSpec describes one process. Every field is explicit; the seam applies
@@ -102,18 +104,10 @@ const MaxGraceMs = 2147483647
 var ErrDisposing = errors.New("service is disposing")
 
 // MaxTagBytes bounds a spawn or terminal tag.
-const MaxTagBytes = 256
+const MaxTagBytes = control.MaxTagBytes
 
 // ValidateTag accepts a one-line tag of at most MaxTagBytes; empty is none.
-func ValidateTag(tag string) error {
-	if len(tag) > MaxTagBytes {
-		return fmt.Errorf("tag is %d bytes, more than %d", len(tag), MaxTagBytes)
-	}
-	if strings.ContainsAny(tag, "\x00\r\n") {
-		return errors.New("tag must be one line without NUL bytes")
-	}
-	return nil
-}
+func ValidateTag(tag string) error { return control.ValidateTag(tag) }
 
 func validateGraceMs(g float64) error {
 	if math.IsNaN(g) || math.IsInf(g, 0) || g <= 0 || g > MaxGraceMs {

@@ -139,7 +139,7 @@ func (r *Runtime) teardown(ctx context.Context, pgid int, grace time.Duration, h
 	}
 	// SIGKILL cannot be refused, but dying and being reaped takes time on
 	// a loaded sandbox: a tiny grace must not turn that into a failure.
-	deadline := time.Now().Add(max(grace, killSettle))
+	deadline := time.Now().Add(max(grace, control.KillSettle))
 	emit(TeardownEvent{Phase: PhaseKillSent, Deadline: deadline, Err: kerr, Escapees: escapees})
 	gone, werr := r.waitGroupEmpty(ctx, pgid, deadline)
 	if gone {

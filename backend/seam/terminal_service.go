@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sandtop/backend/seam/control"
+	"sandtop/backend/seam/terminal"
 )
 
 // SpawnTerminal starts spec.Argv on a new PTY of spec.Rows x spec.Cols in
@@ -17,7 +18,7 @@ import (
 // bootstrap does. ctx bounds the allocation only; the Terminal then lives
 // until its program exits or Terminate ends it.
 func (r *Runtime) SpawnTerminal(ctx context.Context, spec TerminalSpec) (*Terminal, error) {
-	if err := validateTerminalSpec(spec); err != nil {
+	if err := terminal.ValidateSpec(spec); err != nil {
 		return nil, err
 	}
 	if err := r.beginSetup(); err != nil {
@@ -30,11 +31,11 @@ func (r *Runtime) SpawnTerminal(ctx context.Context, spec TerminalSpec) (*Termin
 	stopAbort := context.AfterFunc(r.setupCtx, cancel)
 	defer stopAbort()
 
-	rt, err := r.terminalRuntime(ctx)
+	rt, err := r.terminalService(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t, err := rt.spawnTerminal(ctx, spec)
+	t, err := rt.Spawn(ctx, spec)
 	if err != nil {
 		if r.setupCtx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", ErrDisposing, err)
@@ -48,11 +49,11 @@ func (r *Runtime) SpawnTerminal(ctx context.Context, spec TerminalSpec) (*Termin
 // ListTerminals lists the live sandtop terminals in the sandbox, including
 // those a previous sandtop process started.
 func (r *Runtime) ListTerminals(ctx context.Context) ([]TerminalInfo, error) {
-	rt, err := r.terminalRuntime(ctx)
+	rt, err := r.terminalService(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return rt.listTerminals(ctx)
+	return rt.List(ctx)
 }
 
 // AttachTerminal returns a handle on a live sandtop terminal found by
@@ -63,11 +64,11 @@ func (r *Runtime) AttachTerminal(ctx context.Context, pid int) (*Terminal, error
 		return nil, err
 	}
 	defer r.setups.Done()
-	rt, err := r.terminalRuntime(ctx)
+	rt, err := r.terminalService(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t, err := rt.attachTerminal(ctx, pid)
+	t, err := rt.Attach(ctx, pid)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (r *Runtime) DisposeTerminals(ctx context.Context) error {
 		terms = append(terms, t)
 	}
 	set.mu.Unlock()
-	sort.Slice(terms, func(i, j int) bool { return terms[i].pid < terms[j].pid })
+	sort.Slice(terms, func(i, j int) bool { return terms[i].Pid() < terms[j].Pid() })
 	errs := make([]error, len(terms))
 	var wg sync.WaitGroup
 	for i, t := range terms {
@@ -96,7 +97,7 @@ func (r *Runtime) DisposeTerminals(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			if err := t.Terminate(ctx); err != nil {
-				errs[i] = fmt.Errorf("terminal %d: %w", t.pid, err)
+				errs[i] = fmt.Errorf("terminal %d: %w", t.Pid(), err)
 				return
 			}
 			set.drop(t)
@@ -106,16 +107,16 @@ func (r *Runtime) DisposeTerminals(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// terminalRuntime gathers what terminals need from r.
-func (r *Runtime) terminalRuntime(ctx context.Context) (*terminalRuntime, error) {
+// terminalService gathers what terminals need from r.
+func (r *Runtime) terminalService(ctx context.Context) (*terminal.Service, error) {
 	controlEnv, err := r.ControlEnvironment(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rt := &terminalRuntime{
-		proc: r.proc, cp: r.control, cmd: r.runner, root: r.cfg.RuntimeRoot,
-		controlEnv: controlEnv, poll: r.cfg.PollInterval, gone: r.sandboxGone,
-		childEnv: func(ctx context.Context, explicit map[string]string) ([]string, error) {
+	rt := &terminal.Service{
+		Process: r.proc, Plane: r.control, Runner: r.runner, Root: r.cfg.RuntimeRoot,
+		ControlEnv: controlEnv, Poll: r.cfg.PollInterval, Gone: r.sandboxGone,
+		ChildEnv: func(ctx context.Context, explicit map[string]string) ([]string, error) {
 			entries := make([]EnvEntry, 0, len(explicit))
 			for name, value := range explicit {
 				entries = append(entries, SetEnv(name, value))
@@ -125,7 +126,7 @@ func (r *Runtime) terminalRuntime(ctx context.Context) (*terminalRuntime, error)
 		},
 	}
 	if ext, ok := r.control.(control.Extension); ok {
-		rt.sup = ext.Supervisor
+		rt.Supervisor = ext.Supervisor
 	}
 	return rt, nil
 }
@@ -160,15 +161,15 @@ func (r *Runtime) ownTerminal(t *Terminal) {
 	set.live[t] = struct{}{}
 	set.mu.Unlock()
 	go func() {
-		<-t.done
-		if t.detached.Load() {
+		<-t.Done()
+		if t.Detached() {
 			set.drop(t) // it runs on; this runtime no longer answers for it
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Duration(t.graceMs)*time.Millisecond+30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Duration(t.GraceMs())*time.Millisecond+30*time.Second)
 		defer cancel()
 		if err := t.Terminate(ctx); err != nil {
-			r.log.Warn("terminal release failed; it stays owned", "pid", t.pid, "err", err)
+			r.log.Warn("terminal release failed; it stays owned", "pid", t.Pid(), "err", err)
 			return
 		}
 		set.drop(t)

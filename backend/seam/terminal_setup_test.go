@@ -12,22 +12,23 @@ import (
 	"time"
 
 	"sandtop/backend/daemon"
+	"sandtop/backend/seam/terminal"
 )
 
 // bootstrapHook makes the runner's bash source script before the runner
 // itself runs (BASH_ENV is read by every non-interactive bash), so a test
 // can stall or break the bootstrap without touching the runner.
-func bootstrapHook(t *testing.T, env *terminalTestEnv, script string) *terminalRuntime {
+func bootstrapHook(t *testing.T, env *terminalTestEnv, script string) *terminal.Service {
 	t.Helper()
 	hook := filepath.Join(t.TempDir(), "hook.bash")
 	if err := os.WriteFile(hook, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := env.rt.terminalRuntime(context.Background())
+	rt, err := env.rt.terminalService(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt.controlEnv = map[string]string{"BASH_ENV": hook}
+	rt.ControlEnv = map[string]string{"BASH_ENV": hook}
 	return rt
 }
 
@@ -54,7 +55,7 @@ func TestTerminalBootstrapExitBeforeBoundaryRollsBack(t *testing.T) {
 	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	rt := bootstrapHook(t, env, "echo 'bootstrap noise'; exit 3\n")
-	_, err := rt.spawnTerminal(context.Background(), shellSpec(env.cwd))
+	_, err := rt.Spawn(context.Background(), shellSpec(env.cwd))
 	if err == nil || !strings.Contains(err.Error(), "terminal exited before publishing its output boundary") {
 		t.Fatalf("err = %v", err)
 	}
@@ -79,7 +80,7 @@ func TestTerminalAllocationCancelRollsBackTheSession(t *testing.T) {
 			start := time.Now()
 			result := make(chan error, 1)
 			go func() {
-				_, err := rt.spawnTerminal(ctx, shellSpec(env.cwd))
+				_, err := rt.Spawn(ctx, shellSpec(env.cwd))
 				result <- err
 			}()
 			eventually(t, 20*time.Second, func() error { _, err := os.Stat(started); return err })

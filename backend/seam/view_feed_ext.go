@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/backend/seam/terminal"
 )
 
 // extFeed follows the Supervisor's WatchGroups stream, which speaks only
@@ -119,7 +120,7 @@ func readExtTerminals(ctx context.Context, sup supervisorReader, prev []Terminal
 			Rows: int(tm.GetRows()), Cols: int(tm.GetCols()), ForegroundPgid: int(tm.GetForegroundPgid()),
 			InputWaiting: tm.GetInputWaiting(), Started: time.UnixMilli(tm.GetStartTimeUnixMs()),
 		}
-		tv.ID, _, tv.Tag, tv.Sandtop = parseTerminalTag(tm.GetTag())
+		tv.ID, _, tv.Tag, tv.Sandtop = terminal.ParseTag(tm.GetTag())
 		out = append(out, tv)
 	}
 	return out

@@ -3,6 +3,7 @@ package control
 import (
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,3 +32,7 @@ func SignalInStatus(status string) syscall.Signal {
 	}
 	return 0
 }
+
+// KillSettle is the least time a teardown or a terminal's Terminate waits
+// for SIGKILLed processes to be gone before it reports survivors.
+const KillSettle = time.Second

@@ -1,4 +1,4 @@
-package seam
+package terminal
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process"
+	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
@@ -19,9 +20,9 @@ import (
 // is the PTY's first process; no login shell is typed into.
 const runnerShell = "/bin/bash"
 
-// validateTerminalSpec checks everything that can be checked before any
+// ValidateSpec checks everything that can be checked before any
 // remote work, and names the first thing that is wrong.
-func validateTerminalSpec(spec TerminalSpec) error {
+func ValidateSpec(spec Spec) error {
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return errors.New("terminal argv needs a non-empty program")
 	}
@@ -36,7 +37,7 @@ func validateTerminalSpec(spec TerminalSpec) error {
 	if err := checkTerminalSize(spec.Rows, spec.Cols); err != nil {
 		return err
 	}
-	if err := ValidateTag(spec.Tag); err != nil {
+	if err := control.ValidateTag(spec.Tag); err != nil {
 		return fmt.Errorf("terminal %w", err)
 	}
 	if spec.GraceMs <= 0 || spec.GraceMs > math.MaxInt32 {
@@ -50,17 +51,17 @@ func validateTerminalSpec(spec TerminalSpec) error {
 	return nil
 }
 
-// spawnTerminal allocates a PTY at the requested size running the runner,
+// Spawn allocates a PTY at the requested size running the runner,
 // which installs argv and env from private files and prints the output
 // boundary before it execs the program. ctx bounds the allocation only.
-func (rt *terminalRuntime) spawnTerminal(ctx context.Context, spec TerminalSpec) (*Terminal, error) {
-	if err := validateTerminalSpec(spec); err != nil {
+func (rt *Service) Spawn(ctx context.Context, spec Spec) (*Terminal, error) {
+	if err := ValidateSpec(spec); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("terminal allocation cancelled: %w", context.Cause(ctx))
 	}
-	env, err := rt.childEnv(ctx, spec.Env)
+	env, err := rt.ChildEnv(ctx, spec.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +95,11 @@ func (rt *terminalRuntime) spawnTerminal(ctx context.Context, spec TerminalSpec)
 	stdin := false
 	tag := terminalTag(id, spec.GraceMs, spec.Tag)
 	cwd := spec.Cwd
-	stream, err := rt.proc.Start(streamCtx, connect.NewRequest(&process.StartRequest{
+	stream, err := rt.Process.Start(streamCtx, connect.NewRequest(&process.StartRequest{
 		Process: &process.ProcessConfig{
 			Cmd:  runnerShell,
 			Args: []string{"--noprofile", "--norc", path.Join(dir, wrapper.TerminalRunnerFile), dir},
-			Envs: rt.controlEnv,
+			Envs: rt.ControlEnv,
 			Cwd:  &cwd,
 		},
 		Pty:   ptySize(spec.Rows, spec.Cols),
@@ -170,7 +171,7 @@ func (t *Terminal) rollback(cause error) error {
 }
 
 // rollbackState removes a state directory written before the PTY existed.
-func (rt *terminalRuntime) rollbackState(cause error, id string) error {
+func (rt *Service) rollbackState(cause error, id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), exitStatusTimeout)
 	defer cancel()
 	if err := rt.removeState(ctx, id); err != nil {

@@ -1,4 +1,4 @@
-package seam
+package terminal
 
 import (
 	"context"
@@ -14,12 +14,12 @@ import (
 	"sandtop/backend/seam/control"
 )
 
-// TerminalInfo describes a live sandtop terminal found in the sandbox.
-type TerminalInfo struct {
+// Info describes a live sandtop terminal found in the sandbox.
+type Info struct {
 	Pid     int
 	ID      string // state directory name under <runtimeRoot>/terminals
 	GraceMs int
-	// Tag is TerminalSpec.Tag, empty when none was given.
+	// Tag is Spec.Tag, empty when none was given.
 	Tag string
 	// Argv is the running program's command line when known.
 	Argv []string
@@ -29,21 +29,21 @@ type TerminalInfo struct {
 	Foreground *Foreground
 }
 
-// listTerminals finds the live PTY processes that carry a sandtop terminal
+// List finds the live PTY processes that carry a sandtop terminal
 // tag, through the extension's ListTerminals or, on stock envd, List.
-func (rt *terminalRuntime) listTerminals(ctx context.Context) ([]TerminalInfo, error) {
-	var out []TerminalInfo
-	if rt.sup != nil {
-		res, err := rt.sup.ListTerminals(ctx, connect.NewRequest(&sandtopv1.ListTerminalsRequest{}))
+func (rt *Service) List(ctx context.Context) ([]Info, error) {
+	var out []Info
+	if rt.Supervisor != nil {
+		res, err := rt.Supervisor.ListTerminals(ctx, connect.NewRequest(&sandtopv1.ListTerminalsRequest{}))
 		if err != nil {
 			return nil, fmt.Errorf("list terminals: %w", err)
 		}
 		for _, term := range res.Msg.Terminals {
-			id, grace, user, ok := parseTerminalTag(term.GetTag())
+			id, grace, user, ok := ParseTag(term.GetTag())
 			if !ok {
 				continue
 			}
-			info := TerminalInfo{Pid: int(term.Pid), ID: id, GraceMs: grace, Tag: user,
+			info := Info{Pid: int(term.Pid), ID: id, GraceMs: grace, Tag: user,
 				Rows: int(term.Rows), Cols: int(term.Cols)}
 			// The daemon reports the runner's command; the program it
 			// became is in /proc.
@@ -56,16 +56,16 @@ func (rt *terminalRuntime) listTerminals(ctx context.Context) ([]TerminalInfo, e
 			out = append(out, info)
 		}
 	} else {
-		res, err := rt.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
+		res, err := rt.Process.List(ctx, connect.NewRequest(&process.ListRequest{}))
 		if err != nil {
 			return nil, fmt.Errorf("list terminals: %w", err)
 		}
 		for _, p := range res.Msg.Processes {
-			id, grace, user, ok := parseTerminalTag(p.GetTag())
+			id, grace, user, ok := ParseTag(p.GetTag())
 			if !ok {
 				continue
 			}
-			info := TerminalInfo{Pid: int(p.Pid), ID: id, GraceMs: grace, Tag: user}
+			info := Info{Pid: int(p.Pid), ID: id, GraceMs: grace, Tag: user}
 			// List shows the runner's own command; the program it became
 			// is in /proc.
 			if argv, err := rt.cmdline(ctx, int(p.Pid)); err == nil {
@@ -80,9 +80,9 @@ func (rt *terminalRuntime) listTerminals(ctx context.Context) ([]TerminalInfo, e
 
 // cmdline reads a process's argv from /proc in the sandbox: through the
 // extension's group table, or with cat.
-func (rt *terminalRuntime) cmdline(ctx context.Context, pid int) ([]string, error) {
-	if rt.sup != nil {
-		res, err := rt.sup.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{Pgid: uint32(pid)}))
+func (rt *Service) cmdline(ctx context.Context, pid int) ([]string, error) {
+	if rt.Supervisor != nil {
+		res, err := rt.Supervisor.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{Pgid: uint32(pid)}))
 		if err != nil {
 			return nil, err
 		}
@@ -93,27 +93,27 @@ func (rt *terminalRuntime) cmdline(ctx context.Context, pid int) ([]string, erro
 				}
 			}
 		}
-		return nil, control.ErrorOf(ErrNotFound, "process %d not found", pid)
+		return nil, control.ErrorOf(control.ErrNotFound, "process %d not found", pid)
 	}
-	b, err := rt.cp.ReadFile(ctx, "/proc/"+strconv.Itoa(pid)+"/cmdline")
+	b, err := rt.Plane.ReadFile(ctx, "/proc/"+strconv.Itoa(pid)+"/cmdline")
 	if err != nil {
 		return nil, err
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
 }
 
-// attachTerminal re-attaches to a live terminal by pid: its output resumes
+// Attach re-attaches to a live terminal by pid: its output resumes
 // from the daemon's replay ring (recent output, then live bytes), and the
 // handle can write, resize, inspect, signal and terminate as if spawned.
-func (rt *terminalRuntime) attachTerminal(ctx context.Context, pid int) (*Terminal, error) {
+func (rt *Service) Attach(ctx context.Context, pid int) (*Terminal, error) {
 	if pid <= 1 {
 		return nil, fmt.Errorf("terminal pid %d is not a valid process id", pid)
 	}
-	infos, err := rt.listTerminals(ctx)
+	infos, err := rt.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var info *TerminalInfo
+	var info *Info
 	for i := range infos {
 		if infos[i].Pid == pid {
 			info = &infos[i]
@@ -128,12 +128,12 @@ func (rt *terminalRuntime) attachTerminal(ctx context.Context, pid int) (*Termin
 			return nil, err
 		}
 		if !held {
-			return nil, control.ErrorOf(ErrNotFound, "no live terminal has pid %d", pid)
+			return nil, control.ErrorOf(control.ErrNotFound, "no live terminal has pid %d", pid)
 		}
-		info = &TerminalInfo{Pid: pid, GraceMs: foreignTerminalGraceMs}
+		info = &Info{Pid: pid, GraceMs: foreignTerminalGraceMs}
 	}
 	streamCtx, stop := context.WithCancel(context.Background())
-	stream, err := rt.proc.Connect(streamCtx, connect.NewRequest(&process.ConnectRequest{Process: pidSelector(pid)}))
+	stream, err := rt.Process.Connect(streamCtx, connect.NewRequest(&process.ConnectRequest{Process: pidSelector(pid)}))
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("attach terminal %d: %w", pid, err)
@@ -156,11 +156,11 @@ const foreignTerminalGraceMs = 5000
 // holdsPTY reports whether the daemon holds pid as a terminal. Only
 // sandtop's daemon lists every terminal; stock envd's list does not say
 // which processes have one.
-func (rt *terminalRuntime) holdsPTY(ctx context.Context, pid int) (bool, error) {
-	if rt.sup == nil {
+func (rt *Service) holdsPTY(ctx context.Context, pid int) (bool, error) {
+	if rt.Supervisor == nil {
 		return false, nil
 	}
-	res, err := rt.sup.ListTerminals(ctx, connect.NewRequest(&sandtopv1.ListTerminalsRequest{}))
+	res, err := rt.Supervisor.ListTerminals(ctx, connect.NewRequest(&sandtopv1.ListTerminalsRequest{}))
 	if err != nil {
 		return false, fmt.Errorf("list terminals: %w", err)
 	}

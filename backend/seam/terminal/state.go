@@ -1,4 +1,4 @@
-package seam
+package terminal
 
 import (
 	"bytes"
@@ -33,13 +33,13 @@ done
 // writeState creates the terminal's state directory (0700) and its private
 // files (0600) in the sandbox. The contents travel on the control command's
 // stdin, never in its argv or environment.
-func (rt *terminalRuntime) writeState(ctx context.Context, dir string, files []wrapper.NamedFile) error {
+func (rt *Service) writeState(ctx context.Context, dir string, files []wrapper.NamedFile) error {
 	var in bytes.Buffer
 	for _, f := range files {
 		in.WriteString(f.Name + " " + strconv.Itoa(len(f.Data)) + "\n")
 		in.Write(f.Data)
 	}
-	r, err := rt.cmd.Run(ctx, writeStateScript, []string{dir}, in.Bytes())
+	r, err := rt.Runner.Run(ctx, writeStateScript, []string{dir}, in.Bytes())
 	if err != nil {
 		return fmt.Errorf("write terminal state %s: %w", dir, err)
 	}
@@ -51,7 +51,7 @@ func (rt *terminalRuntime) writeState(ctx context.Context, dir string, files []w
 
 // removeState deletes a terminal's state directory; only a directory named
 // like a terminal id under <runtimeRoot>/terminals is ever removed.
-func (rt *terminalRuntime) removeState(ctx context.Context, id string) error {
+func (rt *Service) removeState(ctx context.Context, id string) error {
 	if !validTerminalID(id) {
 		return fmt.Errorf("refusing to remove terminal state %q: not a terminal id", id)
 	}
@@ -59,7 +59,7 @@ func (rt *terminalRuntime) removeState(ctx context.Context, id string) error {
 	if path.Base(path.Dir(dir)) != wrapper.TerminalsDir {
 		return fmt.Errorf("refusing to remove %s: not a terminal state directory", dir)
 	}
-	if err := rt.cp.Remove(ctx, dir); err != nil {
+	if err := rt.Plane.Remove(ctx, dir); err != nil {
 		return fmt.Errorf("remove terminal state: %w", err)
 	}
 	return nil

@@ -1,13 +1,13 @@
-package seam
+package terminal
 
 import (
 	"io"
 	"sync"
 )
 
-// DefaultTerminalOutputBuffer bounds the bytes a Terminal queues for a
+// DefaultOutputBuffer bounds the bytes a Terminal queues for a
 // consumer that reads slower than the program writes.
-const DefaultTerminalOutputBuffer = 1 << 20
+const DefaultOutputBuffer = 1 << 20
 
 // terminalOutput is the Terminal's Output: a bounded queue between the RPC
 // stream and the consumer. The producer never blocks, so a slow consumer can

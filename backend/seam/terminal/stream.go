@@ -1,4 +1,4 @@
-package seam
+package terminal
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func (t *Terminal) pump(stream eventStream, filter outputFilter, passed func() b
 			if err == nil {
 				err = errors.New("terminal output stream ended without an exit event")
 			}
-			t.finish(Outcome{}, fmt.Errorf("terminal transport: %w", err))
+			t.finish(control.Outcome{}, fmt.Errorf("terminal transport: %w", err))
 			return
 		}
 		switch e := ev.GetEvent().(type) {
@@ -86,9 +86,9 @@ func (t *Terminal) pump(stream eventStream, filter outputFilter, passed func() b
 }
 
 // finish publishes the end of the top-level process.
-func (t *Terminal) finish(o Outcome, err error) {
+func (t *Terminal) finish(o control.Outcome, err error) {
 	if t.detached.Load() {
-		o, err = Outcome{}, ErrDetached
+		o, err = control.Outcome{}, ErrDetached
 	}
 	// A write blocked on the input stream holds its lock; don't wait on it.
 	go t.input.close()
@@ -100,13 +100,13 @@ func (t *Terminal) finish(o Outcome, err error) {
 // outcomeOf maps an envd end event. A signal death carries no exit code
 // there (-1), only the status text; the extension's ExitStatus has the exact
 // signal, so it is asked first when present.
-func (t *Terminal) outcomeOf(end *process.ProcessEvent_EndEvent) Outcome {
+func (t *Terminal) outcomeOf(end *process.ProcessEvent_EndEvent) control.Outcome {
 	if end.GetExited() {
 		return control.ExitOutcome(int(end.GetExitCode()))
 	}
-	if t.rt.sup != nil {
+	if t.rt.Supervisor != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), exitStatusTimeout)
-		res, err := t.rt.sup.ExitStatus(ctx, connect.NewRequest(&sandtopv1.ExitStatusRequest{Pid: uint32(t.pid)}))
+		res, err := t.rt.Supervisor.ExitStatus(ctx, connect.NewRequest(&sandtopv1.ExitStatusRequest{Pid: uint32(t.pid)}))
 		cancel()
 		if err == nil && res.Msg.Exited {
 			if res.Msg.Signal != 0 {

@@ -1,4 +1,4 @@
-package seam
+package terminal
 
 import (
 	"context"
@@ -18,10 +18,6 @@ import (
 // context.
 const exitStatusTimeout = 5 * time.Second
 
-// killSettle is the least time Terminate waits for SIGKILLed processes to
-// be gone before it reports survivors.
-const killSettle = time.Second
-
 // Terminate ends the whole terminal session and waits until it is empty. It
 // first refuses new calls and cancels and joins those in flight, then sends
 // SIGTERM to every process group of the session, waits up to GraceMs, and
@@ -38,7 +34,7 @@ func (t *Terminal) Terminate(ctx context.Context) error {
 	}
 	if err := t.emptySession(ctx); err != nil {
 		// A sandbox that no longer exists runs nothing: that is settled.
-		if ctx.Err() != nil || t.rt.gone == nil || !t.rt.gone(err) {
+		if ctx.Err() != nil || t.rt.Gone == nil || !t.rt.Gone(err) {
 			return err
 		}
 	}
@@ -80,7 +76,7 @@ func (t *Terminal) emptySession(ctx context.Context) error {
 	t.requestSignal(syscall.SIGKILL)
 	if !t.exited() {
 		// Independent of the group list: envd's own kill of the leader.
-		_, err := t.rt.proc.SendSignal(ctx, connect.NewRequest(&process.SendSignalRequest{
+		_, err := t.rt.Process.SendSignal(ctx, connect.NewRequest(&process.SendSignalRequest{
 			Process: pidSelector(t.pid), Signal: process.Signal_SIGNAL_SIGKILL,
 		}))
 		if err != nil && !t.exited() && connect.CodeOf(err) != connect.CodeNotFound {
@@ -89,7 +85,7 @@ func (t *Terminal) emptySession(ctx context.Context) error {
 	}
 	// SIGKILL cannot be caught, but delivery and reaping take a moment; a
 	// tiny grace must not turn that moment into a reported failure.
-	settle := max(grace, killSettle)
+	settle := max(grace, control.KillSettle)
 	deadline := time.Now().Add(settle)
 	for {
 		groups, err = t.sessionGroups(ctx)
@@ -169,7 +165,7 @@ func (t *Terminal) sleep(ctx context.Context, d time.Duration) error {
 // The terminal's pid leads its session: the PTY child is started with
 // setsid, on envd and on sandtop's daemon alike.
 func (t *Terminal) sessionGroups(ctx context.Context) ([]int, error) {
-	groups, err := t.rt.cp.SessionGroups(ctx, t.pid)
+	groups, err := t.rt.Plane.SessionGroups(ctx, t.pid)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +182,7 @@ func (t *Terminal) sessionGroups(ctx context.Context) ([]int, error) {
 func (t *Terminal) signalGroups(ctx context.Context, groups []int, sig syscall.Signal) error {
 	var errs []error
 	for _, g := range groups {
-		if _, err := t.rt.cp.SignalGroup(ctx, g, sig); err != nil {
+		if _, err := t.rt.Plane.SignalGroup(ctx, g, sig); err != nil {
 			errs = append(errs, fmt.Errorf("%s to process group %d: %w", control.SignalName(sig), g, err))
 		}
 	}

@@ -1,4 +1,4 @@
-package seam
+package terminal
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func (t *Terminal) send(ctx context.Context, data []byte) error {
 		// The stream broke (or ctx ended mid-send); the unary call below
 		// reports the real reason, or delivers the bytes after all.
 	}
-	_, err := t.rt.proc.SendInput(ctx, connect.NewRequest(&process.SendInputRequest{
+	_, err := t.rt.Process.SendInput(ctx, connect.NewRequest(&process.SendInputRequest{
 		Process: pidSelector(t.pid),
 		Input:   &process.ProcessInput{Input: &process.ProcessInput_Pty{Pty: data}},
 	}))
@@ -45,7 +45,7 @@ func (t *Terminal) send(ctx context.Context, data []byte) error {
 func (in *terminalInput) sendStream(ctx context.Context, t *Terminal, data []byte) error {
 	if in.stream == nil {
 		sctx, cancel := context.WithCancel(context.Background())
-		s := t.rt.proc.StreamInput(sctx)
+		s := t.rt.Process.StreamInput(sctx)
 		err := s.Send(&process.StreamInputRequest{Event: &process.StreamInputRequest_Start{
 			Start: &process.StreamInputRequest_StartEvent{Process: pidSelector(t.pid)},
 		}})

@@ -1,4 +1,4 @@
-package seam
+package terminal
 
 import (
 	"context"
@@ -16,33 +16,34 @@ import (
 	"sandtop/wrapper"
 )
 
-// terminalRuntime is everything terminal sessions need from the Runtime:
-// the envd client, the extension (nil on stock envd), the control plane
-// (session groups, foreground, signals, removal), the runtime root and the
+// Service spawns, lists and attaches terminal sessions. It holds
+// everything they need from the seam's Runtime, which fills it in: the envd
+// client, the extension (nil on stock envd), the control plane (session
+// groups, foreground, signals, removal), the runtime root and the
 // environment boundary.
-type terminalRuntime struct {
-	proc processconnect.ProcessClient
-	sup  sandtopv1connect.SupervisorClient // nil without the extension
-	cp   control.Plane
-	cmd  control.Runner // short bash scripts, for writing private state
-	root string         // runtime root in the sandbox
-	// controlEnv is the runner's own environment: blanks for every
+type Service struct {
+	Process    processconnect.ProcessClient
+	Supervisor sandtopv1connect.SupervisorClient // nil without the extension
+	Plane      control.Plane
+	Runner     control.Runner // short bash scripts, for writing private state
+	Root       string         // runtime root in the sandbox
+	// ControlEnv is the runner's own environment: blanks for every
 	// credential-shaped name, never the child's secrets.
-	controlEnv map[string]string
-	// childEnv applies the environment boundary: the sandbox's scrubbed
+	ControlEnv map[string]string
+	// ChildEnv applies the environment boundary: the sandbox's scrubbed
 	// base environment with explicit entries layered on top, as NAME=VALUE.
-	childEnv func(ctx context.Context, explicit map[string]string) ([]string, error)
-	// poll is the cadence of liveness checks during Terminate.
-	poll time.Duration
-	// gone recognises errors proving the sandbox no longer exists; a
+	ChildEnv func(ctx context.Context, explicit map[string]string) ([]string, error)
+	// Poll is the cadence of liveness checks during Terminate.
+	Poll time.Duration
+	// Gone recognises errors proving the sandbox no longer exists; a
 	// session in a vanished sandbox counts as empty. Nil: never.
-	gone func(error) bool
+	Gone func(error) bool
 }
 
 // terminalTagPrefix marks the PTY processes that are sandtop terminals. The
 // tag is visible to List and ListTerminals, so a new client can find them
 // after a restart: "sandtop-terminal:<id>:<graceMs>", then ":<user tag>"
-// when TerminalSpec.Tag is set (it may itself hold colons).
+// when Spec.Tag is set (it may itself hold colons).
 const terminalTagPrefix = "sandtop-terminal:"
 
 func terminalTag(id string, graceMs int, user string) string {
@@ -53,9 +54,9 @@ func terminalTag(id string, graceMs int, user string) string {
 	return tag
 }
 
-// parseTerminalTag reads back what terminalTag wrote; tags written before
+// ParseTag reads back what terminalTag wrote; tags written before
 // user tags existed have none.
-func parseTerminalTag(tag string) (id string, graceMs int, user string, ok bool) {
+func ParseTag(tag string) (id string, graceMs int, user string, ok bool) {
 	rest, ok := strings.CutPrefix(tag, terminalTagPrefix)
 	if !ok {
 		return "", 0, "", false
@@ -89,14 +90,14 @@ func validTerminalID(id string) bool {
 }
 
 // stateDir is <runtimeRoot>/terminals/<id>.
-func (rt *terminalRuntime) stateDir(id string) string {
-	return path.Join(rt.root, wrapper.TerminalsDir, id)
+func (rt *Service) stateDir(id string) string {
+	return path.Join(rt.Root, wrapper.TerminalsDir, id)
 }
 
 // pollInterval is the Terminate liveness cadence, never zero.
-func (rt *terminalRuntime) pollInterval() time.Duration {
-	if rt.poll <= 0 {
+func (rt *Service) pollInterval() time.Duration {
+	if rt.Poll <= 0 {
 		return 10 * time.Millisecond
 	}
-	return rt.poll
+	return rt.Poll
 }

@@ -1,4 +1,4 @@
-package seam
+package terminal
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"sandtop/backend/seam/control"
 )
 
-// TerminalSpec describes one terminal session. Every field is explicit.
-type TerminalSpec struct {
+// Spec describes one terminal session. Every field is explicit.
+type Spec struct {
 	// Argv is the program and its arguments; it is never shell-interpreted.
 	Argv []string
 	// Cwd is the working directory in the sandbox.
@@ -53,7 +53,7 @@ var ErrDetached = errors.New("detached (it keeps running)")
 // Terminal is a live PTY session in the sandbox. Its methods are safe for
 // concurrent use.
 type Terminal struct {
-	rt      *terminalRuntime
+	rt      *Service
 	pid     int
 	id      string // state directory name under <runtimeRoot>/terminals
 	graceMs int
@@ -64,7 +64,7 @@ type Terminal struct {
 	stop   context.CancelFunc // ends the output subscription
 
 	done    chan struct{}
-	outcome Outcome
+	outcome control.Outcome
 	err     error // transport failure; both are set before done closes
 
 	termMu  sync.Mutex // one Terminate attempt at a time
@@ -76,11 +76,11 @@ type Terminal struct {
 	detached atomic.Bool // Detach was called
 }
 
-func newTerminal(rt *terminalRuntime, pid int, id string, graceMs int, stop context.CancelFunc) *Terminal {
+func newTerminal(rt *Service, pid int, id string, graceMs int, stop context.CancelFunc) *Terminal {
 	return &Terminal{
 		rt: rt, pid: pid, id: id, graceMs: graceMs,
-		input:  terminalInput{useStr: rt.sup != nil},
-		output: newTerminalOutput(DefaultTerminalOutputBuffer),
+		input:  terminalInput{useStr: rt.Supervisor != nil},
+		output: newTerminalOutput(DefaultOutputBuffer),
 		ops:    newTerminalOps(),
 		stop:   stop,
 		done:   make(chan struct{}),
@@ -111,7 +111,7 @@ func (t *Terminal) GraceMs() int { return t.graceMs }
 // Output is the program's raw terminal bytes in delivery order. It returns
 // io.EOF after the queued bytes once the top-level process has exited, or
 // the transport error if the stream broke. A consumer that falls more than
-// DefaultTerminalOutputBuffer bytes behind loses the oldest bytes.
+// DefaultOutputBuffer bytes behind loses the oldest bytes.
 func (t *Terminal) Output() io.Reader { return t.output }
 
 // Done is closed when the top-level process has exited (or the transport
@@ -120,12 +120,12 @@ func (t *Terminal) Done() <-chan struct{} { return t.done }
 
 // Outcome reports how the top-level process ended. It returns an error if
 // the process has not exited yet or the transport failed.
-func (t *Terminal) Outcome() (Outcome, error) {
+func (t *Terminal) Outcome() (control.Outcome, error) {
 	select {
 	case <-t.done:
 		return t.outcome, t.err
 	default:
-		return Outcome{}, errors.New("terminal process is still running")
+		return control.Outcome{}, errors.New("terminal process is still running")
 	}
 }
 
@@ -138,6 +138,9 @@ func (t *Terminal) exited() bool {
 	}
 }
 
+// Detached reports whether Detach was called.
+func (t *Terminal) Detached() bool { return t.detached.Load() }
+
 // gone is why a handle whose stream has ended takes no more input.
 func (t *Terminal) gone() error {
 	if t.detached.Load() {
@@ -149,7 +152,7 @@ func (t *Terminal) gone() error {
 // Detach lets go of the terminal without ending it, as tmux's detach does:
 // the output subscription ends (Output reads ErrDetached after what was
 // queued, Done closes), Write and Resize answer ErrDetached, and the
-// runtime no longer owns it, so neither its release nor DisposeTerminals
+// seam's Runtime no longer owns it, so neither its release nor DisposeTerminals
 // will terminate it. Attach it again with AttachTerminal.
 func (t *Terminal) Detach() {
 	if t.detached.Swap(true) {
@@ -194,7 +197,7 @@ func (t *Terminal) Resize(ctx context.Context, rows, cols int) error {
 		return err
 	}
 	defer end()
-	_, err = t.rt.proc.Update(ctx, connect.NewRequest(&process.UpdateRequest{
+	_, err = t.rt.Process.Update(ctx, connect.NewRequest(&process.UpdateRequest{
 		Process: pidSelector(t.pid),
 		Pty:     ptySize(rows, cols),
 	}))
@@ -225,7 +228,7 @@ func (t *Terminal) inspect(ctx context.Context) (*Foreground, error) {
 	if t.exited() {
 		return nil, nil
 	}
-	pgid, waiting, ok, err := t.rt.cp.ForegroundGroup(ctx, t.pid)
+	pgid, waiting, ok, err := t.rt.Plane.ForegroundGroup(ctx, t.pid)
 	if err != nil {
 		if t.exited() {
 			return nil, nil
@@ -266,7 +269,7 @@ func (t *Terminal) SignalForeground(ctx context.Context, sig syscall.Signal) (in
 	if sig == syscall.SIGKILL && fg.Pgid == t.pid {
 		return 0, errors.New("refusing to SIGKILL the terminal shell; terminate the terminal session instead")
 	}
-	if _, err := t.rt.cp.SignalGroup(ctx, fg.Pgid, sig); err != nil {
+	if _, err := t.rt.Plane.SignalGroup(ctx, fg.Pgid, sig); err != nil {
 		return 0, opError(ctx, fmt.Errorf("%s to foreground group %d: %w", control.SignalName(sig), fg.Pgid, err))
 	}
 	return fg.Pgid, nil

@@ -1,4 +1,4 @@
-package seam
+package terminal
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func (f *fakeControl) ForegroundGroup(context.Context, int) (int, bool, bool, er
 	return 0, false, false, nil
 }
 func (f *fakeControl) ReadFile(context.Context, string) ([]byte, error) {
-	return nil, ErrFileNotFound
+	return nil, control.ErrFileNotFound
 }
 func (f *fakeControl) ListDir(context.Context, string) ([]control.DirEntry, error) { return nil, nil }
 func (f *fakeControl) Remove(context.Context, ...string) error                     { return nil }
@@ -56,7 +56,7 @@ func (f *fakeControl) sent() []string {
 // exitedTerminal is a handle whose top-level process already exited, so
 // Terminate only has the session's other groups to deal with.
 func exitedTerminal(cp control.Plane, graceMs int, gone func(error) bool) *Terminal {
-	t := newTerminal(&terminalRuntime{cp: cp, poll: time.Millisecond, gone: gone}, 123, "", graceMs, func() {})
+	t := newTerminal(&Service{Plane: cp, Poll: time.Millisecond, Gone: gone}, 123, "", graceMs, func() {})
 	t.finish(control.ExitOutcome(0), nil)
 	return t
 }
