@@ -3,8 +3,11 @@ package seam
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"time"
 
+	"sandtop/backend/seam/discover"
 	"sandtop/wrapper"
 )
 
@@ -61,4 +64,23 @@ func (r *Runtime) agentRoots(ctx context.Context, workspaces []string) ([]string
 	}
 	slices.Sort(roots)
 	return slices.Compact(roots), nil
+}
+
+// DiscoverAgent is DiscoverDsh over this runtime's sandbox, for the agent
+// working in cwd ("" means the runtime's Cwd).
+func (r *Runtime) DiscoverAgent(ctx context.Context, cwd string) (DshDiscovery, error) {
+	if cwd == "" {
+		cwd = r.cfg.Cwd
+	}
+	return discover.Agent(ctx, r.runner, DshRoot(cwd))
+}
+
+// TeardownAgentGroup tears an agent's group down with the seam's own
+// transaction (TeardownGroup: TERM, grace, KILL, proof of emptiness; a gone
+// sandbox counts as settled). A settled group is a no-op.
+func (r *Runtime) TeardownAgentGroup(ctx context.Context, g DshGroup, grace time.Duration, progress func(TeardownEvent)) error {
+	if g.Pgid <= 1 {
+		return fmt.Errorf("%w (%s)", ErrDshUnpublished, g.ID)
+	}
+	return r.TeardownGroup(ctx, g.Pgid, grace, progress)
 }

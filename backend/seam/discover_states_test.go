@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sandtop/backend/seam/control"
+	"sandtop/backend/seam/discover"
 	"sandtop/wrapper"
 )
 
@@ -62,8 +63,8 @@ func TestListingReadsAllStatesAsFileByFileDoes(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		c := controlStates{s.rt.control}
-		all, ok := s.rt.control.(allStatesReader)
+		c := discover.PlaneStates{Plane: s.rt.control}
+		all, ok := s.rt.control.(control.AllStatesReader)
 		if !ok {
 			t.Fatalf("the %s plane reads state directories one by one", s.rt.control.Kind())
 		}
@@ -85,7 +86,7 @@ func TestListingReadsAllStatesAsFileByFileDoes(t *testing.T) {
 		}
 		sort.Slice(got, func(i, j int) bool { return got[i].ID < got[j].ID })
 		for _, g := range got {
-			one, err := c.readOne(ctx, root, g.ID)
+			one, err := c.ReadOne(ctx, root, g.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,11 @@
 package seam
 
 import (
+	"context"
+
+	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/seam/control"
+	"sandtop/backend/seam/discover"
 	"sandtop/backend/seam/terminal"
 )
 
@@ -40,3 +44,48 @@ type TerminalInfo = terminal.Info
 // answers: the program still runs in the sandbox, this handle no longer
 // follows it.
 var ErrDetached = terminal.ErrDetached
+
+// GroupInfo describes one published process group (ListGroups,
+// AgentGroups).
+type GroupInfo = discover.GroupInfo
+
+// GroupState is what a published process group is doing.
+type GroupState = discover.GroupState
+
+// The states a published group can be in.
+const (
+	GroupUnpublished  = discover.GroupUnpublished
+	GroupRunning      = discover.GroupRunning
+	GroupLeaderExited = discover.GroupLeaderExited
+	GroupSettled      = discover.GroupSettled
+)
+
+// GroupOrigin says who started a group.
+type GroupOrigin = discover.Origin
+
+// The origins of published groups (OriginOther is the seam's own: a live
+// group nobody published).
+const (
+	OriginSandtop = discover.OriginSandtop
+	OriginAgent   = discover.OriginAgent
+)
+
+// DshGroup is one process group a dsh agent started.
+type DshGroup = discover.DshGroup
+
+// DshDiscovery is one snapshot of a dsh agent's state root.
+type DshDiscovery = discover.DshDiscovery
+
+// ErrDshUnpublished refuses to signal a group whose pgid is unknown.
+var ErrDshUnpublished = discover.ErrDshUnpublished
+
+// DshRoot is a dsh agent's state root for a given cwd ("" means
+// dsh-subprocess-e2b's default).
+func DshRoot(cwd string) string { return discover.DshRoot(cwd) }
+
+// DiscoverDsh lists what a dsh agent published under root (DshRoot(cwd)),
+// over its own control commands; Runtime.DiscoverAgent does the same with
+// the Runtime's.
+func DiscoverDsh(ctx context.Context, proc processconnect.ProcessClient, root string) (DshDiscovery, error) {
+	return discover.Dsh(ctx, proc, root)
+}

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"time"
@@ -61,4 +62,11 @@ func StateFilesFrom(id string, entries []DirEntry, readFile func(name string) *s
 		f.Problem = read(wrapper.ProblemFile)
 	}
 	return f
+}
+
+// AllStatesReader is a control plane that reads every state directory of
+// the runtime root in one call (sandtop's daemon); ErrUnsupported when the
+// daemon predates it.
+type AllStatesReader interface {
+	ReadAllStates(ctx context.Context, root string) ([]StateFiles, error)
 }

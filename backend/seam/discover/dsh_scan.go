@@ -1,4 +1,4 @@
-package seam
+package discover
 
 import (
 	"bytes"
@@ -127,17 +127,17 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 	return snap, nil
 }
 
-// files is the entry in discoverGroups' terms.
+// files is the entry in Groups' terms.
 func (e dshEntry) files() control.StateFiles {
 	return control.StateFiles{ID: e.id, Pid: e.pid, ExitCode: e.exitCode, StdoutSize: e.stdoutSize, StderrSize: e.stderrSize, Argv: e.argv}
 }
 
-// dshScanner reads a state root with the scan: one control command that
+// Scanner reads a state root with the scan: one control command that
 // works on either plane and outside the extension's runtime root.
-type dshScanner struct{ run control.Runner }
+type Scanner struct{ Runner control.Runner }
 
-func (d dshScanner) readStates(ctx context.Context, root string) ([]control.StateFiles, []control.ProcessEntry, error) {
-	snap, err := scanDsh(ctx, d.run, root)
+func (d Scanner) readStates(ctx context.Context, root string) ([]control.StateFiles, []control.ProcessEntry, error) {
+	snap, err := scanDsh(ctx, d.Runner, root)
 	if err != nil {
 		return nil, nil, err
 	}

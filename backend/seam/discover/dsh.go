@@ -1,12 +1,10 @@
-package seam
+package discover
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path"
 	"sort"
-	"time"
 
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/seam/control"
@@ -66,12 +64,16 @@ type DshDiscovery struct {
 	Terminals []DshTerminalDir
 }
 
-// DiscoverDsh lists what a dsh agent published under root (DshRoot(cwd)),
+// Dsh lists what a dsh agent published under root (DshRoot(cwd)),
 // judging each group's state against one process-table snapshot taken in
 // the same control command. A root that does not exist yields an empty
 // discovery, not an error.
-func DiscoverDsh(ctx context.Context, proc processconnect.ProcessClient, root string) (DshDiscovery, error) {
-	run := control.Runner{Process: proc, Bash: "/bin/bash", Env: dshControlEnv}
+func Dsh(ctx context.Context, proc processconnect.ProcessClient, root string) (DshDiscovery, error) {
+	return Agent(ctx, control.Runner{Process: proc, Bash: "/bin/bash", Env: dshControlEnv}, root)
+}
+
+// Agent is Dsh with the given runner (a Runtime's).
+func Agent(ctx context.Context, run control.Runner, root string) (DshDiscovery, error) {
 	snap, err := scanDsh(ctx, run, root)
 	if err != nil {
 		return DshDiscovery{}, err
@@ -98,9 +100,9 @@ func (s dshSnapshot) discovery(root string) DshDiscovery {
 }
 
 // group judges one process state dir exactly as ListGroups judges its own
-// (judgeGroup), and adds the spill sizes the scan saw.
+// (Judge), and adds the spill sizes the scan saw.
 func (s dshSnapshot) group(root string, e dshEntry) DshGroup {
-	g := DshGroup{GroupInfo: judgeGroup(root, e.files(), s.procs, OriginAgent), Agent: true}
+	g := DshGroup{GroupInfo: Judge(root, e.files(), s.procs, OriginAgent), Agent: true}
 	if e.stdoutSize >= 0 {
 		g.Stdout = &DshSpill{Path: path.Join(g.StateDir, wrapper.StdoutSpillFile), Size: e.stdoutSize}
 	}
@@ -110,29 +112,5 @@ func (s dshSnapshot) group(root string, e dshEntry) DshGroup {
 	return g
 }
 
-// DiscoverAgent is DiscoverDsh over this runtime's sandbox, for the agent
-// working in cwd ("" means the runtime's Cwd).
-func (r *Runtime) DiscoverAgent(ctx context.Context, cwd string) (DshDiscovery, error) {
-	if cwd == "" {
-		cwd = r.cfg.Cwd
-	}
-	root := DshRoot(cwd)
-	snap, err := scanDsh(ctx, r.runner, root)
-	if err != nil {
-		return DshDiscovery{}, err
-	}
-	return snap.discovery(root), nil
-}
-
 // ErrDshUnpublished refuses to signal a group whose pgid is unknown.
 var ErrDshUnpublished = errors.New("dsh: no valid process-group id was published; nothing is safe to signal")
-
-// TeardownAgentGroup tears an agent's group down with the seam's own
-// transaction (TeardownGroup: TERM, grace, KILL, proof of emptiness; a gone
-// sandbox counts as settled). A settled group is a no-op.
-func (r *Runtime) TeardownAgentGroup(ctx context.Context, g DshGroup, grace time.Duration, progress func(TeardownEvent)) error {
-	if g.Pgid <= 1 {
-		return fmt.Errorf("%w (%s)", ErrDshUnpublished, g.ID)
-	}
-	return r.TeardownGroup(ctx, g.Pgid, grace, progress)
-}

@@ -1,47 +1,49 @@
-package seam
+package discover
 
 import (
 	"context"
 	"path"
 	"sort"
+	"syscall"
 
 	"sandtop/backend/seam/control"
 	"sandtop/wrapper"
 )
 
 // One discovery path serves both kinds of state root: sandtop's runtime
-// root (ListGroups, Adopt) and a DeepSeek Harness agent's <cwd>/.dsh-e2b
-// (DiscoverAgent, DiscoverDsh). Both use the wrapper's layout,
+// root (the seam's ListGroups and Adopt) and a DeepSeek Harness agent's
+// <cwd>/.dsh-e2b (Agent, Dsh). Both use the wrapper's layout,
 // <root>/processes/<id>/{pid,exit-code,signal,tag,argv,stdout.log,stderr.log};
-// only how the files are read differs (a stateReader), and what they mean
-// is decided once, in judgeGroup.
+// only how the files are read differs (a StateReader), and what they mean
+// is decided once, in Judge.
 
-// GroupOrigin says who started a group found under a state root.
-type GroupOrigin string
+// Origin says who started a group found under a state root.
+type Origin string
 
 const (
 	// OriginSandtop: under this runtime's root, written by sandtop's wrapper
 	// (or any client sharing that root).
-	OriginSandtop GroupOrigin = "sandtop"
+	OriginSandtop Origin = "sandtop"
 	// OriginAgent: under an agent's .dsh-e2b root.
-	OriginAgent GroupOrigin = "agent"
+	OriginAgent Origin = "agent"
 )
 
-// stateReader reads every process state directory under a root, and the
-// process table, as close together as it can.
-type stateReader interface {
+// StateReader reads every process state directory under a root, and the
+// process table, as close together as it can. PlaneStates and Scanner are
+// the two.
+type StateReader interface {
 	readStates(ctx context.Context, root string) ([]control.StateFiles, []control.ProcessEntry, error)
 }
 
-// discoverGroups lists and judges the process groups under root.
-func discoverGroups(ctx context.Context, rd stateReader, root string, origin GroupOrigin) ([]GroupInfo, error) {
+// Groups lists and judges the process groups under root.
+func Groups(ctx context.Context, rd StateReader, root string, origin Origin) ([]GroupInfo, error) {
 	states, table, err := rd.readStates(ctx, root)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]GroupInfo, 0, len(states))
 	for _, f := range states {
-		out = append(out, judgeGroup(root, f, table, origin))
+		out = append(out, Judge(root, f, table, origin))
 	}
 	// Oldest first where the times are known: ids are random.
 	sort.Slice(out, func(i, j int) bool {
@@ -53,10 +55,10 @@ func discoverGroups(ctx context.Context, rd stateReader, root string, origin Gro
 	return out, nil
 }
 
-// judgeGroup turns one state directory into a GroupInfo: a missing or
+// Judge turns one state directory into a GroupInfo: a missing or
 // invalid pid leaves it unpublished (with a Problem for an invalid one);
 // otherwise the process table says whether a live member is left.
-func judgeGroup(root string, f control.StateFiles, table []control.ProcessEntry, origin GroupOrigin) GroupInfo {
+func Judge(root string, f control.StateFiles, table []control.ProcessEntry, origin Origin) GroupInfo {
 	dir := wrapper.StateDir(root, f.ID)
 	g := GroupInfo{ID: f.ID, StateDir: dir, State: GroupUnpublished, Origin: origin, Changed: f.ModTime}
 	if f.Tag != nil {
@@ -88,7 +90,7 @@ func judgeGroup(root string, f control.StateFiles, table []control.ProcessEntry,
 			g.ExitCode = &code
 			if code > 128 && f.Signal != nil {
 				if sig, err := wrapper.ParseSignal(*f.Signal); err == nil {
-					g.Signal = control.SignalName(sigNum(sig))
+					g.Signal = control.SignalName(syscall.Signal(sig))
 				}
 			}
 		}
