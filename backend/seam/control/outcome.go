@@ -23,6 +23,8 @@ func (o Outcome) String() string {
 	return "no outcome"
 }
 
+// ExitOutcome is a normal exit with code.
 func ExitOutcome(code int) Outcome { return Outcome{ExitCode: &code} }
 
+// SignalOutcome is an end by sig.
 func SignalOutcome(sig syscall.Signal) Outcome { return Outcome{Signal: SignalName(sig)} }
