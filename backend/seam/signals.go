@@ -1,8 +1,6 @@
 package seam
 
-import (
-	"syscall"
-)
+import "syscall"
 
 const (
 	sigTerm = syscall.SIGTERM
