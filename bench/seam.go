@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
-	"sandtop/backend"
 	"sandtop/backend/envd"
+	"sandtop/backend/seam"
 )
 
 // seamFigures: the seam's own spawn (Spawn to a published group) and
@@ -23,15 +23,15 @@ func (b *bench) seamFigures(n int) error {
 	if err != nil {
 		return err
 	}
-	rt, err := backend.NewRuntime(ctx, c, backend.RuntimeConfig{Cwd: "/", PollInterval: 5 * time.Millisecond})
+	rt, err := seam.NewRuntime(ctx, c, seam.RuntimeConfig{Cwd: "/", PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		return err
 	}
-	quiet := backend.Stdio{Stdin: backend.StdinIgnore(), Stdout: backend.OutputCollect(1024), Stderr: backend.OutputCollect(1024)}
+	quiet := seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(1024), Stderr: seam.OutputCollect(1024)}
 	var spawns []time.Duration
 	for range n {
 		start := time.Now()
-		h, err := rt.Spawn(ctx, backend.SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: quiet, GraceMs: 1000})
+		h, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: quiet, GraceMs: 1000})
 		if err != nil {
 			return err
 		}
@@ -41,7 +41,7 @@ func (b *bench) seamFigures(n int) error {
 	sort.Slice(spawns, func(i, j int) bool { return spawns[i] < spawns[j] })
 	var tears []time.Duration
 	for range n {
-		h, err := rt.Spawn(ctx, backend.SpawnSpec{Argv: []string{"/bin/sleep", "1000"}, Cwd: "/", Stdio: quiet, GraceMs: 10000})
+		h, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: []string{"/bin/sleep", "1000"}, Cwd: "/", Stdio: quiet, GraceMs: 10000})
 		if err != nil {
 			return err
 		}

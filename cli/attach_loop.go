@@ -16,7 +16,7 @@ import (
 )
 
 // attachable is the part of a remote terminal that a full-screen attach
-// needs (backend.Terminal has it).
+// needs (seam.Terminal has it).
 type attachable interface {
 	Output() io.Reader
 	Write(ctx context.Context, data []byte) error

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 )
 
 // defaultDetachKey matches the TUI's default detach binding.
@@ -59,7 +59,7 @@ func runAttach(ctx context.Context, f *factory, opts attachOptions) error {
 
 // attachTo runs the attach loop on a terminal and says how it ended. It
 // never terminates the terminal.
-func attachTo(ctx context.Context, f *factory, s *session, t *backend.Terminal) error {
+func attachTo(ctx context.Context, f *factory, s *session, t *seam.Terminal) error {
 	keyName := defaultDetachKey
 	if keys := s.cfg.Keys["detach"]; len(keys) > 0 {
 		keyName = keys[0]

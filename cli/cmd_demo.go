@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 	"sandtop/demo"
 )
 
@@ -79,13 +79,13 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 		return nil, err
 	}
 	var out []demoStarted
-	var failedJob *backend.Handle
+	var failedJob *seam.Handle
 	for _, it := range demo.Workload() {
 		switch it.Kind {
 		case demo.Process:
-			h, err := s.Runtime.Spawn(ctx, backend.SpawnSpec{Argv: it.Argv, Cwd: dir, GraceMs: s.graceMs(), Tag: it.Tag(),
-				Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
-					Stdout: backend.KeptOutput(), Stderr: backend.KeptOutput()}})
+			h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{Argv: it.Argv, Cwd: dir, GraceMs: s.graceMs(), Tag: it.Tag(),
+				Stdio: seam.Stdio{Stdin: seam.StdinIgnore(),
+					Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()}})
 			if err != nil {
 				return out, fmt.Errorf("demo %s: %w", it.Name, err)
 			}
@@ -97,7 +97,7 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 			}
 			fmt.Fprintf(w, "started %-10s pgid %-7d %s\n", it.Name, h.Pgid(), it.What)
 		case demo.Terminal:
-			t, err := s.Runtime.SpawnTerminal(ctx, backend.TerminalSpec{Argv: it.Argv, Cwd: dir,
+			t, err := s.Runtime.SpawnTerminal(ctx, seam.TerminalSpec{Argv: it.Argv, Cwd: dir,
 				Env: map[string]string{"TERM": "xterm-256color"}, Rows: 30, Cols: 100, GraceMs: int(s.graceMs()), Tag: it.Tag()})
 			if err != nil {
 				if it.Optional {
@@ -146,7 +146,7 @@ func removeOldDemo(ctx context.Context, s *session) (int, error) {
 		if !isDemo(g.Tag) {
 			continue
 		}
-		if g.State == backend.GroupRunning || g.State == backend.GroupLeaderExited {
+		if g.State == seam.GroupRunning || g.State == seam.GroupLeaderExited {
 			if err := s.Runtime.TeardownGroup(ctx, g.Pgid, time.Second, nil); err != nil {
 				return n, err
 			}

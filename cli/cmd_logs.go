@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 	"sandtop/wrapper"
 )
 
@@ -100,7 +100,7 @@ func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
 // offset, or -1 when the file does not exist.
 func printFile(ctx context.Context, s *session, p string, w io.Writer, offset int64) (int64, error) {
 	b, err := s.Runtime.Control().ReadFile(ctx, p)
-	if errors.Is(err, backend.ErrFileNotFound) {
+	if errors.Is(err, seam.ErrFileNotFound) {
 		return -1, nil
 	}
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 )
 
 // lsOptions is what "sandtop ls" was asked for.
@@ -112,7 +112,7 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 			exit = g.Signal
 		case g.ExitCode != nil:
 			exit = strconv.Itoa(*g.ExitCode)
-		case g.Problem != "" && g.State == string(backend.GroupSettled):
+		case g.Problem != "" && g.State == string(seam.GroupSettled):
 			exit = "unknown"
 		}
 		cmdline := strings.Join(g.Command, " ")

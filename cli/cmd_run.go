@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 )
 
 // runOptions is what "sandtop run" was asked for.
@@ -60,7 +60,7 @@ func runRun(ctx context.Context, f *factory, opts runOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := backend.ValidateTag(opts.tag); err != nil {
+	if err := seam.ValidateTag(opts.tag); err != nil {
 		return usagef(fmt.Errorf("--tag: %w", err))
 	}
 	argv := opts.argv
@@ -69,11 +69,11 @@ func runRun(ctx context.Context, f *factory, opts runOptions) error {
 		return err
 	}
 	defer s.Close()
-	spec := backend.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: opts.tag,
-		Stdio: backend.Stdio{Stdin: backend.StdinIgnore(),
-			Stdout: backend.KeptOutput(), Stderr: backend.KeptOutput()}}
+	spec := seam.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: opts.tag,
+		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(),
+			Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()}}
 	if opts.wait {
-		spec.Stdio.Stdout, spec.Stdio.Stderr = backend.OutputPipe(), backend.OutputPipe()
+		spec.Stdio.Stdout, spec.Stdio.Stderr = seam.OutputPipe(), seam.OutputPipe()
 	}
 	h, err := s.Runtime.Spawn(ctx, spec)
 	if err != nil {
@@ -91,16 +91,16 @@ func runRun(ctx context.Context, f *factory, opts runOptions) error {
 
 // parseEnvFlags turns --env NAME=VALUE flags into seam entries, rejecting
 // what the seam would: empty names, names with '=' or NUL, values with NUL.
-func parseEnvFlags(flags []string) ([]backend.EnvEntry, error) {
-	var out []backend.EnvEntry
+func parseEnvFlags(flags []string) ([]seam.EnvEntry, error) {
+	var out []seam.EnvEntry
 	for _, kv := range flags {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok {
 			return nil, usagef(fmt.Errorf("--env \"%s\": want NAME=VALUE", printable(kv)))
 		}
-		out = append(out, backend.SetEnv(name, value))
+		out = append(out, seam.SetEnv(name, value))
 	}
-	if err := backend.ValidateEnv(out); err != nil {
+	if err := seam.ValidateEnv(out); err != nil {
 		return nil, usagef(fmt.Errorf("--env: %w", err))
 	}
 	return out, nil
@@ -114,7 +114,7 @@ func printable(s string) string {
 
 // waitForHandle copies the program's output here until it exits, and
 // turns its outcome into sandtop's exit code.
-func waitForHandle(ctx context.Context, f *factory, h *backend.Handle) error {
+func waitForHandle(ctx context.Context, f *factory, h *seam.Handle) error {
 	copied := make(chan struct{}, 2)
 	go func() { copyQuiet(f.Out, h.Stdout); copied <- struct{}{} }()
 	go func() { copyQuiet(f.ErrOut, h.Stderr); copied <- struct{}{} }()
@@ -134,7 +134,7 @@ func waitForHandle(ctx context.Context, f *factory, h *backend.Handle) error {
 }
 
 // outcomeExit maps an outcome to an exit code the way a shell does.
-func outcomeExit(o backend.Outcome) error {
+func outcomeExit(o seam.Outcome) error {
 	switch {
 	case o.ExitCode != nil:
 		if *o.ExitCode == 0 {

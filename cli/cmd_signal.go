@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 	"sandtop/config"
 )
 
@@ -180,32 +180,32 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // teardownPrinting runs TeardownGroup and prints each phase as it happens.
 func teardownPrinting(ctx context.Context, w io.Writer, s *session, pgid int, grace time.Duration) error {
 	start := time.Now()
-	err := s.Runtime.TeardownGroup(ctx, pgid, grace, func(ev backend.TeardownEvent) {
+	err := s.Runtime.TeardownGroup(ctx, pgid, grace, func(ev seam.TeardownEvent) {
 		at := ev.At.Sub(start).Round(time.Millisecond)
 		switch ev.Phase {
-		case backend.PhaseTermSent:
+		case seam.PhaseTermSent:
 			if ev.Err != nil {
 				fmt.Fprintf(w, "%7s  SIGTERM to group %d failed: %v\n", at, pgid, ev.Err)
 			} else {
 				fmt.Fprintf(w, "%7s  SIGTERM sent to group %d\n", at, pgid)
 			}
-		case backend.PhaseWaiting:
+		case seam.PhaseWaiting:
 			fmt.Fprintf(w, "%7s  waiting up to %s for the group to empty\n", at, ev.Deadline.Sub(ev.At).Round(time.Millisecond))
-		case backend.PhaseKillSent:
+		case seam.PhaseKillSent:
 			fmt.Fprintf(w, "%7s  SIGKILL sent to group %d (members outlived the grace)\n", at, pgid)
-		case backend.PhaseEmpty:
+		case seam.PhaseEmpty:
 			for _, e := range ev.Escapees {
 				fmt.Fprintf(w, "%7s  ended escapee %d (%s), which had left the group\n", at, e.Pid, escapeeName(e))
 			}
 			fmt.Fprintf(w, "%7s  group %d is empty\n", at, pgid)
-		case backend.PhaseFailed:
+		case seam.PhaseFailed:
 			fmt.Fprintf(w, "%7s  teardown of group %d failed: %v\n", at, pgid, ev.Err)
 		}
 	})
 	return err
 }
 
-func escapeeName(e backend.Escapee) string {
+func escapeeName(e seam.Escapee) string {
 	if len(e.Argv) > 0 {
 		return clip(strings.Join(e.Argv, " "), 60)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 )
 
 // termOptions is what "sandtop term" was asked for.
@@ -70,7 +70,7 @@ func runTerm(ctx context.Context, f *factory, opts termOptions) error {
 			rows, cols = r, c
 		}
 	}
-	t, err := s.Runtime.SpawnTerminal(ctx, backend.TerminalSpec{Argv: argv, Cwd: dir, Env: envMap,
+	t, err := s.Runtime.SpawnTerminal(ctx, seam.TerminalSpec{Argv: argv, Cwd: dir, Env: envMap,
 		Rows: rows, Cols: cols, GraceMs: int(s.graceMs()), Tag: opts.tag})
 	if err != nil {
 		return fmt.Errorf("term %s: %w", strings.Join(argv, " "), err)

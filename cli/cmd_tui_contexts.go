@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 	"sandtop/backend/target"
 	"sandtop/config"
 	"sandtop/ui"
@@ -70,7 +70,7 @@ func (o *tuiOpener) open(t target.Target, cwd string) func(context.Context) (ui.
 	return func(ctx context.Context) (ui.Source, error) {
 		c, cancel := context.WithTimeout(ctx, openTimeout)
 		defer cancel()
-		s, err := target.Open(c, t, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: cwd, Logger: o.log})
+		s, err := target.Open(c, t, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: cwd, Logger: o.log})
 		if err != nil {
 			return nil, err
 		}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 )
 
 // factory is what the commands that act on a sandbox take from outside
@@ -72,7 +72,7 @@ func (f *factory) MutableSession(ctx context.Context, what string) (*session, er
 // StartSession opens the mutable session a start (run, term) needs,
 // resolves its working directory and checks its program, so a mistake is
 // one error before anything starts. The caller closes the session.
-func (f *factory) StartSession(ctx context.Context, verb, what, cwdFlag, program string, env []backend.EnvEntry) (*session, string, error) {
+func (f *factory) StartSession(ctx context.Context, verb, what, cwdFlag, program string, env []seam.EnvEntry) (*session, string, error) {
 	s, err := f.MutableSession(ctx, what)
 	if err != nil {
 		return nil, "", err

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 	"sandtop/groupstate"
 )
 
@@ -87,12 +87,12 @@ type listTerminal struct {
 func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc, error) {
 	doc := listDoc{Version: jsonVersion, Target: s.Target.Name, Taken: now().UTC(),
 		Groups: []listGroup{}, Terminals: []listTerminal{}}
-	snap, err := s.Runtime.Snapshot(ctx, backend.WatchOptions{})
+	snap, err := s.Runtime.Snapshot(ctx, seam.WatchOptions{})
 	if err != nil {
 		return doc, err
 	}
 	for _, g := range snap.Groups {
-		if g.StateDir == "" || g.Origin == backend.OriginOther {
+		if g.StateDir == "" || g.Origin == seam.OriginOther {
 			continue // not a group this sandtop or an agent started
 		}
 		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
@@ -132,7 +132,7 @@ func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc
 const originTerminal = "terminal"
 
 // listProcesses puts the seam's processes in the listing's terms.
-func listProcesses(ps []backend.ProcessView) []listProcess {
+func listProcesses(ps []seam.ProcessView) []listProcess {
 	if len(ps) == 0 {
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 )
 
 // checkProgram fails early when argv[0] is missing from the sandbox, so
@@ -13,12 +13,12 @@ import (
 // envd the seam asks a shell's command -v, which also names builtins
 // (command -v true prints "true") that env would still find on PATH, so
 // only its "missing" verdicts count.
-func checkProgram(ctx context.Context, rt *backend.Runtime, program string, env []backend.EnvEntry) error {
+func checkProgram(ctx context.Context, rt *seam.Runtime, program string, env []seam.EnvEntry) error {
 	_, err := rt.ResolveExecutable(ctx, program, env)
 	switch {
-	case err == nil, errors.Is(err, backend.ErrNoFile):
+	case err == nil, errors.Is(err, seam.ErrNoFile):
 		return nil
-	case errors.Is(err, backend.ErrNotExecutable), errors.Is(err, backend.ErrRelativeCommand):
+	case errors.Is(err, seam.ErrNotExecutable), errors.Is(err, seam.ErrRelativeCommand):
 		return err
 	}
 	return fmt.Errorf("check %s: %w", program, err)

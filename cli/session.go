@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"sandtop/backend"
 	"sandtop/backend/envd"
+	"sandtop/backend/seam"
 	"sandtop/backend/target"
 	"sandtop/config"
 )
@@ -71,7 +71,7 @@ func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
 
 // open dials the resolved sandbox; opts go to the envd client.
 func (r resolved) open(ctx context.Context, opts ...envd.Option) (*session, error) {
-	opened, err := target.Open(ctx, r.Target, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Logger: r.logger}, opts...)
+	opened, err := target.Open(ctx, r.Target, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Logger: r.logger}, opts...)
 	if err != nil {
 		r.logger.Debug("open failed", "target", r.Name, "err", err)
 		return nil, err
@@ -125,19 +125,19 @@ func (s *session) graceMs() float64 {
 
 // groupByPgid finds a published group (one started through the seam's
 // wrapper, by sandtop or an agent).
-func (s *session) groupByPgid(ctx context.Context, pgid int) (backend.GroupInfo, error) {
+func (s *session) groupByPgid(ctx context.Context, pgid int) (seam.GroupInfo, error) {
 	groups, err := s.Runtime.ListGroups(ctx)
 	if err != nil {
-		return backend.GroupInfo{}, err
+		return seam.GroupInfo{}, err
 	}
-	var found *backend.GroupInfo
+	var found *seam.GroupInfo
 	for i, g := range groups {
-		if g.Pgid == pgid && (found == nil || g.State != backend.GroupSettled) {
+		if g.Pgid == pgid && (found == nil || g.State != seam.GroupSettled) {
 			found = &groups[i]
 		}
 	}
 	if found == nil {
-		return backend.GroupInfo{}, errNoGroup(pgid)
+		return seam.GroupInfo{}, errNoGroup(pgid)
 	}
 	return *found, nil
 }

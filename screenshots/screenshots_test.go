@@ -13,9 +13,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"sandtop/backend"
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/backend/seam"
 	"sandtop/themes"
 	"sandtop/ui"
 	"sandtop/uisource"
@@ -33,7 +33,7 @@ func TestScreenshots(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := t.TempDir()
-	rt, err := backend.NewRuntime(ctx, env.Client, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: dir})
+	rt, err := seam.NewRuntime(ctx, env.Client, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +54,8 @@ func TestScreenshots(t *testing.T) {
 		{"agent:tests", []string{"bash", "-c", `sleep 900 & sleep 900 & wait`}},
 		{"dev:server", []string{"python3", "-m", "http.server", "--bind", "127.0.0.1", "0"}},
 	} {
-		if _, err := rt.Spawn(ctx, backend.SpawnSpec{Argv: w.argv, Cwd: dir, Tag: w.tag, GraceMs: 5000,
-			Stdio: backend.Stdio{Stdin: backend.StdinIgnore(), Stdout: backend.OutputCollect(64 << 10), Stderr: backend.OutputCollect(64 << 10)}}); err != nil {
+		if _, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: w.argv, Cwd: dir, Tag: w.tag, GraceMs: 5000,
+			Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(64 << 10), Stderr: seam.OutputCollect(64 << 10)}}); err != nil {
 			t.Fatalf("spawn %v: %v", w.argv, err)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"sandtop/backend"
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/backend/seam"
 	"sandtop/ui"
 )
 
@@ -22,7 +22,7 @@ func newTestSource(t testing.TB, cfg daemon.Config, opts Options) (*backendSourc
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Stock envd reports no runtime root; the target names one.
-	rt, err := backend.NewRuntime(ctx, env.Client, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp", RuntimeRoot: env.RuntimeRoot})
+	rt, err := seam.NewRuntime(ctx, env.Client, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp", RuntimeRoot: env.RuntimeRoot})
 	if err != nil {
 		t.Fatalf("runtime: %v", err)
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"sandtop/backend"
 	"sandtop/backend/daemon"
+	"sandtop/backend/seam"
 	"sandtop/ui"
 )
 
@@ -71,7 +71,7 @@ func TestSourceMarksAgentGroups(t *testing.T) {
 	if err := done.Run(); err != nil {
 		t.Fatal(err)
 	}
-	root := backend.DshRoot(cwd)
+	root := seam.DshRoot(cwd)
 	publish := func(id string, files map[string]string) {
 		dir := filepath.Join(root, "processes", id)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -117,7 +117,7 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, g := range infos {
-					settled = settled || (g.Pgid == pgid && g.State == backend.GroupSettled)
+					settled = settled || (g.Pgid == pgid && g.State == seam.GroupSettled)
 				}
 				if time.Now().After(deadline) {
 					t.Fatal("the job never settled")

@@ -9,12 +9,12 @@ import (
 	"syscall"
 	"time"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 	"sandtop/config"
 	"sandtop/ui"
 )
 
-// Options configure the Source over a sandtop backend.
+// Options configure the Source over a sandtop seam.
 type Options struct {
 	// Name and Target label the sandbox in the header.
 	Name, Target string
@@ -34,7 +34,7 @@ type Options struct {
 // seam Runtime, the same calls the CLI makes. It never disposes the
 // Runtime: quitting the TUI leaves every process running.
 type backendSource struct {
-	rt     *backend.Runtime
+	rt     *seam.Runtime
 	opts   Options
 	compat bool // no Supervisor: poll, no replay, no PTY sizes
 
@@ -48,7 +48,7 @@ type backendSource struct {
 
 // New adapts a connected sandbox's runtime to the TUI. It does no I/O: the
 // runtime already asked the daemon for its extension.
-func New(rt *backend.Runtime, opts Options) (ui.Source, error) {
+func New(rt *seam.Runtime, opts Options) (ui.Source, error) {
 	if rt == nil {
 		return nil, errors.New("ui: backend source needs a runtime")
 	}
@@ -103,9 +103,9 @@ func (s *backendSource) Spawn(ctx context.Context, argv []string, cwd string) (i
 	if cwd == "" {
 		cwd = s.opts.Cwd
 	}
-	h, err := s.rt.Spawn(ctx, backend.SpawnSpec{
+	h, err := s.rt.Spawn(ctx, seam.SpawnSpec{
 		Argv: argv, Cwd: cwd, GraceMs: float64(s.opts.Grace / time.Millisecond),
-		Stdio: backend.Stdio{Stdin: backend.StdinIgnore(), Stdout: backend.KeptOutput(), Stderr: backend.KeptOutput()},
+		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()},
 	})
 	if err != nil {
 		return 0, err
@@ -117,7 +117,7 @@ func (s *backendSource) Spawn(ctx context.Context, argv []string, cwd string) (i
 }
 
 func (s *backendSource) SpawnTerminal(ctx context.Context, argv []string, rows, cols int) (int, error) {
-	t, err := s.rt.SpawnTerminal(ctx, backend.TerminalSpec{
+	t, err := s.rt.SpawnTerminal(ctx, seam.TerminalSpec{
 		Argv: argv, Cwd: s.opts.Cwd, Env: map[string]string{"TERM": "xterm-256color"},
 		Rows: rows, Cols: cols, GraceMs: int(s.opts.Grace / time.Millisecond),
 	})
@@ -153,16 +153,16 @@ func (s *backendSource) SignalForeground(ctx context.Context, termPid int, sig s
 }
 
 func (s *backendSource) Teardown(ctx context.Context, pgid int, grace time.Duration, progress func(ui.TeardownEvent)) error {
-	return s.rt.TeardownGroup(ctx, pgid, grace, func(ev backend.TeardownEvent) {
+	return s.rt.TeardownGroup(ctx, pgid, grace, func(ev seam.TeardownEvent) {
 		out := ui.TeardownEvent{PGID: ev.Pgid, Err: ev.Err}
 		switch ev.Phase {
-		case backend.PhaseTermSent:
+		case seam.PhaseTermSent:
 			out.Phase = ui.TeardownTerm
-		case backend.PhaseWaiting:
+		case seam.PhaseWaiting:
 			out.Phase, out.Remaining = ui.TeardownWaiting, time.Until(ev.Deadline)
-		case backend.PhaseKillSent:
+		case seam.PhaseKillSent:
 			out.Phase = ui.TeardownKill
-		case backend.PhaseEmpty:
+		case seam.PhaseEmpty:
 			out.Phase = ui.TeardownEmpty
 		default:
 			out.Phase = ui.TeardownFailed

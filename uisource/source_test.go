@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"sandtop/backend"
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/backend/seam"
 	"sandtop/ui"
 )
 
@@ -20,7 +20,7 @@ func newDaemonSource(t testing.TB) ui.Source {
 	env := daemontest.Start(t, daemon.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rt, err := backend.NewRuntime(ctx, env.Client, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp"})
+	rt, err := seam.NewRuntime(ctx, env.Client, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp"})
 	if err != nil {
 		t.Fatalf("runtime: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 	"sandtop/ui"
 )
 
@@ -57,14 +57,14 @@ const inputTimeout = 10 * time.Second
 
 // terminalConn is an attached seam terminal in the TUI's terms.
 type terminalConn struct {
-	t   *backend.Terminal
+	t   *seam.Terminal
 	out io.Reader
 }
 
 // Read returns the terminal's output; after Close it reads io.EOF.
 func (c *terminalConn) Read(p []byte) (int, error) {
 	n, err := c.out.Read(p)
-	if errors.Is(err, backend.ErrDetached) {
+	if errors.Is(err, seam.ErrDetached) {
 		err = io.EOF
 	}
 	return n, err

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandtop/backend"
+	"sandtop/backend/seam"
 	"sandtop/ui"
 )
 
@@ -30,7 +30,7 @@ func (s *backendSource) Watch(ctx context.Context) (<-chan ui.Snapshot, error) {
 	if err := s.conn.wait(ctx); err != nil {
 		return fail(err)
 	}
-	w, err := s.rt.Watch(ctx, backend.WatchOptions{Interval: s.opts.Interval, Workspaces: []string{s.opts.Cwd}, MaxFinished: maxFinished})
+	w, err := s.rt.Watch(ctx, seam.WatchOptions{Interval: s.opts.Interval, Workspaces: []string{s.opts.Cwd}, MaxFinished: maxFinished})
 	if err != nil {
 		if ctx.Err() == nil {
 			err = s.lossError(err, false)
@@ -76,7 +76,7 @@ func sendSnapshot(ctx context.Context, out chan ui.Snapshot, snap ui.Snapshot) b
 
 // toUI puts a seam snapshot in the TUI's terms. Groups without a pgid
 // (published but never started) have no row.
-func toUI(s backend.Snapshot) ui.Snapshot {
+func toUI(s seam.Snapshot) ui.Snapshot {
 	out := ui.Snapshot{Taken: s.Taken, Groups: make([]ui.Group, 0, len(s.Groups)), Terminals: make([]ui.Terminal, 0, len(s.Terminals))}
 	for _, g := range s.Groups {
 		if g.Pgid <= 1 {
@@ -101,7 +101,7 @@ func toUI(s backend.Snapshot) ui.Snapshot {
 	return out
 }
 
-func processes(ps []backend.ProcessView) []ui.Process {
+func processes(ps []seam.ProcessView) []ui.Process {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -113,11 +113,11 @@ func processes(ps []backend.ProcessView) []ui.Process {
 	return out
 }
 
-func originOf(o backend.GroupOrigin) ui.Origin {
+func originOf(o seam.GroupOrigin) ui.Origin {
 	switch o {
-	case backend.OriginSandtop:
+	case seam.OriginSandtop:
 		return ui.OriginSandtop
-	case backend.OriginAgent:
+	case seam.OriginAgent:
 		return ui.OriginAgent
 	}
 	return ui.OriginForeign

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// writeTerminalState lays the runner's private files out as the backend
+// writeTerminalState lays the runner's private files out as the seam
 // does: a 0700 directory holding 0600 files.
 func writeTerminalState(t *testing.T, files TerminalFiles) string {
 	t.Helper()

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"sandtop/backend"
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
 	"sandtop/backend/e2b"
 	"sandtop/backend/e2b/e2bfake"
+	"sandtop/backend/seam"
 	"sandtop/backend/target"
 )
 
@@ -69,7 +69,7 @@ func openSession(t *testing.T, tg target.Target) *target.Session {
 	}
 	tg.User = me.Username
 	dir := t.TempDir()
-	s, err := target.Open(seamCtx(t), tg, backend.RuntimeConfig{
+	s, err := target.Open(seamCtx(t), tg, seam.RuntimeConfig{
 		RuntimeRoot: filepath.Join(dir, ".sandtop"), Cwd: dir, PollInterval: 20 * time.Millisecond,
 	})
 	if err != nil {
@@ -109,10 +109,10 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 	}
 
 	// Spawn a group and tear it down through the seam's transaction.
-	h, err := s.Runtime.Spawn(ctx, backend.SpawnSpec{
+	h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{
 		Argv:    []string{"bash", "-c", "echo started; sleep 300 & sleep 300"},
 		Cwd:     t.TempDir(),
-		Stdio:   backend.Stdio{Stdin: backend.StdinIgnore(), Stdout: backend.OutputCollect(4096), Stderr: backend.OutputCollect(4096)},
+		Stdio:   seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(4096), Stderr: seam.OutputCollect(4096)},
 		GraceMs: 500,
 	})
 	if err != nil {
@@ -127,7 +127,7 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 	}
 
 	// Attach: a terminal echoes what is typed into it.
-	term, err := s.Runtime.SpawnTerminal(ctx, backend.TerminalSpec{
+	term, err := s.Runtime.SpawnTerminal(ctx, seam.TerminalSpec{
 		Argv: []string{"/bin/cat"}, Cwd: t.TempDir(), Rows: 24, Cols: 80, GraceMs: 500,
 	})
 	if err != nil {
@@ -160,10 +160,10 @@ func TestE2BSeamSandboxVanishes(t *testing.T) {
 	}
 	s := openSession(t, targets[0])
 	ctx := seamCtx(t)
-	h, err := s.Runtime.Spawn(ctx, backend.SpawnSpec{
+	h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{
 		Argv:    []string{"sleep", "300"},
 		Cwd:     t.TempDir(),
-		Stdio:   backend.Stdio{Stdin: backend.StdinIgnore(), Stdout: backend.OutputCollect(1024), Stderr: backend.OutputCollect(1024)},
+		Stdio:   seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(1024), Stderr: seam.OutputCollect(1024)},
 		GraceMs: 500,
 	})
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 	"net/url"
 	"time"
 
-	"sandtop/backend"
 	"sandtop/backend/e2b"
 	"sandtop/backend/envd"
+	"sandtop/backend/seam"
 )
 
 // Dialing a target, and opening a seam Runtime over it with the target's
@@ -92,7 +92,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 type Session struct {
 	Target  Target
 	Client  *envd.Client
-	Runtime *backend.Runtime
+	Runtime *seam.Runtime
 	// Extension is true when the daemon answered Hello (our daemon); false
 	// on stock envd, where the seam runs its compat control plane.
 	Extension bool
@@ -101,8 +101,8 @@ type Session struct {
 // Open dials t and builds a Runtime. Fields set in cfg win; otherwise the
 // runtime root is the one our daemon reports through Hello, or, on stock
 // envd, the target's hint, else the seam's per-user default
-// (backend.DefaultRuntimeRootIn); Cwd falls back to the hint, then "/".
-func Open(ctx context.Context, t Target, cfg backend.RuntimeConfig, opts ...envd.Option) (*Session, error) {
+// (seam.DefaultRuntimeRootIn); Cwd falls back to the hint, then "/".
+func Open(ctx context.Context, t Target, cfg seam.RuntimeConfig, opts ...envd.Option) (*Session, error) {
 	c, err := Dial(t, opts...)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func Open(ctx context.Context, t Target, cfg backend.RuntimeConfig, opts ...envd
 	if cfg.SandboxGone == nil && t.e2b != nil {
 		cfg.SandboxGone = s.goneRecognizer()
 	}
-	rt, err := backend.NewRuntimeClients(ctx, c.Process, c.Supervisor, cfg)
+	rt, err := seam.NewRuntimeClients(ctx, c.Process, c.Supervisor, cfg)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("target %s: %w", t.Name, err)

@@ -1,0 +1,38 @@
+package control
+
+import (
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// SignalName is the conventional name of sig, e.g. "SIGTERM".
+func SignalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return "SIG" + sig.String()
+}
+
+// SignalInStatus reads the signal out of an end-event status such as
+// "signal: killed" (Go's os.ProcessState wording, which envd and sandtop's
+// daemon both send). 0 when the status names no signal.
+func SignalInStatus(status string) syscall.Signal {
+	desc, ok := strings.CutPrefix(status, "signal: ")
+	if !ok {
+		return 0
+	}
+	desc = strings.TrimSuffix(desc, " (core dumped)")
+	for sig := syscall.Signal(1); sig < 65; sig++ {
+		if sig.String() == desc {
+			return sig
+		}
+	}
+	return 0
+}
+
+// KillSettle is the least time a teardown or a terminal's Terminate waits
+// for SIGKILLed processes to be gone before it reports survivors.
+const KillSettle = time.Second

@@ -1,0 +1,91 @@
+package seam
+
+import (
+	"context"
+
+	"sandtop/backend/gen/process/processconnect"
+	"sandtop/backend/seam/control"
+	"sandtop/backend/seam/discover"
+	"sandtop/backend/seam/terminal"
+)
+
+// The seam is built of smaller packages; the names of theirs that its API
+// hands out are repeated here, so a caller imports the seam alone.
+
+// Outcome is how a direct command or a terminal's program ended.
+type Outcome = control.Outcome
+
+// Escapee is a process that left its group and was ended with it.
+type Escapee = control.Escapee
+
+// ProcessRow is one row of ProcessTable.
+type ProcessRow = control.ProcessRow
+
+// The errors of the control plane that callers test for with errors.Is.
+var (
+	// ErrNotFound: no such process or group in the sandbox.
+	ErrNotFound = control.ErrNotFound
+	// ErrFileNotFound: a read of the sandbox named a path that does not
+	// exist.
+	ErrFileNotFound = control.ErrFileNotFound
+)
+
+// Terminal is a live PTY session in the sandbox (SpawnTerminal,
+// AttachTerminal).
+type Terminal = terminal.Terminal
+
+// TerminalSpec describes one terminal session.
+type TerminalSpec = terminal.Spec
+
+// TerminalInfo describes one live terminal (ListTerminals).
+type TerminalInfo = terminal.Info
+
+// ErrDetached is what a detached handle (a Terminal's or a Handle's)
+// answers: the program still runs in the sandbox, this handle no longer
+// follows it.
+var ErrDetached = terminal.ErrDetached
+
+// GroupInfo describes one published process group (ListGroups,
+// AgentGroups).
+type GroupInfo = discover.GroupInfo
+
+// GroupState is what a published process group is doing.
+type GroupState = discover.GroupState
+
+// The states a published group can be in.
+const (
+	GroupUnpublished  = discover.GroupUnpublished
+	GroupRunning      = discover.GroupRunning
+	GroupLeaderExited = discover.GroupLeaderExited
+	GroupSettled      = discover.GroupSettled
+)
+
+// GroupOrigin says who started a group.
+type GroupOrigin = discover.Origin
+
+// The origins of published groups (OriginOther is the seam's own: a live
+// group nobody published).
+const (
+	OriginSandtop = discover.OriginSandtop
+	OriginAgent   = discover.OriginAgent
+)
+
+// DshGroup is one process group a dsh agent started.
+type DshGroup = discover.DshGroup
+
+// DshDiscovery is one snapshot of a dsh agent's state root.
+type DshDiscovery = discover.DshDiscovery
+
+// ErrDshUnpublished refuses to signal a group whose pgid is unknown.
+var ErrDshUnpublished = discover.ErrDshUnpublished
+
+// DshRoot is a dsh agent's state root for a given cwd ("" means
+// dsh-subprocess-e2b's default).
+func DshRoot(cwd string) string { return discover.DshRoot(cwd) }
+
+// DiscoverDsh lists what a dsh agent published under root (DshRoot(cwd)),
+// over its own control commands; Runtime.DiscoverAgent does the same with
+// the Runtime's.
+func DiscoverDsh(ctx context.Context, proc processconnect.ProcessClient, root string) (DshDiscovery, error) {
+	return discover.Dsh(ctx, proc, root)
+}

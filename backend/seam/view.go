@@ -1,0 +1,127 @@
+package seam
+
+import (
+	"path"
+	"time"
+
+	"sandtop/groupstate"
+)
+
+// The seam's read side. Snapshot and Watch say what a sandbox runs: its
+// live process groups (a wrapper's two halves folded into one), the groups
+// that finished (from the state their wrappers published), and its
+// terminals, each group with its origin and its state under the one rule of
+// package groupstate. ls prints one Snapshot; the TUI shows a Watch.
+
+// OriginOther is a live group nobody published: another client of the
+// daemon, or a process not started through it at all.
+const OriginOther GroupOrigin = "other"
+
+// Snapshot is one reading of a sandbox.
+type Snapshot struct {
+	Taken time.Time
+	// Groups are the live groups by pgid, then the finished ones, oldest
+	// first.
+	Groups    []GroupView
+	Terminals []TerminalView
+}
+
+// GroupView is one process group.
+type GroupView struct {
+	Pgid, Sid int
+	// LeaderPid is the pid the daemon started for this group (the outer
+	// half of a wrapper, or the shim's program): its output can be
+	// streamed. 0 when the daemon did not start it.
+	LeaderPid int
+	// ID and StateDir name the state directory the group published; empty
+	// for a group nobody published.
+	ID, StateDir string
+	Origin       GroupOrigin
+	Tag          string
+	// Argv is what the group was asked to run; nil when only its members
+	// tell.
+	Argv  []string
+	PTY   bool
+	State groupstate.State
+	// Members are the live processes, the wrapper's own marked; Escapees
+	// left the group (setsid, a double fork) and are still supervised with
+	// it on sandtop's daemon.
+	Members, Escapees []ProcessView
+	// ExitCode and Signal are the published status of the direct command.
+	ExitCode *int
+	Signal   string
+	// Started is when the oldest live member started; zero when unknown.
+	Started time.Time
+	// Problem says why the published state could not be read.
+	Problem string
+}
+
+// ProcessView is one live process.
+type ProcessView struct {
+	Pid, Ppid, Pgid, Sid int
+	State                string // one letter from /proc/<pid>/stat
+	Argv                 []string
+	Comm, TTY            string
+	Started              time.Time // zero when unknown
+	CPUPercent           float64
+	RSSBytes             uint64
+	// Wrapper marks the seam wrapper's own processes (the leader, its forks
+	// and spill helpers), as opposed to the requested program's.
+	Wrapper bool
+}
+
+// TerminalView is one terminal (a program on a PTY) the daemon holds.
+type TerminalView struct {
+	Pid, Sid int
+	// Sandtop marks a terminal sandtop spawned; only those have an ID (its
+	// state directory's name) and a Tag (what it was spawned with).
+	Sandtop bool
+	ID, Tag string
+	// Argv is the program the terminal runs, as the process table has it.
+	Argv           []string
+	Rows, Cols     int // 0 when unknown (stock envd)
+	ForegroundPgid int // 0 when unknown
+	InputWaiting   bool
+	Started        time.Time
+}
+
+// Live reports whether any member still runs.
+func (g *GroupView) Live() bool { return g.State.Live() }
+
+// Leader is the member whose pid is the pgid, nil when it has exited.
+func (g *GroupView) Leader() *ProcessView {
+	for i := range g.Members {
+		if g.Members[i].Pid == g.Pgid {
+			return &g.Members[i]
+		}
+	}
+	return nil
+}
+
+// tally judges the group's state from its members.
+func (g *GroupView) tally() groupstate.State {
+	var t groupstate.Tally
+	for _, m := range g.Members {
+		t.Add(m.State, m.Pid == g.Pgid)
+	}
+	return t.State()
+}
+
+// oldestStart is the earliest known start among the members.
+func oldestStart(members []ProcessView) time.Time {
+	var t time.Time
+	for _, m := range members {
+		if !m.Started.IsZero() && (t.IsZero() || m.Started.Before(t)) {
+			t = m.Started
+		}
+	}
+	return t
+}
+
+// idOf is a state directory's name.
+func idOf(stateDir string) string {
+	if stateDir == "" {
+		return ""
+	}
+	return path.Base(stateDir)
+}

@@ -1,0 +1,200 @@
+package seam
+
+import (
+	"strings"
+	"time"
+
+	"sandtop/groupstate"
+	"sandtop/wrapper"
+)
+
+// liveTable is one reading of the process table, grouped by pgid, before
+// wrappers are folded and published state is added.
+type liveTable struct {
+	taken     time.Time
+	groups    []GroupView
+	terminals []TerminalView
+	// shims are the groups sandtop's daemon runs under a shim, by pgid: the
+	// daemon names their state directory and requested argv.
+	shims map[int]shimGroup
+}
+
+// shimGroup is what the daemon tells of a shim group beyond its members.
+type shimGroup struct {
+	stateDir string
+	argv     []string
+}
+
+// compose turns a live table and the published state into a snapshot:
+// wrapper halves folded into one group, exit statuses and finished groups
+// added, wrapper members marked, origins and states judged. finished bounds the finished groups (0: all).
+func compose(t liveTable, pub *publishedState, root string, finished int) Snapshot {
+	groups, dirs := foldWrappers(liveOnly(t.groups), t.shims)
+	nLive := len(groups)
+	groups, agentPgids := pub.addPublished(groups, dirs, finished)
+	sessions := sandtopSessions(t.terminals)
+	for i := range groups[:nLive] {
+		g := &groups[i]
+		g.StateDir = dirs[g.Pgid]
+		g.ID = idOf(g.StateDir)
+		if argv := markWrapperMembers(g.Pgid, g.Members); argv != nil && g.Argv == nil {
+			g.Argv = argv
+		}
+		g.Origin = originOf(g, root, agentPgids, sessions)
+		g.State = g.tally()
+		if g.State == GroupSettled {
+			g.State = GroupLeaderExited // only escapees run: they keep it live
+		}
+		g.Started = oldestStart(g.Members)
+	}
+	terms := make([]TerminalView, len(t.terminals))
+	for i, tm := range t.terminals {
+		// The daemon knows what it started (a runner); the table knows the
+		// program that runner became.
+		if p := memberByPid(groups[:nLive], tm.Pid); p != nil && len(p.Argv) > 0 {
+			tm.Argv = p.Argv
+		}
+		terms[i] = tm
+	}
+	return Snapshot{Taken: t.taken, Groups: groups, Terminals: terms}
+}
+
+// foldWrappers hides the outer halves' groups (plumbing that carries the
+// output stream) and gives each inner group the user's argv, its state dir
+// and the outer pid as its leader pid. Every seam spawn on stock envd runs
+// through the wrapper: the daemon starts the outer bash, which starts the
+// inner one that leads the user's new session and group. The state dir of
+// each folded group is returned by pgid.
+func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView, stateDirs map[int]string) {
+	outerPid := map[string]int{}
+	hidden := map[int]bool{}
+	for _, g := range groups {
+		for _, p := range g.Members {
+			dir, ok := wrapper.Outer(p.Argv)
+			if !ok {
+				continue
+			}
+			// The outer half's pid is the one the daemon started; its group
+			// is plumbing only when it leads it (a daemon that does not give
+			// each process its own group shares one with others).
+			outerPid[dir] = p.Pid
+			if p.Pid == g.Pgid {
+				hidden[g.Pgid] = true
+			}
+		}
+	}
+	stateDirs = map[int]string{}
+	for _, g := range groups {
+		if hidden[g.Pgid] {
+			continue
+		}
+		if l := g.Leader(); l != nil {
+			if dir, argv, ok := wrapper.Inner(l.Argv); ok {
+				g.Argv = argv
+				stateDirs[g.Pgid] = dir
+				if pid := outerPid[dir]; pid != 0 {
+					g.LeaderPid = pid
+				}
+			} else if sh, ok := shims[g.Pgid]; ok && g.Argv == nil {
+				// No wrapper: sandtop's daemon runs it under a shim and names
+				// its state directory.
+				g.Argv = sh.argv
+				stateDirs[g.Pgid] = sh.stateDir
+			}
+		}
+		kept = append(kept, g)
+	}
+	return kept, stateDirs
+}
+
+// originOf applies the origin rule to a live group (first match wins):
+//
+//  1. published under sandtop's runtime root: sandtop; under an agent's
+//     root (a DeepSeek Harness agent's <cwd>/.dsh-e2b): agent; under any
+//     other root (another client's): other;
+//  2. listed by an agent's published state: agent;
+//  3. tagged "sandtop…" by the daemon (a sandtop terminal's own group):
+//     sandtop;
+//  4. in the session of a sandtop terminal, i.e. a job typed into a shell
+//     sandtop manages (top, a build): sandtop;
+//  5. anything else: other.
+func originOf(g *GroupView, root string, agentPgids, sandtopSessions map[int]bool) GroupOrigin {
+	if g.StateDir != "" {
+		switch {
+		case root != "" && strings.HasPrefix(g.StateDir, root+"/"):
+			return OriginSandtop
+		case strings.Contains(g.StateDir, "/"+wrapper.AgentRootDir+"/"):
+			return OriginAgent
+		}
+		// Another runtime root: a sandtop client configured elsewhere.
+		return OriginOther
+	}
+	switch {
+	case agentPgids[g.Pgid]:
+		return OriginAgent
+	case strings.HasPrefix(g.Tag, "sandtop"):
+		return OriginSandtop
+	case g.Sid > 1 && sandtopSessions[g.Sid]:
+		return OriginSandtop
+	}
+	return OriginOther
+}
+
+// sandtopSessions are the sessions led by terminals sandtop manages (their
+// tag says so; a terminal's runner leads its session, so sid == pid).
+func sandtopSessions(terms []TerminalView) map[int]bool {
+	m := map[int]bool{}
+	for _, t := range terms {
+		if t.Sandtop {
+			sid := t.Sid
+			if sid == 0 {
+				sid = t.Pid
+			}
+			m[sid] = true
+		}
+	}
+	return m
+}
+
+// leaderRuns says whether g's leader is a live member.
+func leaderRuns(g *GroupView) bool {
+	if l := g.Leader(); l != nil {
+		return groupstate.ProcLive(l.State)
+	}
+	return false
+}
+
+// memberByPid finds a live process in the groups.
+func memberByPid(groups []GroupView, pid int) *ProcessView {
+	for i := range groups {
+		for j := range groups[i].Members {
+			if groups[i].Members[j].Pid == pid {
+				return &groups[i].Members[j]
+			}
+		}
+	}
+	return nil
+}
+
+// liveOnly drops the groups in which nothing runs any more: a table lists
+// zombies until they are reaped, and a group of zombies is settled. Its
+// published state, if any, then shows it as finished, with its exit.
+func liveOnly(groups []GroupView) []GroupView {
+	out := groups[:0:0]
+	for _, g := range groups {
+		if g.tally().Live() || g.escapeesLive() {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// escapeesLive says whether a process that left the group still runs.
+func (g *GroupView) escapeesLive() bool {
+	for _, e := range g.Escapees {
+		if groupstate.ProcLive(e.State) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,243 @@
+package seam
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"sandtop/backend/gen/process"
+	"sandtop/backend/seam/control"
+	"sandtop/wrapper"
+)
+
+// Stock envd (or our daemon with Compat) has no Supervisor: the table is
+// polled. Each poll is one ps through Process.Start, one Process.List (for
+// the pids and tags the daemon started) and the seam's ListTerminals.
+
+const (
+	// minCompatInterval keeps polling sane: every poll forks in the sandbox.
+	minCompatInterval = time.Second
+	pollTimeout       = 10 * time.Second
+	// compatStrikes is how many failed polls in a row count as a loss when
+	// the failures are not plainly a dead connection.
+	compatStrikes = 3
+)
+
+type compatFeed struct {
+	r        *Runtime
+	interval time.Duration
+	due      time.Time
+	strikes  int
+	// exact argv of wrapper processes, read once from /proc per pid.
+	argv  map[int]exactArgv
+	terms []TerminalView
+}
+
+func openCompatFeed(r *Runtime, interval time.Duration) *compatFeed {
+	return &compatFeed{r: r, interval: max(interval, minCompatInterval), argv: map[int]exactArgv{}}
+}
+
+// exactArgv is a process's argv from /proc, and how ps rendered it.
+type exactArgv struct {
+	rendered string
+	exact    []string
+}
+
+func (f *compatFeed) close() {}
+
+// next waits for the next poll. Polls start no closer together than the
+// interval, nor than twice the time the last one took, so a slow sandbox
+// is never kept busy by its own monitor.
+func (f *compatFeed) next(ctx context.Context) (liveTable, error) {
+	for {
+		if d := time.Until(f.due); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return liveTable{}, ctx.Err()
+			}
+		}
+		start := time.Now()
+		table, err := f.poll(ctx)
+		f.due = start.Add(max(f.interval, 2*time.Since(start)))
+		if err == nil {
+			f.strikes = 0
+			return table, nil
+		}
+		if ctx.Err() != nil {
+			return liveTable{}, ctx.Err()
+		}
+		f.strikes++
+		if Unreachable(err) || f.strikes >= compatStrikes {
+			return liveTable{}, err
+		}
+	}
+}
+
+func (f *compatFeed) poll(ctx context.Context) (liveTable, error) {
+	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
+	rows, taken, err := f.r.ProcessTable(ctx)
+	if err != nil {
+		return liveTable{}, err
+	}
+	started, err := f.r.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
+	if err != nil {
+		return liveTable{}, fmt.Errorf("list processes: %w", err)
+	}
+	tags := map[int]string{}
+	for _, p := range started.Msg.GetProcesses() {
+		tags[int(p.GetPid())] = p.GetTag()
+	}
+	f.exactArgv(ctx, rows)
+	t := liveTable{taken: taken, groups: groupRows(rows, tags)}
+	t.terminals = f.terminals(ctx, rows)
+	return t, nil
+}
+
+// exactArgv replaces the space-split argv of wrapper processes with the
+// exact one from /proc (cached per pid), so wrapper folding can read the
+// state dir and the user's argv. The new ones are read in one command.
+func (f *compatFeed) exactArgv(ctx context.Context, rows []ProcessRow) {
+	seen := map[int]bool{}
+	var want []string
+	for i := range rows {
+		r := &rows[i]
+		seen[r.Pid] = true
+		rendered := strings.Join(r.Argv, " ")
+		if c, ok := f.argv[r.Pid]; ok && c.rendered == rendered {
+			r.Argv = c.exact // the same process: a reused pid renders differently
+			continue
+		}
+		if wrapper.MayBeWrapper(r.Argv) {
+			want = append(want, strconv.Itoa(r.Pid))
+		}
+	}
+	for pid := range f.argv {
+		if !seen[pid] {
+			delete(f.argv, pid)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	read, err := f.r.readCmdlines(ctx, want)
+	if err != nil {
+		return // keep ps's rendering; the next poll tries again
+	}
+	for i := range rows {
+		r := &rows[i]
+		if exact, ok := read[r.Pid]; ok {
+			f.argv[r.Pid] = exactArgv{rendered: strings.Join(r.Argv, " "), exact: exact}
+			r.Argv = exact
+		}
+	}
+}
+
+// cmdlinesScript prints "<pid> <base64 of /proc/<pid>/cmdline>" for each
+// pid given that is still there.
+const cmdlinesScript = `for p; do c=$(base64 -w0 "/proc/$p/cmdline" 2>/dev/null) && [ -n "$c" ] && printf '%s %s\n' "$p" "$c"; done; exit 0`
+
+// readCmdlines reads the exact argv of several processes in one command.
+func (r *Runtime) readCmdlines(ctx context.Context, pids []string) (map[int][]string, error) {
+	res, err := r.runner.Run(ctx, cmdlinesScript, pids, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int][]string{}
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		p, enc, ok := strings.Cut(line, " ")
+		pid, perr := strconv.Atoi(p)
+		b, derr := base64.StdEncoding.DecodeString(enc)
+		if !ok || perr != nil || derr != nil || len(b) == 0 {
+			continue
+		}
+		out[pid] = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+	}
+	return out, nil
+}
+
+// groupRows groups ps rows by process group. A group whose leader the
+// daemon started gets that pid as its leader pid (its output can be
+// streamed) and the tag it was started with. Kernel threads and our own ps
+// are left out.
+func groupRows(rows []ProcessRow, tags map[int]string) []GroupView {
+	byPgid := map[int]*GroupView{}
+	var order []int
+	for _, r := range rows {
+		if r.Pgid <= 0 || isOurPS(r.Argv) {
+			continue
+		}
+		g := byPgid[r.Pgid]
+		if g == nil {
+			g = &GroupView{Pgid: r.Pgid, Sid: r.Sid}
+			byPgid[r.Pgid] = g
+			order = append(order, r.Pgid)
+		}
+		g.Members = append(g.Members, ProcessView{
+			Pid: r.Pid, Ppid: r.Ppid, Pgid: r.Pgid, Sid: r.Sid, State: r.State, Argv: r.Argv, Comm: r.Comm,
+			TTY: r.TTY, Started: r.Started, CPUPercent: r.CPUPercent, RSSBytes: r.RSSBytes,
+		})
+		if r.Pid == r.Pgid {
+			g.PTY = r.TTY != ""
+			if tag, ok := tags[r.Pid]; ok {
+				g.LeaderPid, g.Tag = r.Pid, tag
+			}
+		}
+	}
+	sort.Ints(order)
+	out := make([]GroupView, 0, len(order))
+	for _, pgid := range order {
+		out = append(out, *byPgid[pgid])
+	}
+	return out
+}
+
+func isOurPS(argv []string) bool {
+	return len(argv) > 2 && argv[0] == "ps" && argv[1] == "-e" && argv[2] == "-ww"
+}
+
+// terminals lists sandtop's terminals through the seam and completes each
+// from the ps table: session, foreground group, start. Stock envd does not
+// report PTY sizes, so Rows and Cols stay 0. A failed read keeps the
+// previous list.
+func (f *compatFeed) terminals(ctx context.Context, rows []ProcessRow) []TerminalView {
+	infos, err := f.r.ListTerminals(ctx)
+	if err != nil {
+		return f.terms
+	}
+	byPid := map[int]ProcessRow{}
+	for _, r := range rows {
+		byPid[r.Pid] = r
+	}
+	f.terms = make([]TerminalView, 0, len(infos))
+	for _, info := range infos {
+		t := TerminalView{Pid: info.Pid, Sid: info.Pid, Sandtop: true, ID: info.ID, Tag: info.Tag, Argv: info.Argv, Rows: info.Rows, Cols: info.Cols}
+		if r, ok := byPid[info.Pid]; ok {
+			t.Sid, t.Started = r.Sid, r.Started
+			if r.Tpgid > 1 {
+				t.ForegroundPgid = r.Tpgid
+			}
+		}
+		f.terms = append(f.terms, t)
+	}
+	return f.terms
+}
+
+// ProcessTable reads the whole process table with one ps run, on stock envd
+// (sandtop's daemon serves its table grouped, through the extension, and
+// answers control.ErrUnsupported here). taken is when ps ran.
+func (r *Runtime) ProcessTable(ctx context.Context) (rows []ProcessRow, taken time.Time, err error) {
+	if _, ok := r.control.(control.Compat); !ok {
+		return nil, time.Time{}, control.ErrUnsupported
+	}
+	return control.ReadProcessTable(ctx, r.runner)
+}

@@ -1,0 +1,231 @@
+package seam
+
+import (
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Finished groups come from the state the wrapper publishes under the
+// runtime root (and under an agent's root), not from the process table,
+// which forgets a group the moment it empties. An operator looking for
+// "the job that failed" finds it here, with its exit status.
+
+const (
+	// scanEvery paces the scans of published state while the live table
+	// stays the same; a group appearing, leaving or losing its leader
+	// brings the next scan forward, though never sooner than scanGap, nor
+	// than three times the last scan's duration, after the last one. With
+	// 1,000 groups a scan reads 1,000 state directories, so an idle TUI
+	// must not repeat it for nothing, and a busy one (groups coming and
+	// going all the time) no more often than it used to.
+	scanEvery = 10 * time.Second
+	scanGap   = 2 * time.Second
+	// agentScanEvery paces the scans of agents' roots the same way; a root
+	// that does not exist still costs a command on stock envd.
+	agentScanEvery = 30 * time.Second
+	scanTimeout    = 10 * time.Second
+)
+
+// rememberedArgv is a state dir's argv and when its group was last live.
+type rememberedArgv struct {
+	argv []string
+	seen time.Time
+}
+
+// argvMemory is how long the argv of a group that left the table is kept
+// for a state dir no scan has listed yet.
+const argvMemory = time.Minute
+
+// publishedGroup is one state dir as last read.
+type publishedGroup struct {
+	GroupInfo
+	agent bool
+	seen  time.Time // when first seen exited: orders the most recent first
+}
+
+// publishedState keeps the last scans and the argv seen for each state dir
+// while its group was live (the state dir does not record it).
+type publishedState struct {
+	mu        sync.Mutex
+	groups    map[string]*publishedGroup // by state dir
+	agent     map[string]*publishedGroup
+	argv      map[string]rememberedArgv
+	nextOwn   time.Time
+	nextAgent time.Time
+	// lastOwn and ownTook: when the last scan of our own state started,
+	// and how long it took (see scanEvery); lastAgent and agentTook the
+	// same for agents' roots.
+	lastOwn, lastAgent time.Time
+	ownTook, agentTook time.Duration
+	// live is the live table's groups as last composed, each with whether
+	// its leader still runs; a change sends on kick.
+	live map[int]bool
+	kick chan struct{}
+}
+
+func newPublishedState() *publishedState {
+	return &publishedState{groups: map[string]*publishedGroup{}, agent: map[string]*publishedGroup{}, argv: map[string]rememberedArgv{}, kick: make(chan struct{}, 1)}
+}
+
+// noteLive compares the live table with the last one and, when a group
+// appeared, left or lost its leader, brings the next scan forward. Called
+// with p.mu held.
+func (p *publishedState) noteLive(groups []GroupView) {
+	live := make(map[int]bool, len(groups))
+	for i := range groups {
+		live[groups[i].Pgid] = leaderRuns(&groups[i])
+	}
+	changed := len(live) != len(p.live)
+	for pgid, leader := range live {
+		if prev, ok := p.live[pgid]; !ok || prev != leader {
+			changed = true
+			break
+		}
+	}
+	p.live = live
+	if changed {
+		if soonest := p.lastOwn.Add(max(scanGap, 3*p.ownTook)); soonest.Before(p.nextOwn) {
+			p.nextOwn = soonest
+		}
+		if soonest := p.lastAgent.Add(max(scanGap, 3*p.agentTook)); soonest.Before(p.nextAgent) {
+			p.nextAgent = soonest
+		}
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// mergePublished replaces a scan's result, keeping when each group was first seen
+// exited.
+func mergePublished(old map[string]*publishedGroup, infos []GroupInfo, agent bool, now time.Time) map[string]*publishedGroup {
+	out := make(map[string]*publishedGroup, len(infos))
+	for _, info := range infos {
+		pg := &publishedGroup{GroupInfo: info, agent: agent}
+		if prev, ok := old[info.StateDir]; ok && !prev.seen.IsZero() {
+			pg.seen = prev.seen
+		} else if info.ExitCode != nil || info.State == GroupSettled {
+			pg.seen = now
+		}
+		out[info.StateDir] = pg
+	}
+	return out
+}
+
+// addPublished gives live groups their published exit status and state
+// dir (it completes stateDirs for groups whose wrapper leader has exited),
+// remembers their argv, and appends the finished groups that the live
+// table no longer has: settled, oldest first (the limit most recent ones,
+// unless limit is 0), then those never published (no pgid). It returns the agents' pgids for the origin rule.
+func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]string, limit int) ([]GroupView, map[int]bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	all := make([]*publishedGroup, 0, len(p.groups)+len(p.agent))
+	var unpublished []*publishedGroup
+	for _, m := range []map[string]*publishedGroup{p.groups, p.agent} {
+		for _, pg := range m {
+			if pg.Pgid > 1 {
+				all = append(all, pg)
+			} else {
+				unpublished = append(unpublished, pg)
+			}
+		}
+	}
+	byPgid := map[int]*publishedGroup{}
+	agentPgids := map[int]bool{}
+	for _, pg := range all {
+		if prev := byPgid[pg.Pgid]; prev == nil || prev.State == GroupSettled {
+			byPgid[pg.Pgid] = pg // a live claim on a pgid beats a settled one
+		}
+		if pg.agent && pg.State != GroupSettled {
+			agentPgids[pg.Pgid] = true
+		}
+	}
+	p.noteLive(groups)
+	live := map[int]bool{}
+	for i := range groups {
+		g := &groups[i]
+		live[g.Pgid] = true
+		if dir := stateDirs[g.Pgid]; dir != "" && len(g.Argv) > 0 {
+			p.argv[dir] = rememberedArgv{argv: g.Argv, seen: now}
+		}
+		pg := byPgid[g.Pgid]
+		// A settled entry sharing a live pgid is an old group whose pgid
+		// was reused: it says nothing about this one.
+		if pg == nil || pg.State == GroupSettled || (stateDirs[g.Pgid] != "" && stateDirs[g.Pgid] != pg.StateDir) {
+			continue
+		}
+		g.ExitCode, g.Signal, g.Problem = pg.ExitCode, pg.Signal, pg.Problem
+		if g.Tag == "" {
+			g.Tag = pg.Tag
+		}
+		if stateDirs[g.Pgid] == "" {
+			// The wrapper leader has exited and descendants live on: the
+			// published state still says whose group it is.
+			stateDirs[g.Pgid] = pg.StateDir
+			if len(g.Argv) == 0 {
+				g.Argv = pg.Argv
+			}
+			if len(g.Argv) == 0 {
+				g.Argv = p.argv[pg.StateDir].argv
+			}
+		}
+	}
+	// Finished: published with a pgid that the live table lacks (a group
+	// whose pgid was reused by a live one is not shown twice). One still
+	// published as running is left for the next scan to judge.
+	var done []*publishedGroup
+	for _, pg := range all {
+		if !live[pg.Pgid] && (pg.State == GroupSettled || pg.State == GroupLeaderExited) {
+			done = append(done, pg)
+		}
+	}
+	newestFirst := func(a, b *publishedGroup) bool {
+		switch {
+		case !a.seen.Equal(b.seen):
+			return a.seen.After(b.seen)
+		case !a.Changed.Equal(b.Changed):
+			return a.Changed.After(b.Changed)
+		}
+		return a.Pgid > b.Pgid // pids mostly grow: newer first
+	}
+	sort.Slice(done, func(i, j int) bool { return newestFirst(done[i], done[j]) })
+	if limit > 0 && len(done) > limit {
+		done = done[:limit]
+	}
+	slices.Reverse(done) // listed oldest first, like the state dirs
+	sort.Slice(unpublished, func(i, j int) bool { return newestFirst(unpublished[j], unpublished[i]) })
+	keep := map[string]bool{}
+	for _, dir := range stateDirs {
+		keep[dir] = true
+	}
+	for _, pg := range all {
+		keep[pg.StateDir] = true
+	}
+	for _, pg := range append(done, unpublished...) {
+		g := GroupView{Pgid: pg.Pgid, Sid: pg.Pgid, ID: pg.ID, StateDir: pg.StateDir, Origin: OriginSandtop, Tag: pg.Tag,
+			Argv: pg.Argv, State: GroupSettled, ExitCode: pg.ExitCode, Signal: pg.Signal, Problem: pg.Problem}
+		if pg.State == GroupUnpublished {
+			g.State, g.Sid = GroupUnpublished, 0
+		}
+		if len(g.Argv) == 0 { // kept by an older wrapper, or an agent's
+			g.Argv = p.argv[pg.StateDir].argv
+		}
+		if pg.agent {
+			g.Origin = OriginAgent
+		}
+		groups = append(groups, g)
+	}
+	// Remember only dirs that still exist; one seen live lately may just
+	// not be in a scan yet.
+	for dir, r := range p.argv {
+		if !keep[dir] && now.Sub(r.seen) > argvMemory {
+			delete(p.argv, dir)
+		}
+	}
+	return groups, agentPgids
+}

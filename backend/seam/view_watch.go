@@ -1,0 +1,307 @@
+package seam
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/backend/seam/control"
+)
+
+// WatchOptions shape a Watch (and a Snapshot).
+type WatchOptions struct {
+	// Interval is the most often the process table is read; zero means one
+	// second. Without the extension the table is polled, never more often
+	// than once a second.
+	Interval time.Duration
+	// Workspaces are where an agent's published state is looked for,
+	// besides the working directories of the processes the table shows.
+	Workspaces []string
+	// MaxFinished bounds the finished groups shown; zero shows them all.
+	MaxFinished int
+}
+
+// firstTableTimeout bounds a watch's first read, so that a dead daemon is
+// an error rather than a wait.
+const firstTableTimeout = 10 * time.Second
+
+// tableFeed produces live tables: the Supervisor's WatchGroups stream, or
+// ps polled through Process.Start on stock envd.
+type tableFeed interface {
+	// next blocks until the next table; an error other than ctx's is the
+	// connection's loss.
+	next(ctx context.Context) (liveTable, error)
+	// close stops the feed and waits for its goroutines.
+	close()
+}
+
+func (r *Runtime) openFeed(ctx context.Context, interval time.Duration) (tableFeed, error) {
+	if ext, ok := r.control.(control.Extension); ok {
+		return openExtFeed(ctx, ext.Supervisor, interval)
+	}
+	return openCompatFeed(r, interval), nil
+}
+
+// Snapshot reads the sandbox once: the live table, every published group
+// (sandtop's and agents'), and the terminals. On sandtop's daemon the
+// process table is read once for all of it.
+func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, error) {
+	ctx = control.OneTable(ctx)
+	var t liveTable
+	if ext, ok := r.control.(control.Extension); ok {
+		resp, err := ext.FullTable(ctx)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		t = extTable(resp.GetTakenUnixMs(), resp.GetGroups(), readExtTerminals(ctx, ext.Supervisor, nil))
+	} else {
+		f := openCompatFeed(r, 0)
+		var err error
+		if t, err = f.poll(ctx); err != nil {
+			return Snapshot{}, err
+		}
+	}
+	pub := newPublishedState()
+	own, err := r.publishedOwn(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	agents, err := r.AgentGroups(ctx, opts.Workspaces...)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	now := time.Now()
+	pub.groups = mergePublished(nil, own, false, now)
+	pub.agent = mergePublished(nil, agents, true, now)
+	for dir := range pub.groups {
+		delete(pub.agent, dir) // our own root, found again from the table
+	}
+	return compose(t, pub, r.RuntimeRoot(), opts.MaxFinished), nil
+}
+
+// publishedOwn reads sandtop's own state dirs, all of them in one call on
+// either plane.
+func (r *Runtime) publishedOwn(ctx context.Context) ([]GroupInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
+	defer cancel()
+	return r.ListGroups(ctx)
+}
+
+// Watcher delivers snapshots of a sandbox as it changes.
+type Watcher struct {
+	r    *Runtime
+	opts WatchOptions
+	out  chan Snapshot
+	pub  *publishedState
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	// table is the extension's last table, which the published scans
+	// judge against (nil on stock envd: each scan reads its own).
+	table atomic.Pointer[sandtopv1.ListGroupsResponse]
+
+	mu  sync.Mutex
+	err error
+}
+
+// Watch reads the first table before it returns, so that a dead daemon is
+// an error here rather than an empty channel. Snapshots then arrive on C
+// whenever the table changes (an undelivered one is replaced by the
+// newer), until ctx ends, Close is called or the connection is lost: C is
+// closed then, and Err says why. A sandbox found gone gets a last snapshot
+// with every group settled, since nothing can run there.
+func (r *Runtime) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	ctx, stop := context.WithCancel(ctx)
+	f, err := r.openFeed(ctx, opts.Interval)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	fctx, fcancel := context.WithTimeout(ctx, firstTableTimeout)
+	first, err := f.next(fctx)
+	fcancel()
+	if err != nil {
+		f.close()
+		stop()
+		return nil, err
+	}
+	w := &Watcher{r: r, opts: opts, out: make(chan Snapshot, 1), pub: newPublishedState(), stop: stop}
+	if ext, ok := f.(*extFeed); ok {
+		w.table.Store(ext.table()) // before the first scan
+	}
+	w.wg.Add(2)
+	go func() {
+		defer w.wg.Done()
+		w.scanPublished(ctx)
+	}()
+	go func() {
+		defer w.wg.Done()
+		defer stop()
+		defer close(w.out)
+		defer f.close()
+		w.run(ctx, f, first)
+	}()
+	return w, nil
+}
+
+// C delivers the snapshots.
+func (w *Watcher) C() <-chan Snapshot { return w.out }
+
+// Err is why the watch ended: nil while it runs, or when its context
+// ended or Close stopped it.
+func (w *Watcher) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Gone reports whether the watch ended because the sandbox is gone.
+func (w *Watcher) Gone() bool {
+	err := w.Err()
+	return err != nil && errors.Is(err, ErrSandboxGone)
+}
+
+// Close stops the watch and waits for its goroutines.
+func (w *Watcher) Close() {
+	w.stop()
+	w.wg.Wait()
+}
+
+// run turns tables into snapshots until ctx ends or the connection is lost.
+func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
+	var last Snapshot
+	for {
+		if ext, ok := f.(*extFeed); ok {
+			w.table.Store(ext.table())
+		}
+		last = compose(t, w.pub, w.r.RuntimeRoot(), w.opts.MaxFinished)
+		if !w.send(ctx, last) {
+			return
+		}
+		var err error
+		t, err = f.next(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			gone := w.r.SandboxGone(err)
+			if gone {
+				err = errors.Join(ErrSandboxGone, err)
+			}
+			w.mu.Lock()
+			w.err = err
+			w.mu.Unlock()
+			if gone {
+				w.send(ctx, settleAll(last))
+			}
+			return
+		}
+	}
+}
+
+// send delivers snap, replacing an undelivered older one: a reader that is
+// behind gets the present, not a queue.
+func (w *Watcher) send(ctx context.Context, snap Snapshot) bool {
+	select {
+	case <-w.out:
+	default:
+	}
+	select {
+	case w.out <- snap:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// settleAll is what a gone sandbox looks like: every group settled (exit
+// statuses kept), no member and no terminal left.
+func settleAll(s Snapshot) Snapshot {
+	out := Snapshot{Taken: time.Now()}
+	for _, g := range s.Groups {
+		g.State, g.Members, g.Escapees = GroupSettled, nil, nil
+		out.Groups = append(out.Groups, g)
+	}
+	return out
+}
+
+// scanPublished keeps the published state fresh beside the live feed, so a
+// slow scan (many state dirs, a remote sandbox) never delays the table.
+func (w *Watcher) scanPublished(ctx context.Context) {
+	p := w.pub
+	for {
+		w.refreshPublished(ctx)
+		t := time.NewTimer(p.untilDue())
+		select {
+		case <-t.C:
+		case <-p.kick:
+			// The live table changed; untilDue now says when to look.
+			t.Stop()
+			continue
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// untilDue is the wait until the next scan is due.
+func (p *publishedState) untilDue() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := p.nextOwn
+	if p.nextAgent.Before(next) {
+		next = p.nextAgent
+	}
+	return max(time.Until(next), 50*time.Millisecond)
+}
+
+// refreshPublished rescans what is due. A failed scan keeps the previous
+// result and is retried later: the table is not the place to report it,
+// and an absent agent root is not an error at all.
+func (w *Watcher) refreshPublished(ctx context.Context) {
+	p := w.pub
+	now := time.Now()
+	if t := w.table.Load(); t != nil {
+		ctx = control.WithTable(ctx, t)
+	}
+	p.mu.Lock()
+	ownDue, agentDue := !now.Before(p.nextOwn), !now.Before(p.nextAgent)
+	p.mu.Unlock()
+	if ownDue {
+		start := time.Now()
+		infos, err := w.r.publishedOwn(ctx)
+		p.record(false, start, now, infos, err)
+	}
+	if agentDue {
+		start := time.Now()
+		actx, cancel := context.WithTimeout(ctx, scanTimeout)
+		// The seam finds agents' groups from the process table; the
+		// workspaces' agent roots are read as well.
+		infos, err := w.r.AgentGroups(actx, w.opts.Workspaces...)
+		cancel()
+		p.record(true, start, now, infos, err)
+	}
+}
+
+// record keeps one scan's result (sandtop's own state, or agents'), when
+// it started and how long it took, and paces the next one.
+func (p *publishedState) record(agent bool, start, now time.Time, infos []GroupInfo, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	last, took, next, every, into := &p.lastOwn, &p.ownTook, &p.nextOwn, scanEvery, &p.groups
+	if agent {
+		last, took, next, every, into = &p.lastAgent, &p.agentTook, &p.nextAgent, agentScanEvery, &p.agent
+	}
+	*last, *took = start, time.Since(start)
+	*next = time.Now().Add(max(every, 3**took))
+	if err == nil {
+		*into = mergePublished(*into, infos, agent, now)
+	}
+}
