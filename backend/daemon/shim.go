@@ -243,7 +243,7 @@ func (d *Daemon) followShim(p *proc, hello shim.Hello) {
 	// read.
 	frames := bufio.NewReaderSize(link.conn, 4<<10)
 	for {
-		kind, b, err := shim.ReadFrame(frames)
+		kind, b, o, err := readShimFrame(frames)
 		if err != nil {
 			break
 		}
@@ -255,7 +255,7 @@ func (d *Daemon) followShim(p *proc, hello shim.Hello) {
 				if kind == shim.FrameStderr {
 					k = kindStderr
 				}
-				p.out.publish(k, b)
+				p.out.publishPooled(k, b, o) // o may be nil
 			}
 			mu.Unlock()
 		case shim.FrameStdoutEOF:
