@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"sandtop/backend/gen/process"
 	"sandtop/backend/shim"
 )
 
@@ -131,5 +132,44 @@ func TestReadShimFramePoolsOutputFrames(t *testing.T) {
 	cut := bufio.NewReader(bytes.NewReader(wire.Bytes()[:len(wire.Bytes())-1]))
 	if _, _, _, err := readShimFrame(cut); err == nil {
 		t.Fatal("a cut frame read without error")
+	}
+}
+
+// Merged runs are built in a pooled buffer; each event's bytes are right
+// when send sees them, also when a run is large.
+func TestSendMergedSendsEachRunWhole(t *testing.T) {
+	big := bytes.Repeat([]byte{'b'}, 40<<10)
+	in := []chunk{
+		{kind: kindStdout, off: 0, data: big},
+		{kind: kindStdout, off: int64(len(big)), data: []byte("c")},
+		{kind: kindStderr, off: int64(len(big)) + 1, data: []byte("E")},
+		{kind: kindStdout, off: int64(len(big)) + 2, data: []byte("d")},
+		{kind: kindStdout, off: int64(len(big)) + 3, data: big},
+	}
+	var got []string
+	err := sendMerged(in, func(ev *process.ProcessEvent) error {
+		d := ev.GetData()
+		switch {
+		case d.GetStdout() != nil:
+			got = append(got, "out:"+string(d.GetStdout()))
+		default:
+			got = append(got, "err:"+string(d.GetStderr()))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"out:" + string(big) + "c", "err:E", "out:d" + string(big)}
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("event %d: %d bytes starting %.8q, want %d starting %.8q", i, len(got[i]), got[i], len(want[i]), want[i])
+		}
+	}
+	if string(in[1].data) != "c" || !bytes.Equal(in[0].data, big) {
+		t.Error("the hub's chunks were written into")
 	}
 }
