@@ -127,3 +127,16 @@ func TestWrapLeavesOtherConns(t *testing.T) {
 		t.Fatal("a net.Pipe was wrapped")
 	}
 }
+
+// A write the peer does not read ends at the write deadline, as the
+// daemon's stalled streams rely on.
+func TestWriteDeadline(t *testing.T) {
+	_, server := pair(t)
+	if err := server.SetWriteDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := server.Write(make([]byte, 64<<20))
+	if !errors.Is(err, os.ErrDeadlineExceeded) || n <= 0 || n >= 64<<20 {
+		t.Fatalf("write to a peer that reads nothing: %d bytes, %v", n, err)
+	}
+}
