@@ -29,7 +29,9 @@ type Conn struct {
 	rc syscall.RawConn
 }
 
-// Wrap returns c as a Conn when it is a unix socket, else c itself.
+// Wrap returns c as a Conn when it is a non-blocking unix socket (as
+// every socket net makes is), else c itself: a raw call on a blocking one
+// could hold its thread and P for as long as the peer waits.
 func Wrap(c net.Conn) net.Conn {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
@@ -37,6 +39,13 @@ func Wrap(c net.Conn) net.Conn {
 	}
 	rc, err := uc.SyscallConn()
 	if err != nil {
+		return c
+	}
+	nonblocking := false
+	if err := rc.Control(func(fd uintptr) {
+		flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		nonblocking = err == nil && flags&unix.O_NONBLOCK != 0
+	}); err != nil || !nonblocking {
 		return c
 	}
 	return &Conn{UnixConn: uc, rc: rc}

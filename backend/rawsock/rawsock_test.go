@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -139,4 +140,19 @@ func TestWriteDeadline(t *testing.T) {
 	if !errors.Is(err, os.ErrDeadlineExceeded) || n <= 0 || n >= 64<<20 {
 		t.Fatalf("write to a peer that reads nothing: %d bytes, %v", n, err)
 	}
+}
+
+// A unix socket in blocking mode is left as it is.
+func TestWrapLeavesBlockingSockets(t *testing.T) {
+	client, _ := pair(t)
+	uc := client.(*Conn).UnixConn
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = rc.Control(func(fd uintptr) { _ = syscall.SetNonblock(int(fd), false) })
+	if _, ok := Wrap(uc).(*Conn); ok {
+		t.Fatal("a blocking socket was wrapped")
+	}
+	_ = rc.Control(func(fd uintptr) { _ = syscall.SetNonblock(int(fd), true) })
 }
