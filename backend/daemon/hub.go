@@ -57,9 +57,10 @@ type hub struct {
 	waited   time.Duration // total time writers waited on subscribers (for tests)
 
 	mu       sync.Mutex
-	chunks   []chunk // contiguous, ordered by off
-	start    int64   // offset of the first retained byte
-	end      int64   // offset after the last byte written
+	chunks   []chunk   // contiguous, ordered by off
+	owners   []*outBuf // per chunk: its pooled buffer, or nil
+	start    int64     // offset of the first retained byte
+	end      int64     // offset after the last byte written
 	subs     map[*subscriber]struct{}
 	changed  chan struct{} // closed and replaced when output arrives or the hub closes
 	progress chan struct{} // closed and replaced when a subscriber reads or leaves
@@ -73,6 +74,9 @@ type subscriber struct {
 	lastRead     time.Time
 	cut          error
 	deliveredEnd bool
+	// held are the pooled buffers of what next last returned: the caller
+	// may still be sending from them until it calls next again or leaves.
+	held []*outBuf
 }
 
 func newHub(replay int, stall time.Duration) *hub {
@@ -90,15 +94,35 @@ func newHub(replay int, stall time.Duration) *hub {
 
 // publish appends output. data must not be modified afterwards.
 func (h *hub) publish(kind streamKind, data []byte) {
+	h.publishOwned(kind, data, nil)
+}
+
+// publishPooled appends output held in a pooled buffer (data is within
+// o.b), which the hub hands back to its pool once nothing holds it.
+func (h *hub) publishPooled(kind streamKind, data []byte, o *outBuf) {
+	h.publishOwned(kind, data, o)
+}
+
+func (h *hub) publishOwned(kind streamKind, data []byte, o *outBuf) {
 	if len(data) == 0 {
+		if o != nil {
+			putOutBuf(o)
+		}
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
+		if o != nil {
+			putOutBuf(o)
+		}
 		return
 	}
+	if o != nil {
+		o.refs = 1 // the log's
+	}
 	h.chunks = append(h.chunks, chunk{kind: kind, off: h.end, data: data})
+	h.owners = append(h.owners, o)
 	h.end += int64(len(data))
 	close(h.changed)
 	h.changed = make(chan struct{})
@@ -198,9 +222,14 @@ func (h *hub) trim() {
 	i := 0
 	for i < len(h.chunks) && h.chunks[i].off+int64(len(h.chunks[i].data)) <= keep {
 		h.chunks[i] = chunk{} // let the collector have it
+		if o := h.owners[i]; o != nil {
+			h.owners[i] = nil
+			release(o)
+		}
 		i++
 	}
 	h.chunks = h.chunks[i:]
+	h.owners = h.owners[i:]
 	if len(h.chunks) > 0 && h.chunks[0].off < keep {
 		c := &h.chunks[0]
 		c.data = c.data[keep-c.off:]
@@ -224,11 +253,33 @@ func (h *hub) subscribe(replay bool) *subscriber {
 	return s
 }
 
-// unsubscribe lets the log be trimmed past this reader.
+// release drops one hold on a pooled buffer. Called with the hub's lock.
+func release(o *outBuf) {
+	switch o.refs--; {
+	case o.refs == 0:
+		putOutBuf(o)
+	case o.refs < 0:
+		panic("daemon: an output buffer was released more often than held")
+	}
+}
+
+// releaseHeld drops the subscriber's holds on what next last returned.
+// Called with the hub's lock.
+func (s *subscriber) releaseHeld() {
+	for i, o := range s.held {
+		release(o)
+		s.held[i] = nil
+	}
+	s.held = s.held[:0]
+}
+
+// unsubscribe lets the log be trimmed past this reader. The caller must be
+// done with what next returned.
 func (s *subscriber) unsubscribe() {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	s.releaseHeld()
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
 		h.wakeWriters()
@@ -259,11 +310,13 @@ func (h *hub) close(final *process.ProcessEvent_EndEvent) {
 
 // next returns what the subscriber should send now: up to maxBytes of output,
 // or the end event, or an error if it was cut off. When there is nothing yet
-// it returns a channel that is closed when there may be.
+// it returns a channel that is closed when there may be. The output's bytes
+// stay the subscriber's to read until it calls next again or unsubscribes.
 func (s *subscriber) next(maxBytes int) (out []chunk, final *process.ProcessEvent_EndEvent, err error, wait <-chan struct{}) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	s.releaseHeld()
 	if s.cut != nil {
 		return nil, nil, s.cut, nil
 	}
@@ -283,13 +336,18 @@ func (s *subscriber) next(maxBytes int) (out []chunk, final *process.ProcessEven
 				break
 			}
 			out = append(out, c)
+			if o := h.owners[i]; o != nil {
+				o.refs++
+				s.held = append(s.held, o)
+			}
 			n += len(c.data)
 			s.cursor = c.off + int64(len(c.data))
 		}
 		s.lastRead = time.Now()
 		h.wakeWriters()
-		// The returned chunks are copies of the headers; trimming only
-		// drops the log's references to data this reader may still send.
+		// The returned chunks are copies of the headers, and their pooled
+		// buffers are held above: trimming only drops the log's holds on
+		// data this reader may still send.
 		h.trim()
 		return out, nil, nil, nil
 	}

@@ -110,7 +110,7 @@ func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 			n, err = f.Read(buf)
 		}
 		if n > 0 {
-			p.out.publish(kind, append([]byte(nil), buf[:n]...))
+			publishRead(p.out, kind, buf[:n])
 		}
 		if n == len(buf) && len(buf) < shim.FastReadSize && kind != kindPTY {
 			// A full pipe: as the shim does, a larger pipe and larger reads

@@ -11,6 +11,7 @@ import (
 	"sandtop/backend/daemon/fsservice"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/backend/rawsock"
 	"sandtop/backend/shim"
 )
 
@@ -69,7 +70,8 @@ func (d *Daemon) Serve(l net.Listener) error {
 	}
 	d.servers = append(d.servers, srv)
 	d.srvMu.Unlock()
-	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	// A process stream writes messages of up to 1 MiB (see rawsock).
+	if err := srv.Serve(rawsock.Listener{Listener: l}); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"connectrpc.com/connect"
 
 	"sandtop/backend/gen/process"
+	"sandtop/backend/rawsock"
 	"sandtop/backend/shim"
 	"sandtop/wrapper"
 )
@@ -241,9 +242,9 @@ func (d *Daemon) followShim(p *proc, hello shim.Hello) {
 	}()
 	// Buffered: a frame's header and the start of its payload come in one
 	// read.
-	frames := bufio.NewReaderSize(link.conn, 4<<10)
+	frames := bufio.NewReaderSize(rawsock.Wrap(link.conn), 4<<10)
 	for {
-		kind, b, err := shim.ReadFrame(frames)
+		kind, b, o, err := readShimFrame(frames)
 		if err != nil {
 			break
 		}
@@ -255,7 +256,7 @@ func (d *Daemon) followShim(p *proc, hello shim.Hello) {
 				if kind == shim.FrameStderr {
 					k = kindStderr
 				}
-				p.out.publish(k, b)
+				p.out.publishPooled(k, b, o) // o may be nil
 			}
 			mu.Unlock()
 		case shim.FrameStdoutEOF:

@@ -51,10 +51,8 @@ func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Dur
 			return err
 		}
 		if len(out) > 0 {
-			for _, c := range mergeRuns(out) {
-				if err := send(dataEvent(c)); err != nil {
-					return err
-				}
+			if err := sendMerged(out, send); err != nil {
+				return err
 			}
 			ka.Reset(interval)
 			continue
@@ -80,28 +78,60 @@ func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Dur
 	}
 }
 
+// sendMerged sends out as data events, consecutive chunks of one stream
+// joined in a pooled buffer, which is handed back once they were sent
+// (send has copied them into its message by then).
+func sendMerged(out []chunk, send func(*process.ProcessEvent) error) error {
+	var scratch []byte
+	if len(out) > 1 {
+		total := 0
+		for _, c := range out {
+			total += len(c.data)
+		}
+		if outClass(total) >= 0 {
+			o := getOutBuf(total)
+			defer putOutBuf(o)
+			scratch = o.b[:0]
+		}
+	}
+	merged, _ := mergeRunsInto(out, scratch)
+	for _, c := range merged {
+		if err := send(dataEvent(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // mergeRuns joins consecutive chunks of the same stream into one (a copy);
 // a lone chunk is passed as it is.
 func mergeRuns(in []chunk) []chunk {
+	out, _ := mergeRunsInto(in, nil)
+	return out
+}
+
+// mergeRunsInto is mergeRuns with the copies appended to buf, which it
+// returns (grown if it had to).
+func mergeRunsInto(in []chunk, buf []byte) ([]chunk, []byte) {
 	out := in[:0:0]
+	buf = buf[:0]
 	for i := 0; i < len(in); {
-		j, size := i+1, len(in[i].data)
+		j := i + 1
 		for j < len(in) && in[j].kind == in[i].kind {
-			size += len(in[j].data)
 			j++
 		}
 		if j == i+1 {
 			out = append(out, in[i])
 		} else {
-			data := make([]byte, 0, size)
+			start := len(buf)
 			for _, c := range in[i:j] {
-				data = append(data, c.data...)
+				buf = append(buf, c.data...)
 			}
-			out = append(out, chunk{kind: in[i].kind, off: in[i].off, data: data})
+			out = append(out, chunk{kind: in[i].kind, off: in[i].off, data: buf[start:len(buf):len(buf)]})
 		}
 		i = j
 	}
-	return out
+	return out, buf
 }
 
 func dataEvent(c chunk) *process.ProcessEvent {

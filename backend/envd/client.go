@@ -20,6 +20,7 @@ import (
 	"sandtop/backend/gen/process/processconnect"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/backend/rawsock"
 )
 
 // Client talks to one envd-compatible daemon.
@@ -115,7 +116,13 @@ func transportFor(target string, o options) (*http.Client, string, error) {
 			return d.DialContext(ctx, "unix", path)
 		}
 		h1 := plainTransport(true)
-		h1.DialContext = dial
+		h1.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return rawsock.Wrap(c), nil // the streams' messages are large
+		}
 		if o.http1 {
 			return &http.Client{Transport: h1}, "http://localhost", nil
 		}
