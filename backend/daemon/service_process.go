@@ -39,7 +39,9 @@ func (s processService) Start(ctx context.Context, req *connect.Request[process.
 		return err
 	}
 	send := func(ev *process.ProcessEvent) error { return stream.Send(&process.StartResponse{Event: ev}) }
-	if err := send(startEvent(p.pid)); err != nil {
+	err = send(startEvent(p.pid))
+	d.startAnswered(p)
+	if err != nil {
 		sub.unsubscribe()
 		return err
 	}
