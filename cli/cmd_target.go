@@ -31,9 +31,9 @@ type targetFlags struct {
 }
 
 func (t *targetFlags) register(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&t.names, "target", nil, "a target named in the config file ('local' is the embedded sandbox); repeatable")
-	fs.StringArrayVar(&t.sockets, "socket", nil, "unix socket of a sandtop daemon (sandtop serve --listen unix:PATH); repeatable")
-	fs.StringArrayVar(&t.envds, "envd", nil, "URL of an envd-compatible daemon, e.g. http://10.0.0.5:49983; repeatable")
+	stringArrayVarP(fs, &t.names, "target", "", "a target named in the config file ('local' is the embedded sandbox); repeatable")
+	stringArrayVarP(fs, &t.sockets, "socket", "", "unix socket of a sandtop daemon (sandtop serve --listen unix:PATH); repeatable")
+	stringArrayVarP(fs, &t.envds, "envd", "", "URL of an envd-compatible daemon, e.g. http://10.0.0.5:49983; repeatable")
 	fs.StringVar(&t.tokenFile, "token-file", "", "file holding the access token for --envd (every --envd given)")
 	fs.StringVar(&t.user, "user", "", "sandbox user to run processes as, where the daemon allows it")
 	fs.StringVar(&t.runtimeRoot, "runtime-root", "", "where sandtop keeps its state in a stock envd's sandbox (default ~/.local/state/sandtop of the sandbox user)")
