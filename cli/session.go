@@ -71,6 +71,14 @@ func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
 
 // open dials the resolved sandbox; opts go to the envd client.
 func (r resolved) open(ctx context.Context, opts ...envd.Option) (*session, error) {
+	if strings.HasPrefix(r.Endpoint, "unix:") {
+		// A command makes a few calls in turn (hello, a look-up, the
+		// start), and over HTTP/1.1 they share one connection with no
+		// setup, where h2c first exchanges a preface and settings and
+		// builds header tables on both ends. Its streams (Start, Connect)
+		// go over HTTP/1.1 either way; opts may still replace the client.
+		opts = append([]envd.Option{envd.WithHTTP1()}, opts...)
+	}
 	opened, err := target.Open(ctx, r.Target, backend.RuntimeConfig{PollInterval: 50 * time.Millisecond, Logger: r.logger}, opts...)
 	if err != nil {
 		r.logger.Debug("open failed", "target", r.Name, "err", err)
