@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"sandtop/backend/local"
 	"sandtop/backend/target"
 	"sandtop/config"
 )
@@ -243,6 +244,17 @@ func allConfigured(cfg config.Config) (sels []selection, initial int, err error)
 // daemon first when the selection is the embedded sandbox. A selection
 // that names one sandbox keeps its own name for it.
 func (s selection) targets(ctx context.Context) ([]target.Target, error) {
+	return s.listTargets(ctx, ensureLocalDaemon)
+}
+
+// targetsUnchecked is targets for a command that opens the one sandbox it
+// lists at once: the local daemon is found but not probed, since the
+// command's first call stands in for the probe (see resolved.open).
+func (s selection) targetsUnchecked(ctx context.Context) ([]target.Target, error) {
+	return s.listTargets(ctx, func(context.Context) (local.Status, error) { return uncheckedLocalDaemon() })
+}
+
+func (s selection) listTargets(ctx context.Context, localDaemon func(context.Context) (local.Status, error)) ([]target.Target, error) {
 	c := s.cfg
 	c.Warn = warnOnce
 	if s.e2bKeyFile != "" {
@@ -253,7 +265,7 @@ func (s selection) targets(ctx context.Context) ([]target.Target, error) {
 		c.E2BConfig.APIKey = key
 	}
 	if s.startLocal {
-		st, err := ensureLocalDaemon(ctx)
+		st, err := localDaemon(ctx)
 		if err != nil {
 			return nil, err
 		}
