@@ -39,9 +39,7 @@ func (s processService) Start(ctx context.Context, req *connect.Request[process.
 		return err
 	}
 	send := func(ev *process.ProcessEvent) error { return stream.Send(&process.StartResponse{Event: ev}) }
-	err = send(startEvent(p.pid))
-	d.startAnswered(p)
-	if err != nil {
+	if err := send(startEvent(p.pid)); err != nil {
 		sub.unsubscribe()
 		return err
 	}

@@ -79,9 +79,13 @@ func (d *Daemon) startShim() (*startedShim, error) {
 }
 
 // takeShim returns the spare when it is still there, else the one being
-// started as the spare (it began before a new one would), else a new shim.
-// The next spare is started once the Start is answered (startAnswered).
+// started as the spare (it began before a new one would), else a new shim,
+// and has the next spare started. (Starting the next one only once the
+// Start was answered, so that it would not compete with the answer,
+// measured worse: a run right after another then found its spare still
+// starting.)
 func (d *Daemon) takeShim() (*startedShim, error) {
+	defer d.refillSpare()
 	for waited := false; ; waited = true {
 		d.spareMu.Lock()
 		s, starting := d.spare, d.spareStarting
@@ -99,16 +103,6 @@ func (d *Daemon) takeShim() (*startedShim, error) {
 			return d.startShim()
 		}
 		<-starting
-	}
-}
-
-// startAnswered is called once a Start's start event is on its way. When
-// the Start took a shim, the next spare is started now: not while the
-// shim it took still starts the program and the answer is being sent, as
-// on a machine of few cores the new shim's start competed with both.
-func (d *Daemon) startAnswered(p *proc) {
-	if p.shim != nil {
-		d.refillSpare()
 	}
 }
 
