@@ -146,8 +146,24 @@ processes keep running and the next daemon finds them again.`,
 	return c
 }
 
+// uncheckedLocalDaemon is where the local daemon listens, its directories
+// prepared, without a probe (see local.Unchecked).
+func uncheckedLocalDaemon() (local.Status, error) {
+	p, err := local.DefaultPaths()
+	if err != nil {
+		return local.Status{}, err
+	}
+	return local.Unchecked(local.Options{Paths: p})
+}
+
 // ensureLocalDaemon finds or starts the local daemon from this binary.
 func ensureLocalDaemon(ctx context.Context) (local.Status, error) {
+	return ensureLocal(ctx, false)
+}
+
+// ensureLocal is ensureLocalDaemon; suspect says a call just found the
+// daemon not answering (see local.Options.Suspect).
+func ensureLocal(ctx context.Context, suspect bool) (local.Status, error) {
 	p, err := local.DefaultPaths()
 	if err != nil {
 		return local.Status{}, err
@@ -156,5 +172,5 @@ func ensureLocalDaemon(ctx context.Context) (local.Status, error) {
 	if err != nil {
 		return local.Status{}, fmt.Errorf("find the sandtop binary: %w", err)
 	}
-	return local.EnsureRunning(ctx, local.Options{Paths: p, Executable: exe})
+	return local.EnsureRunning(ctx, local.Options{Paths: p, Executable: exe, Suspect: suspect})
 }

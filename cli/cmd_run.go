@@ -45,7 +45,7 @@ leaves the program running.`,
 	fs := c.Flags()
 	fs.StringVar(&opts.tag, "tag", "", "label shown by 'ls' (kept in the sandbox)")
 	fs.StringVar(&opts.cwd, "cwd", "", "working directory (default: here on the local sandbox, the sandbox's default elsewhere)")
-	fs.StringArrayVarP(&opts.env, "env", "e", nil, "NAME=VALUE added to the sandbox's scrubbed environment (repeatable)")
+	stringArrayVarP(fs, &opts.env, "env", "e", "NAME=VALUE added to the sandbox's scrubbed environment (repeatable)")
 	fs.BoolVarP(&opts.wait, "wait", "w", false, "stream the output and exit with the program's exit code")
 	return c
 }

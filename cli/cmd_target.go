@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"sandtop/backend/local"
 	"sandtop/backend/target"
 	"sandtop/config"
 )
@@ -31,9 +32,9 @@ type targetFlags struct {
 }
 
 func (t *targetFlags) register(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&t.names, "target", nil, "a target named in the config file ('local' is the embedded sandbox); repeatable")
-	fs.StringArrayVar(&t.sockets, "socket", nil, "unix socket of a sandtop daemon (sandtop serve --listen unix:PATH); repeatable")
-	fs.StringArrayVar(&t.envds, "envd", nil, "URL of an envd-compatible daemon, e.g. http://10.0.0.5:49983; repeatable")
+	stringArrayVarP(fs, &t.names, "target", "", "a target named in the config file ('local' is the embedded sandbox); repeatable")
+	stringArrayVarP(fs, &t.sockets, "socket", "", "unix socket of a sandtop daemon (sandtop serve --listen unix:PATH); repeatable")
+	stringArrayVarP(fs, &t.envds, "envd", "", "URL of an envd-compatible daemon, e.g. http://10.0.0.5:49983; repeatable")
 	fs.StringVar(&t.tokenFile, "token-file", "", "file holding the access token for --envd (every --envd given)")
 	fs.StringVar(&t.user, "user", "", "sandbox user to run processes as, where the daemon allows it")
 	fs.StringVar(&t.runtimeRoot, "runtime-root", "", "where sandtop keeps its state in a stock envd's sandbox (default ~/.local/state/sandtop of the sandbox user)")
@@ -243,6 +244,17 @@ func allConfigured(cfg config.Config) (sels []selection, initial int, err error)
 // daemon first when the selection is the embedded sandbox. A selection
 // that names one sandbox keeps its own name for it.
 func (s selection) targets(ctx context.Context) ([]target.Target, error) {
+	return s.listTargets(ctx, ensureLocalDaemon)
+}
+
+// targetsUnchecked is targets for a command that opens the one sandbox it
+// lists at once: the local daemon is found but not probed, since the
+// command's first call stands in for the probe (see resolved.open).
+func (s selection) targetsUnchecked(ctx context.Context) ([]target.Target, error) {
+	return s.listTargets(ctx, func(context.Context) (local.Status, error) { return uncheckedLocalDaemon() })
+}
+
+func (s selection) listTargets(ctx context.Context, localDaemon func(context.Context) (local.Status, error)) ([]target.Target, error) {
 	c := s.cfg
 	c.Warn = warnOnce
 	if s.e2bKeyFile != "" {
@@ -253,7 +265,7 @@ func (s selection) targets(ctx context.Context) ([]target.Target, error) {
 		c.E2BConfig.APIKey = key
 	}
 	if s.startLocal {
-		st, err := ensureLocalDaemon(ctx)
+		st, err := localDaemon(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -34,7 +34,7 @@ func (x *e2bExtension) register(fs *pflag.FlagSet) {
 	fs.StringVar(&x.value, "e2b", "", "E2B sandboxes (needs E2B_API_KEY): --e2b for every one (running or paused), --e2b=ID for one")
 	x.flag = fs.Lookup("e2b")
 	x.flag.NoOptDefVal = e2bAll
-	fs.StringArrayVar(&x.metadata, "e2b-metadata", nil, "only the E2B sandboxes whose metadata has KEY=VALUE (repeatable; implies --e2b)")
+	stringArrayVarP(fs, &x.metadata, "e2b-metadata", "", "only the E2B sandboxes whose metadata has KEY=VALUE (repeatable; implies --e2b)")
 }
 
 func (x *e2bExtension) apply(c *target.Config) (bool, error) {

@@ -38,7 +38,7 @@ exits; 'sandtop attach PID' takes it over, and the TUI shows it live.`,
 	}
 	fs := c.Flags()
 	fs.StringVar(&opts.cwd, "cwd", "", "working directory (default: here on the local sandbox)")
-	fs.StringArrayVarP(&opts.env, "env", "e", nil, "NAME=VALUE for the program's environment (repeatable)")
+	stringArrayVarP(fs, &opts.env, "env", "e", "NAME=VALUE for the program's environment (repeatable)")
 	fs.BoolVarP(&opts.attach, "attach", "a", false, "attach to it right away")
 	fs.StringVar(&opts.tag, "tag", "", "label shown by 'ls' (kept in the sandbox)")
 	return c

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sandtop/backend/envd"
+	"sandtop/backend/local"
 	"sandtop/backend/seam"
 	"sandtop/backend/target"
 	"sandtop/config"
@@ -41,6 +42,9 @@ type resolved struct {
 	sel      selection
 	readOnly bool
 	logger   *slog.Logger
+	// unchecked: the local daemon was found but not probed; open's first
+	// call stands in for the probe.
+	unchecked bool
 }
 
 // resolveTarget loads the config and resolves the target flags to exactly
@@ -54,7 +58,7 @@ func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	ts, err := sel.targets(ctx)
+	ts, err := sel.targetsUnchecked(ctx)
 	if err != nil {
 		return resolved{}, err
 	}
@@ -66,11 +70,42 @@ func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
 		return resolved{}, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one", len(ts), strings.Join(names, ", ")))
 	}
 	g.logger().Debug("opening sandbox", "target", ts[0].Name)
-	return resolved{Target: ts[0], cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly, logger: g.logger()}, nil
+	return resolved{Target: ts[0], cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly, logger: g.logger(),
+		unchecked: sel.startLocal}, nil
 }
 
-// open dials the resolved sandbox; opts go to the envd client.
+// open dials the resolved sandbox; opts go to the envd client. On a local
+// daemon that was not probed (unchecked), the first call (Hello) is the
+// probe: bounded by local.ProbeTimeout, and should it fail (no daemon, a
+// stale socket, a daemon that accepts but does not answer), the daemon is
+// checked, started or replaced as a probe would have had it, and the
+// sandbox opened again.
 func (r resolved) open(ctx context.Context, opts ...envd.Option) (*session, error) {
+	if r.unchecked {
+		octx, cancel := context.WithTimeout(ctx, local.ProbeTimeout)
+		s, err := r.dial(octx, opts...)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return s, err
+		}
+		r.logger.Debug("the local daemon did not answer; checking it", "err", err)
+		if _, err := ensureLocal(ctx, true); err != nil {
+			return nil, err
+		}
+	}
+	return r.dial(ctx, opts...)
+}
+
+// dial opens the resolved sandbox.
+func (r resolved) dial(ctx context.Context, opts ...envd.Option) (*session, error) {
+	if strings.HasPrefix(r.Endpoint, "unix:") {
+		// A command makes a few calls in turn (hello, a look-up, the
+		// start), and over HTTP/1.1 they share one connection with no
+		// setup, where h2c first exchanges a preface and settings and
+		// builds header tables on both ends. Its streams (Start, Connect)
+		// go over HTTP/1.1 either way; opts may still replace the client.
+		opts = append([]envd.Option{envd.WithHTTP1()}, opts...)
+	}
 	opened, err := target.Open(ctx, r.Target, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Logger: r.logger}, opts...)
 	if err != nil {
 		r.logger.Debug("open failed", "target", r.Name, "err", err)

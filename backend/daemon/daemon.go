@@ -72,9 +72,11 @@ type Daemon struct {
 	servers []*http.Server
 
 	// spare: a shim started ahead of the next session-dir Start.
-	spareMu       sync.Mutex
-	spare         *startedShim
-	spareStarting bool
+	spareMu sync.Mutex
+	spare   *startedShim
+	// spareStarting is closed when the spare being started is there (or
+	// failed); nil while none is being started.
+	spareStarting chan struct{}
 }
 
 // New validates cfg, prepares the runtime root, makes this OS process a child

@@ -78,23 +78,32 @@ func (d *Daemon) startShim() (*startedShim, error) {
 	return s, nil
 }
 
-// takeShim returns the spare when it is still there, else a new shim, and
-// has the next spare started.
+// takeShim returns the spare when it is still there, else the one being
+// started as the spare (it began before a new one would), else a new shim,
+// and has the next spare started. (Starting the next one only once the
+// Start was answered, so that it would not compete with the answer,
+// measured worse: a run right after another then found its spare still
+// starting.)
 func (d *Daemon) takeShim() (*startedShim, error) {
-	d.spareMu.Lock()
-	s := d.spare
-	d.spare = nil
-	d.spareMu.Unlock()
 	defer d.refillSpare()
-	if s != nil {
-		select {
-		case <-s.gone:
-			_ = s.conn.Close()
-		default:
-			return s, nil
+	for waited := false; ; waited = true {
+		d.spareMu.Lock()
+		s, starting := d.spare, d.spareStarting
+		d.spare = nil
+		d.spareMu.Unlock()
+		if s != nil {
+			select {
+			case <-s.gone:
+				_ = s.conn.Close()
+			default:
+				return s, nil
+			}
 		}
+		if starting == nil || waited {
+			return d.startShim()
+		}
+		<-starting
 	}
-	return d.startShim()
 }
 
 // refillSpare starts the next spare in the background unless one is there,
@@ -102,15 +111,17 @@ func (d *Daemon) takeShim() (*startedShim, error) {
 func (d *Daemon) refillSpare() {
 	d.spareMu.Lock()
 	defer d.spareMu.Unlock()
-	if d.spare != nil || d.spareStarting || d.isShuttingDown() {
+	if d.spare != nil || d.spareStarting != nil || d.isShuttingDown() {
 		return
 	}
-	d.spareStarting = true
+	starting := make(chan struct{})
+	d.spareStarting = starting
 	go func() {
 		s, err := d.startShim()
 		d.spareMu.Lock()
 		defer d.spareMu.Unlock()
-		d.spareStarting = false
+		d.spareStarting = nil
+		defer close(starting)
 		if err != nil {
 			d.log.Warn("spare shim", "err", err)
 			return

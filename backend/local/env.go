@@ -3,6 +3,7 @@ package local
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // keptVars are the caller's variables a detached daemon inherits. The
@@ -20,7 +21,11 @@ var keptVars = map[string]bool{
 
 // credentialShaped matches names that look like they carry a secret. Such
 // a variable is dropped even when its name is otherwise allowed (LC_TOKEN).
-var credentialShaped = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)`)
+// It is compiled on first use: only a start of the daemon needs it, and
+// every CLI call would pay for it at init.
+var credentialShaped = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)`)
+})
 
 // CuratedEnv returns the environment for a detached daemon: the allowed
 // variables of environ (plus LC_*), minus anything credential-shaped.
@@ -34,7 +39,7 @@ func CuratedEnv(environ []string) []string {
 		if !keptVars[name] && !strings.HasPrefix(name, "LC_") {
 			continue
 		}
-		if credentialShaped.MatchString(name) {
+		if credentialShaped().MatchString(name) {
 			continue
 		}
 		out = append(out, kv)

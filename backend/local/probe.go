@@ -15,6 +15,10 @@ import (
 // probeTimeout bounds one health check of the socket.
 const probeTimeout = 2 * time.Second
 
+// ProbeTimeout bounds a health check, and the first call of a caller that
+// lets that call stand in for one (see Unchecked).
+const ProbeTimeout = probeTimeout
+
 // Health is what a probe of the socket found.
 type Health struct {
 	// Listening is true when something accepted a connection on the socket.

@@ -32,6 +32,10 @@ type Options struct {
 	// Environ is the environment the daemon's curated one is taken from;
 	// nil means os.Environ().
 	Environ []string
+	// Suspect says the caller's own call just found the daemon not
+	// answering (see Unchecked): the probe before taking the start lock is
+	// skipped, leaving the one under the lock.
+	Suspect bool
 }
 
 // Status describes the running local daemon.
@@ -52,9 +56,11 @@ func EnsureRunning(ctx context.Context, opts Options) (Status, error) {
 		return Status{}, err
 	}
 	st := Status{Socket: p.Socket(), LogFile: p.LogFile()}
-	if h := Probe(ctx, p.Socket()); h.Healthy {
-		st.PID = h.PID
-		return st, nil
+	if !opts.Suspect {
+		if h := Probe(ctx, p.Socket()); h.Healthy {
+			st.PID = h.PID
+			return st, nil
+		}
 	}
 	timeout := opts.StartTimeout
 	if timeout <= 0 {
@@ -82,6 +88,21 @@ func EnsureRunning(ctx context.Context, opts Options) (Status, error) {
 	}
 	st.PID, st.Started = pid, true
 	return st, nil
+}
+
+// Unchecked returns where the local daemon listens, preparing its
+// directories (and refusing ones that are not private) without asking the
+// daemon anything: a probe is a connection and a request of its own. It is
+// for a caller whose first call to the daemon stands in for the health
+// check, bounded by ProbeTimeout, and who calls EnsureRunning when that
+// call fails: EnsureRunning starts a daemon that is not there and replaces
+// one that accepts but does not answer.
+func Unchecked(opts Options) (Status, error) {
+	p := opts.Paths
+	if err := p.Prepare(); err != nil {
+		return Status{}, err
+	}
+	return Status{Socket: p.Socket(), LogFile: p.LogFile()}, nil
 }
 
 // clearStaleSocket removes a socket nobody healthy answers on (h is the

@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,6 +66,9 @@ func Main() int {
 	if !ok {
 		return 2
 	}
+	// A shim usually waits here as the daemon's spare, so what needs no
+	// spec is done now, off the path from the daemon's Start to the hello.
+	warmUp()
 	stdin, err := RecvStdin(ctl)
 	if err != nil {
 		// A spare the daemon never used ends here when the daemon goes.
@@ -97,6 +101,26 @@ func Main() int {
 	return 0
 }
 
+// subreaperErr is why the shim could not become the child subreaper of
+// what the program starts; warmUp sets it, and prepare fails the Start
+// with it.
+var subreaperErr error
+
+// warmUp does the shim's work that needs no spec, while it waits for one:
+// it becomes the child subreaper, catches SIGHUP (a session leader whose
+// terminal went away would get it; the shim has none, and a caught signal
+// is reset for the program on exec, where an ignored one would be kept),
+// and fills encoding/json's caches for the frames it reads and writes.
+func warmUp() {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		subreaperErr = fmt.Errorf("shim: become child subreaper: %w", err)
+	}
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	var spec Spec
+	_ = json.Unmarshal([]byte("{}"), &spec)
+	_, _ = json.Marshal(Hello{})
+}
+
 // supervisor is the state of one shim.
 type supervisor struct {
 	spec    Spec
@@ -120,12 +144,9 @@ type supervisor struct {
 // state directory, the files that describe the group, the spills, the
 // socket. A failure here is the Start's error.
 func (s *supervisor) prepare() error {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("shim: become child subreaper: %w", err)
+	if subreaperErr != nil {
+		return subreaperErr
 	}
-	// SIGHUP would end a session leader whose terminal went away; it has
-	// none, but a caught signal is reset for the program on exec anyway.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 	dir, err := OpenStateDir(s.spec.StateDir)
 	if err != nil {
 		return err
@@ -214,11 +235,11 @@ func (s *supervisor) start() error {
 	if s.spec.SetUser {
 		sys.Credential = &syscall.Credential{Uid: s.spec.Uid, Gid: s.spec.Gid, Groups: s.spec.Groups}
 	}
-	attr := &os.ProcAttr{Dir: s.spec.Dir, Env: s.spec.Env, Files: files[:], Sys: sys}
-	var p *os.Process
+	attr := procAttr(s.spec.Dir, s.spec.Env, files[:], sys)
+	pid := 0
 	err := errors.New(s.spec.ExecError)
 	if s.spec.ExecError == "" {
-		p, err = os.StartProcess(s.spec.Path, s.spec.Argv, attr)
+		pid, err = startProcess(s.spec.Path, s.spec.Argv, attr)
 	}
 	if err != nil {
 		// As a shell would: 127 when there is no such program, 126 when
@@ -231,10 +252,11 @@ func (s *supervisor) start() error {
 		}
 		msg := "sandtop: " + s.spec.Argv[0] + ": " + err.Error()
 		var ferr error
-		if p, ferr = os.StartProcess("/proc/self/exe", []string{"sandtop-exec-failed", execFailedSubcommand, strconv.Itoa(code), msg}, attr); ferr == nil {
+		if pid, ferr = startProcess("/proc/self/exe", []string{"sandtop-exec-failed", execFailedSubcommand, strconv.Itoa(code), msg}, attr); ferr == nil {
 			err = nil
 		} // else the process attributes themselves failed (a cwd): say so
 	}
+	runtime.KeepAlive(files)
 	for _, w := range writers {
 		_ = w.Close()
 	}
@@ -244,8 +266,7 @@ func (s *supervisor) start() error {
 	if err != nil {
 		return fmt.Errorf("start %s: %w", s.spec.Argv[0], err)
 	}
-	s.pid, s.started = p.Pid, time.Now()
-	_ = p.Release()
+	s.pid, s.started = pid, time.Now()
 	_, err = s.pidFile.Write([]byte(strconv.Itoa(s.pid) + "\n"))
 	if cerr := s.pidFile.Close(); err == nil {
 		err = cerr
@@ -257,6 +278,32 @@ func (s *supervisor) start() error {
 	}
 	s.out.hello = Hello{ShimPid: os.Getpid(), Pid: s.pid, StartedUnixMs: s.started.UnixMilli(), Argv: s.spec.Argv, Tag: s.spec.Tag}
 	return nil
+}
+
+// procAttr is what os.StartProcess would hand syscall.StartProcess for
+// these files: each in blocking mode (Fd does that), as a program expects
+// of its stdio, and the shim's environment when env is nil.
+func procAttr(dir string, env []string, files []*os.File, sys *syscall.SysProcAttr) *syscall.ProcAttr {
+	if env == nil {
+		env = syscall.Environ()
+	}
+	fds := make([]uintptr, len(files))
+	for i, f := range files {
+		fds[i] = f.Fd()
+	}
+	return &syscall.ProcAttr{Dir: dir, Env: env, Files: fds, Sys: sys}
+}
+
+// startProcess is os.StartProcess without the os package's pidfd checks:
+// in a fresh process its first start also forks a throwaway child to see
+// whether clone takes CLONE_PIDFD, and a shim starts one program, which it
+// reaps with wait4 and never through a pidfd. Errors read as os's do.
+func startProcess(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+	pid, _, err := syscall.StartProcess(path, argv, attr)
+	if err != nil {
+		return 0, &os.PathError{Op: "fork/exec", Path: path, Err: err}
+	}
+	return pid, nil
 }
 
 // abandon cleans up after a failed start: reap what was started.
