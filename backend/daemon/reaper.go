@@ -53,6 +53,15 @@ func (r *reaper) run() {
 	}()
 }
 
+// unregister stops d's say in what is reaped: a daemon that has shut down
+// (a test binary runs many) must not keep reaping, with ReapAllOrphans,
+// children that others in the process wait for.
+func (r *reaper) unregister(d *Daemon) {
+	r.mu.Lock()
+	delete(r.daemons, d)
+	r.mu.Unlock()
+}
+
 // starting runs fn (fork and register a managed child) so no scan runs
 // in between.
 func (r *reaper) starting(fn func() error) error {

@@ -81,6 +81,7 @@ func (d *Daemon) Serve(l net.Listener) error {
 // listeners close. Processes keep running.
 func (d *Daemon) Shutdown(ctx context.Context) error {
 	d.doneOnce.Do(func() { close(d.done) })
+	theReaper.unregister(d)
 	d.dropSpare()
 	d.srvMu.Lock()
 	servers := d.servers
