@@ -113,11 +113,10 @@ func TestReadStatesGivesTheArgvOfAnEmptiedGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
-	// Not a group of its own: the process-wide reaper of the daemons in
-	// this test binary may reap a zombie child whose group id was once a
-	// pid some earlier test's daemon started (pids wrap in a long run),
-	// and os/exec would then fail with ECHILD. In the test's own group it
-	// is never mistaken for one.
+	// In the test's own group, not one of its own: the process-wide
+	// reaper reaps a zombie child whose group a live daemon started, and a
+	// pid of its own could once have been such a group's (pids wrap in a
+	// long run); os/exec would then fail with ECHILD.
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
