@@ -286,3 +286,42 @@ func TestShimSplicedOutputIsByteExact(t *testing.T) {
 		}
 	}
 }
+
+// A fast stream's pipe leaves the shim's poller (see shim.fastPipe). When
+// a process outside the group (here the test itself) still holds the pipe
+// after the program has ended, the shim gives up on the pipe a moment later
+// all the same, and the stream ends with the exit and every byte written.
+func TestShimFastStreamHeldOpenStillEnds(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	const size = 32 << 20
+	req := connect.NewRequest(startReq("sh", "-c", "head -c "+strconv.Itoa(size)+" /dev/zero; sleep 1; exit 3"))
+	req.Header().Set(daemon.SessionDirHeader, filepath.Join(env.RuntimeRoot, "processes", "held"))
+	s, err := env.Client.Process.Start(ctxFor(t, 30*time.Second), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, code, ended := 0, int32(-1), false
+	for s.Receive() {
+		ev := s.Msg().GetEvent()
+		if st := ev.GetStart(); st != nil {
+			pid := int(st.GetPid())
+			defer func() { _ = unix.Kill(-pid, unix.SIGKILL) }()
+			held, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/1", pid), os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Close()
+		}
+		got += len(ev.GetData().GetStdout())
+		if e := ev.GetEnd(); e != nil {
+			code, ended = e.GetExitCode(), true
+		}
+	}
+	if s.Err() != nil {
+		t.Fatal(s.Err())
+	}
+	if !ended || code != 3 || got != size {
+		t.Fatalf("ended %v, exit code %d, %d bytes of stdout; want an end, 3 and %d", ended, code, got, size)
+	}
+}

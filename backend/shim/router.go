@@ -6,7 +6,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -78,7 +77,7 @@ func (r *router) send(kind byte, payload []byte) bool {
 // Should the daemon go away within the frame, the frame is lost with the
 // connection, as one written the usual way would be, and the bytes not yet
 // moved stay in the pipe for the caller.
-func (r *router) splice(kind byte, pipe syscall.RawConn, n int) bool {
+func (r *router) splice(kind byte, pipe int, n int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.conn == nil {
@@ -102,33 +101,28 @@ func (r *router) splice(kind byte, pipe syscall.RawConn, n int) bool {
 	}
 	left := n
 	var serr error
-	cerr := pipe.Control(func(pfd uintptr) {
-		werr := sock.Write(func(sfd uintptr) bool {
-			for left > 0 {
-				m, err := unix.Splice(int(pfd), nil, int(sfd), nil, left, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
-				if m > 0 {
-					left -= int(m)
-				}
-				switch {
-				case err == unix.EAGAIN:
-					return false // the socket is full: wait until it is not
-				case err == unix.EINTR:
-				case err != nil:
-					serr = err
-					return true
-				case m == 0:
-					serr = io.ErrUnexpectedEOF
-					return true
-				}
+	werr := sock.Write(func(sfd uintptr) bool {
+		for left > 0 {
+			m, err := unix.Splice(pipe, nil, int(sfd), nil, left, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+			if m > 0 {
+				left -= int(m)
 			}
-			return true
-		})
-		if serr == nil {
-			serr = werr
+			switch {
+			case err == unix.EAGAIN:
+				return false // the socket is full: wait until it is not
+			case err == unix.EINTR:
+			case err != nil:
+				serr = err
+				return true
+			case m == 0:
+				serr = io.ErrUnexpectedEOF
+				return true
+			}
 		}
+		return true
 	})
 	if serr == nil {
-		serr = cerr
+		serr = werr
 	}
 	if serr != nil {
 		_ = r.conn.Close()

@@ -14,6 +14,7 @@
 package shim
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,7 +133,10 @@ type supervisor struct {
 	spills  [2]*spill
 	readers [2]*os.File
 	pumps   sync.WaitGroup
-	ln      *net.UnixListener
+	// stopPumps (an eventfd) ends the waits of pumps whose pipes have left
+	// Go's poller (see fastPipe), as closing readers ends the others'.
+	stopPumps int
+	ln        *net.UnixListener
 	// unpublished: the exit status could not be written.
 	unpublished bool
 	// pidFile is the pid file, created with its room reserved before the
@@ -318,6 +322,10 @@ func (s *supervisor) abandon() {
 
 // serve pumps the output and accepts reconnecting daemons.
 func (s *supervisor) serve() {
+	s.stopPumps = -1
+	if fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err == nil {
+		s.stopPumps = fd
+	}
 	kinds := [2]byte{FrameStdout, FrameStderr}
 	for i := range 2 {
 		s.pumps.Add(1)
@@ -331,20 +339,29 @@ func (s *supervisor) serve() {
 func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 	defer s.pumps.Done()
 	buf := make([]byte, 64<<10)
-	var rc syscall.RawConn // set once the stream is fast
+	fast := false    // the stream has filled its pipe once
+	var fp *fastPipe // its pipe, out of Go's poller, once it is spliced
 	for {
-		if rc != nil && (sp == nil || sp.full()) {
+		if fp == nil && fast && s.stopPumps >= 0 && (sp == nil || sp.full()) {
+			var err error
+			if fp, err = detach(r, s.stopPumps); err != nil {
+				break // the pipe was closed (see finish)
+			}
+			defer fp.close()
+		}
+		if fp != nil {
 			// A fast stream whose bytes the shim need not see: they go
 			// from the pipe to the daemon's socket by splice, whole frames
 			// of whatever the pipe holds, without a copy through here.
-			avail, n, err := Pending(rc, buf)
-			if avail > 0 && s.out.splice(kind, rc, min(avail, maxSpliceFrame)) {
+			avail, err := fp.pending()
+			if err != nil {
+				break
+			}
+			if s.out.splice(kind, fp.fd, min(avail, maxSpliceFrame)) {
 				continue
 			}
-			if avail > 0 {
-				// No daemon (any more): these bytes go to the ring.
-				n, err = r.Read(buf[:min(avail, len(buf))])
-			}
+			// No daemon (any more): these bytes go to the ring.
+			n, err := fp.read(buf[:min(avail, len(buf))])
 			if n > 0 {
 				s.out.output(kind, buf[:n])
 			}
@@ -370,7 +387,7 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 			// before buf is replaced.)
 			GrowPipe(r)
 			buf = make([]byte, FastReadSize)
-			rc, _ = r.SyscallConn()
+			fast = true
 		}
 		if err != nil {
 			break
@@ -401,14 +418,13 @@ const (
 	gatherRounds = 4
 )
 
-// gather returns what the pipe behind rc holds once it has gathered enough
-// (see gatherBytes), starting from avail.
-func gather(rc syscall.RawConn, avail int) int {
+// gather returns what the pipe holds once it has gathered enough (see
+// gatherBytes), starting from avail; inq tells what it holds now.
+func gather(avail int, inq func() (int, error)) int {
 	for i := 0; i < gatherRounds && avail > 0 && avail < gatherBytes; i++ {
 		time.Sleep(gatherWait)
-		now := avail
-		_ = rc.Control(func(fd uintptr) { now, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
-		if now <= avail {
+		now, err := inq()
+		if err != nil || now <= avail {
 			break
 		}
 		avail = now
@@ -423,7 +439,13 @@ func gather(rc syscall.RawConn, avail int) int {
 // the end, or the error). It is for the pipe of a fast stream.
 func Pending(rc syscall.RawConn, buf []byte) (avail, n int, err error) {
 	avail, n, err = pending(rc, buf)
-	return gather(rc, avail), n, err
+	return gather(avail, func() (now int, err error) {
+		cerr := rc.Control(func(fd uintptr) { now, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		if err == nil {
+			err = cerr
+		}
+		return now, err
+	}), n, err
 }
 
 func pending(rc syscall.RawConn, buf []byte) (avail, n int, err error) {
@@ -506,6 +528,11 @@ func (s *supervisor) finish() {
 	case <-time.After(2 * time.Second):
 		for _, r := range s.readers {
 			_ = r.Close()
+		}
+		if s.stopPumps >= 0 {
+			var one [8]byte
+			binary.NativeEndian.PutUint64(one[:], 1)
+			_, _ = unix.Write(s.stopPumps, one[:])
 		}
 		<-done
 	}
