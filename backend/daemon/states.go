@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"connectrpc.com/connect"
@@ -51,6 +52,9 @@ func (s supervisorService) ReadStates(ctx context.Context, _ *connect.Request[sa
 		}
 		seen[name] = true
 		if dir, ok := s.d.settled.read(int(procs.Fd()), name); ok {
+			if _, problem := dir.GetFiles()[wrapper.ProblemFile]; !exited(dir) && !problem {
+				dir.SupervisorRunning = s.d.shimOwns(dir) // a fresh answer, not a cached one
+			}
 			res.Dirs = append(res.Dirs, dir)
 		}
 	}
@@ -85,7 +89,7 @@ func (c *settledStates) read(parent int, name string) (*sandtopv1.StateDir, bool
 		return cached.dir, true
 	}
 	dir, ok := readStateDir(parent, name)
-	if ok && len(bytes.TrimSpace(dir.GetFiles()[wrapper.ExitCodeFile])) > 0 {
+	if ok && exited(dir) {
 		c.mu.Lock()
 		if c.m == nil {
 			c.m = map[string]settledState{}
@@ -150,7 +154,7 @@ func readStateDir(parent int, name string) (*sandtopv1.StateDir, bool) {
 			}
 		}
 	}
-	if argvPresent && (len(bytes.TrimSpace(out.Files[wrapper.ExitCodeFile])) > 0 || emptied(out.Files[wrapper.PidFile])) {
+	if argvPresent && (exited(out) || emptied(out.Files[wrapper.PidFile])) {
 		if b, ok := readSmallFile(fd, wrapper.ArgvFile, stateFileCaps[wrapper.ArgvFile]); ok {
 			out.Files[wrapper.ArgvFile] = b
 		}
@@ -176,6 +180,22 @@ func readSmallFile(dir int, name string, limit int) ([]byte, bool) {
 		return nil, false
 	}
 	return buf[:n], true
+}
+
+// exited says whether a state directory holds a published exit status.
+func exited(dir *sandtopv1.StateDir) bool {
+	return len(bytes.TrimSpace(dir.GetFiles()[wrapper.ExitCodeFile])) > 0
+}
+
+// shimOwns says whether a connected shim supervises the group of dir: one
+// that has not published an exit status yet is about to.
+func (d *Daemon) shimOwns(dir *sandtopv1.StateDir) bool {
+	pgid, err := wrapper.ParsePgid(string(dir.GetFiles()[wrapper.PidFile]))
+	if err != nil {
+		return false
+	}
+	l := d.reg.shimByPgid(pgid)
+	return l != nil && filepath.Base(l.dir) == dir.GetId()
 }
 
 // emptied says whether the group a pid file names has no process left.

@@ -11,8 +11,9 @@ import (
 
 	fspb "sandtop/backend/gen/filesystem"
 	"sandtop/backend/gen/filesystem/filesystemconnect"
-	"sandtop/backend/gen/sandtop/v1"
+	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/wrapper"
 )
 
 // Extension implements Plane with sandtop's Supervisor extension. Removal
@@ -218,6 +219,12 @@ func (c Extension) ReadAllStates(ctx context.Context, _ string) ([]StateFiles, e
 		})
 		if ms := d.GetMtimeUnixMs(); ms != 0 {
 			f.ModTime = time.UnixMilli(ms)
+		}
+		if f.SupervisorRunning = d.GetSupervisorRunning(); f.SupervisorRunning && f.Argv == nil {
+			if b, ok := files[wrapper.ArgvFile]; ok {
+				s := string(b)
+				f.Argv = &s
+			}
 		}
 		out = append(out, f)
 	}

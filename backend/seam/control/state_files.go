@@ -24,6 +24,10 @@ type StateFiles struct {
 	// publish the exit status (see wrapper.ProblemFile).
 	Problem    *string
 	Supervised bool
+	// SupervisorRunning: the group's shim still runs and has published
+	// neither an exit status nor a problem (sandtop's daemon only). With no
+	// live process left in the group, the status is about to come.
+	SupervisorRunning bool
 }
 
 // StateFilesFrom is what a state directory holds, from its entries and a

@@ -96,6 +96,10 @@ func Judge(root string, f control.StateFiles, table []control.ProcessEntry, orig
 		}
 	}
 	switch {
+	case !control.GroupLiveIn(table, pgid) && f.SupervisorRunning && g.ExitCode == nil:
+		// The program has ended and its supervisor is writing down how:
+		// not settled (and not "exit unknown") until it has.
+		g.State = GroupLeaderExited
 	case !control.GroupLiveIn(table, pgid):
 		g.State = GroupSettled
 		if g.ExitCode == nil && g.Problem == "" && (f.Problem != nil || f.Supervised) {

@@ -1520,9 +1520,15 @@ type StateDir struct {
 	// problem, by name, each cut at 1 KiB, and argv (cut at 6 KiB) once
 	// exit-code holds a status. Entries carry the size and mtime of the
 	// spills only; the supervisor file is only listed.
-	Files         map[string][]byte `protobuf:"bytes,4,rep,name=files,proto3" json:"files,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Files map[string][]byte `protobuf:"bytes,4,rep,name=files,proto3" json:"files,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The group's supervisor (its shim) still runs and has neither published
+	// an exit status nor a problem: whenever the group has no live process
+	// left, the status is about to be published. Without this, the moment
+	// between the program's end and its published status would read as a
+	// supervisor that ended without publishing.
+	SupervisorRunning bool `protobuf:"varint,5,opt,name=supervisor_running,json=supervisorRunning,proto3" json:"supervisor_running,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *StateDir) Reset() {
@@ -1581,6 +1587,13 @@ func (x *StateDir) GetFiles() map[string][]byte {
 		return x.Files
 	}
 	return nil
+}
+
+func (x *StateDir) GetSupervisorRunning() bool {
+	if x != nil {
+		return x.SupervisorRunning
+	}
+	return false
 }
 
 type ReadStatesResponse struct {
@@ -1847,12 +1860,13 @@ const file_sandtop_v1_supervisor_proto_rawDesc = "" +
 	"\vcore_dumped\x18\x04 \x01(\bR\n" +
 	"coreDumped\x12$\n" +
 	"\x0eexited_unix_ms\x18\x05 \x01(\x03R\fexitedUnixMs\"\x13\n" +
-	"\x11ReadStatesRequest\"\xdf\x01\n" +
+	"\x11ReadStatesRequest\"\x8e\x02\n" +
 	"\bStateDir\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\"\n" +
 	"\rmtime_unix_ms\x18\x02 \x01(\x03R\vmtimeUnixMs\x12.\n" +
 	"\aentries\x18\x03 \x03(\v2\x14.sandtop.v1.DirEntryR\aentries\x125\n" +
-	"\x05files\x18\x04 \x03(\v2\x1f.sandtop.v1.StateDir.FilesEntryR\x05files\x1a8\n" +
+	"\x05files\x18\x04 \x03(\v2\x1f.sandtop.v1.StateDir.FilesEntryR\x05files\x12-\n" +
+	"\x12supervisor_running\x18\x05 \x01(\bR\x11supervisorRunning\x1a8\n" +
 	"\n" +
 	"FilesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
