@@ -194,6 +194,9 @@ func TestSpawnChecksProgram(t *testing.T) {
 		if groups, err := s.rt.ListGroups(ctx); err != nil || len(groups) != 0 {
 			t.Fatalf("refused spawns left groups: %+v %v", groups, err)
 		}
+		if starts := len(s.wire.callsOf("Start")); !s.compat && starts != 2 {
+			t.Errorf("extension: %d Starts for two refused programs and a relative path; want 2, and nothing else started", starts)
+		}
 		bin := filepath.Join(s.rt.cfg.Cwd, "tools")
 		if err := os.MkdirAll(bin, 0o755); err != nil {
 			t.Fatal(err)

@@ -92,8 +92,13 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	case p := <-published:
 		if p.err != nil {
 			if startChecks && programMissing(h.streamErr) {
-				// Nothing started; the error is Resolve's.
-				return nil, r.rollbackSpawn(h, errProgramMissing(spec.Argv[0]))
+				// The daemon refused before it created or started
+				// anything, so there is nothing to roll back (on a
+				// client without the filesystem service, removing the
+				// state directory would start rm).
+				h.stopStream()
+				<-h.streamDone
+				return nil, errProgramMissing(spec.Argv[0])
 			}
 			return nil, r.rollbackSpawn(h, p.err)
 		}
