@@ -64,18 +64,24 @@ func runRun(ctx context.Context, f *factory, opts runOptions) error {
 		return usagef(fmt.Errorf("--tag: %w", err))
 	}
 	argv := opts.argv
-	s, dir, err := f.StartSession(ctx, "run", "start a process", opts.cwd, argv[0], entries)
+	// The spawn checks the program (CheckProgram): on sandtop's daemon
+	// within the Start, which saves a round trip before it.
+	s, dir, err := f.startSession(ctx, "start a process", opts.cwd)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	spec := seam.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: opts.tag,
 		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(),
-			Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()}}
+			Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()},
+		CheckProgram: true}
 	if opts.wait {
 		spec.Stdio.Stdout, spec.Stdio.Stderr = seam.OutputPipe(), seam.OutputPipe()
 	}
 	h, err := s.Runtime.Spawn(ctx, spec)
+	if errors.Is(err, seam.ErrNotExecutable) || errors.Is(err, seam.ErrRelativeCommand) {
+		return fmt.Errorf("run: %w", err) // the error names the program
+	}
 	if err != nil {
 		return fmt.Errorf("run %s: %w", argv[0], err)
 	}

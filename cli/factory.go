@@ -73,17 +73,25 @@ func (f *factory) MutableSession(ctx context.Context, what string) (*session, er
 // resolves its working directory and checks its program, so a mistake is
 // one error before anything starts. The caller closes the session.
 func (f *factory) StartSession(ctx context.Context, verb, what, cwdFlag, program string, env []seam.EnvEntry) (*session, string, error) {
+	s, dir, err := f.startSession(ctx, what, cwdFlag)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkProgram(ctx, s.Runtime, program, env); err != nil {
+		s.Close()
+		return nil, "", fmt.Errorf("%s: %w", verb, err)
+	}
+	return s, dir, nil
+}
+
+// startSession is StartSession without the check of the program, for a
+// start whose spawn checks it (seam.SpawnSpec.CheckProgram).
+func (f *factory) startSession(ctx context.Context, what, cwdFlag string) (*session, string, error) {
 	s, err := f.MutableSession(ctx, what)
 	if err != nil {
 		return nil, "", err
 	}
 	dir, err := s.spawnCwd(cwdFlag)
-	if err == nil {
-		err = checkProgram(ctx, s.Runtime, program, env)
-		if err != nil {
-			err = fmt.Errorf("%s: %w", verb, err)
-		}
-	}
 	if err != nil {
 		s.Close()
 		return nil, "", err

@@ -15,6 +15,17 @@ import (
 // CapResolve is advertised by daemons that answer Resolve.
 const CapResolve = "resolve"
 
+// CheckProgramHeader on a session-dir Start asks the daemon to refuse a
+// program that exec would not find, as Resolve would, before it starts
+// anything: the error is CodeNotFound with the header in its metadata. It
+// spares a client the Resolve round trip before each Start. Without it
+// such a program starts and exits 127 or 126, as through envd's shell.
+// Clients send it only when Hello lists CapCheckProgram.
+const (
+	CheckProgramHeader = "Sandtop-Check-Program"
+	CapCheckProgram    = "check-program"
+)
+
 // Resolve finds a program the way a session-dir Start's exec would, so a
 // client can refuse a typo before it starts anything, without running a
 // shell for command -v.

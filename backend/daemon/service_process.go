@@ -34,7 +34,8 @@ func (s processService) Start(ctx context.Context, req *connect.Request[process.
 	if err != nil {
 		return err
 	}
-	p, sub, err := d.spawn(spawnRequest{req: req.Msg, user: u, sessionDir: req.Header().Get(SessionDirHeader), spills: req.Header().Get(SpillHeader)})
+	p, sub, err := d.spawn(spawnRequest{req: req.Msg, user: u, sessionDir: req.Header().Get(SessionDirHeader), spills: req.Header().Get(SpillHeader),
+		checkProgram: req.Header().Get(CheckProgramHeader) != ""})
 	if err != nil {
 		return err
 	}

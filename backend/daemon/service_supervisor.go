@@ -19,7 +19,7 @@ import (
 )
 
 // Capabilities lists what Hello advertises.
-var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay", CapShim, CapResolve, CapWaitEmpty}
+var Capabilities = []string{"groups", "watch-groups", "signal-group", "foreground", "terminals", "read-file", "list-dir", "exit-status", "replay", CapShim, CapResolve, CapCheckProgram, CapWaitEmpty}
 
 // supervisorService implements sandtop.v1.Supervisor.
 type supervisorService struct{ d *Daemon }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -19,6 +20,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 )
 
@@ -323,5 +325,52 @@ func TestShimFastStreamHeldOpenStillEnds(t *testing.T) {
 	}
 	if !ended || code != 3 || got != size {
 		t.Fatalf("ended %v, exit code %d, %d bytes of stdout; want an end, 3 and %d", ended, code, got, size)
+	}
+}
+
+// With the check-program header a session-dir Start refuses a program its
+// exec would not find, as Resolve would, before it creates anything; one
+// it finds starts as usual.
+func TestStartWithCheckProgramRefusesAMissingProgram(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	hello, err := env.Client.Supervisor.Hello(ctxFor(t, 10*time.Second), connect.NewRequest(&sandtopv1.HelloRequest{}))
+	if err != nil || !strings.Contains(","+strings.Join(hello.Msg.GetCapabilities(), ",")+",", ","+daemon.CapCheckProgram+",") {
+		t.Fatalf("hello: %v %v, want capability %s", hello, err, daemon.CapCheckProgram)
+	}
+	start := func(name string, argv ...string) (*connect.ServerStreamForClient[process.StartResponse], string) {
+		dir := filepath.Join(env.RuntimeRoot, "processes", name)
+		req := connect.NewRequest(startReq(argv[0], argv[1:]...))
+		req.Msg.Process.Envs = map[string]string{"PATH": "/usr/bin:/bin"}
+		req.Header().Set(daemon.SessionDirHeader, dir)
+		req.Header().Set(daemon.CheckProgramHeader, "1")
+		s, err := env.Client.Process.Start(ctxFor(t, 30*time.Second), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s, dir
+	}
+	for i, argv := range []string{"no-such-program-xyz", "/etc/passwd", "/no/such/dir/prog"} {
+		s, dir := start(fmt.Sprintf("missing%d", i), argv)
+		if s.Receive() {
+			t.Fatalf("%s: an event %v; want the Start refused", argv, s.Msg())
+		}
+		var ce *connect.Error
+		if !errors.As(s.Err(), &ce) || ce.Code() != connect.CodeNotFound || ce.Meta().Get(daemon.CheckProgramHeader) == "" || !strings.Contains(ce.Message(), argv) {
+			t.Fatalf("%s: %v; want NotFound naming it, with %s in the metadata", argv, s.Err(), daemon.CheckProgramHeader)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s: the refused Start left its state directory (%v)", argv, err)
+		}
+	}
+	s, _ := start("found", "true")
+	var end *process.ProcessEvent_EndEvent
+	for s.Receive() {
+		if e := s.Msg().GetEvent().GetEnd(); e != nil {
+			end = e
+		}
+	}
+	if end == nil || end.GetExitCode() != 0 {
+		t.Fatalf("true: end %v (%v), want exit 0", end, s.Err())
 	}
 }

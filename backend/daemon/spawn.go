@@ -40,6 +40,8 @@ type spawnRequest struct {
 	sessionDir string
 	// spills is SpillHeader's value.
 	spills string
+	// checkProgram: CheckProgramHeader was set.
+	checkProgram bool
 }
 
 // spawn starts the process described by sr, registers it, and returns it with
@@ -58,6 +60,11 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		return nil, nil, err
 	}
 	if sr.sessionDir != "" {
+		if sr.checkProgram {
+			if err := checkShimProgram(cfg, cwd); err != nil {
+				return nil, nil, err
+			}
+		}
 		return d.spawnShim(sr, cwd)
 	}
 	env := childEnv(sr.user, d.cfg.Env, cfg.GetEnvs())
@@ -166,6 +173,22 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 	go p.supervise(&readers, d.reg.retire)
 	d.log.Info("process started", "pid", p.pid, "cmd", cfg.GetCmd(), "pty", p.pty != nil, "tag", req.GetTag())
 	return p, sub, nil
+}
+
+// checkShimProgram refuses, for CheckProgramHeader, a program that
+// spawnShim's look-up would not find: on the request's PATH, else the
+// daemon's, from cwd.
+func checkShimProgram(cfg *process.ProcessConfig, cwd string) error {
+	pathEnv, ok := cfg.GetEnvs()["PATH"]
+	if !ok || pathEnv == "" {
+		pathEnv = os.Getenv("PATH")
+	}
+	if _, err := lookPath(cfg.GetCmd(), pathEnv, cwd); err != nil {
+		e := connect.NewError(connect.CodeNotFound, err)
+		e.Meta().Set(CheckProgramHeader, "missing")
+		return e
+	}
+	return nil
 }
 
 // childEnv builds the child's environment from scratch, as envd does: PATH

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"connectrpc.com/connect"
 
@@ -27,8 +28,12 @@ import (
 type Client struct {
 	Process    processconnect.ProcessClient
 	Supervisor sandtopv1connect.SupervisorClient
-	Filesystem filesystemconnect.FilesystemClient
 	Target     string
+
+	// filesystem is built on first use: building a Connect client
+	// initialises its service's descriptors, a cost on every CLI command,
+	// and most never touch the filesystem service.
+	filesystem func() filesystemconnect.FilesystemClient
 
 	http    *http.Client
 	baseURL string
@@ -95,13 +100,18 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	return &Client{
 		Process:    processconnect.NewProcessClient(hc, base, copts...),
 		Supervisor: sandtopv1connect.NewSupervisorClient(hc, base, copts...),
-		Filesystem: filesystemconnect.NewFilesystemClient(hc, base, copts...),
 		Target:     target,
-		http:       hc,
-		baseURL:    base,
-		token:      o.token,
+		filesystem: sync.OnceValue(func() filesystemconnect.FilesystemClient {
+			return filesystemconnect.NewFilesystemClient(hc, base, copts...)
+		}),
+		http:    hc,
+		baseURL: base,
+		token:   o.token,
 	}, nil
 }
+
+// Filesystem is the client of envd's filesystem service.
+func (c *Client) Filesystem() filesystemconnect.FilesystemClient { return c.filesystem() }
 
 func transportFor(target string, o options) (*http.Client, string, error) {
 	if path, ok := strings.CutPrefix(target, "unix:"); ok {

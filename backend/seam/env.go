@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // EnvEntry is one explicit environment entry of a spawn: it sets Name to
@@ -23,9 +25,46 @@ func SetEnv(name, value string) EnvEntry { return EnvEntry{Name: name, Value: va
 // UnsetEnv is a tombstone that removes name.
 func UnsetEnv(name string) EnvEntry { return EnvEntry{Name: name, Unset: true} }
 
-// sensitiveName is the seam's credential heuristic: a case-insensitive
-// substring match.
-var sensitiveName = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN`)
+// sensitiveWords are the seam's credential heuristic: a name holding one,
+// in any case, is sensitive.
+var sensitiveWords = [...]string{"KEY", "PASSWORD", "SECRET", "TOKEN"}
+
+// sensitiveName is the heuristic with Unicode case folding (a Kelvin sign
+// is a K), for the rare non-ASCII name; it is compiled on first use.
+var sensitiveName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN`)
+})
+
+// isSensitive applies the heuristic. An ASCII name, nearly every one, is
+// matched by hand: the regexp allocated some 36 KiB on every spawn.
+func isSensitive(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return sensitiveName().MatchString(name)
+		}
+	}
+	for _, w := range sensitiveWords {
+		if containsUpperASCII(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsUpperASCII reports whether s holds word, an upper-case ASCII
+// word, in any case.
+func containsUpperASCII(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		j := 0
+		for j < len(word) && s[i+j]&^0x20 == word[j] {
+			j++
+		}
+		if j == len(word) {
+			return true
+		}
+	}
+	return false
+}
 
 // dshPrefix marks harness-managed facts; the sandbox check is
 // case-sensitive, as in dsh-subprocess-e2b.
@@ -33,7 +72,7 @@ const dshPrefix = "DSH_"
 
 // ScrubbedName reports whether the ambient scrub drops name.
 func ScrubbedName(name string) bool {
-	return strings.HasPrefix(name, dshPrefix) || sensitiveName.MatchString(name)
+	return strings.HasPrefix(name, dshPrefix) || isSensitive(name)
 }
 
 // ValidateEnv checks explicit entries before anything starts: a name must

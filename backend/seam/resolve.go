@@ -50,7 +50,7 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env []E
 		return command, nil
 	}
 	if strings.Contains(command, "/") {
-		return "", control.ErrorOf(ErrRelativeCommand, "%s is a relative path; use an absolute path or a bare PATH name", command)
+		return "", errRelativeCommand(command)
 	}
 	if err := ValidateEnv(env); err != nil {
 		return "", err
@@ -90,7 +90,7 @@ func (r *Runtime) resolveByDaemon(ctx context.Context, ext control.Extension, co
 	var pathVar string
 	if !abs {
 		if strings.Contains(command, "/") {
-			return "", control.ErrorOf(ErrRelativeCommand, "%s is a relative path; use an absolute path or a bare PATH name", command)
+			return "", errRelativeCommand(command)
 		}
 		if err := ValidateEnv(env); err != nil {
 			return "", err
@@ -104,12 +104,22 @@ func (r *Runtime) resolveByDaemon(ctx context.Context, ext control.Extension, co
 	switch {
 	case err == nil:
 		return res.Msg.GetPath(), nil
-	case connect.CodeOf(err) == connect.CodeNotFound && abs:
-		return "", control.ErrorOf(ErrNotExecutable, "%s is not an executable file in the sandbox", command)
 	case connect.CodeOf(err) == connect.CodeNotFound:
-		return "", control.ErrorOf(ErrNotExecutable, "%s was not found on the sandbox PATH", command)
+		return "", errProgramMissing(command)
 	}
 	return "", fmt.Errorf("resolve %s: %w", command, err)
+}
+
+// errProgramMissing is the daemon's verdict on a program it cannot find.
+func errProgramMissing(command string) error {
+	if strings.HasPrefix(command, "/") {
+		return control.ErrorOf(ErrNotExecutable, "%s is not an executable file in the sandbox", command)
+	}
+	return control.ErrorOf(ErrNotExecutable, "%s was not found on the sandbox PATH", command)
+}
+
+func errRelativeCommand(command string) error {
+	return control.ErrorOf(ErrRelativeCommand, "%s is a relative path; use an absolute path or a bare PATH name", command)
 }
 
 // lookupPath is the PATH a child would search: an explicit entry wins,

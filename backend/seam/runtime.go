@@ -341,7 +341,7 @@ func NewRuntime(ctx context.Context, c *envd.Client, cfg RuntimeConfig) (*Runtim
 	if c == nil {
 		return nil, errors.New("runtime needs an envd client")
 	}
-	return newRuntime(ctx, c.Process, c.Supervisor, c.Filesystem, cfg)
+	return newRuntime(ctx, c.Process, c.Supervisor, c.Filesystem(), cfg)
 }
 
 // jobSet counts background goroutines. Unlike sync.WaitGroup it allows new

@@ -169,6 +169,54 @@ func TestResolveExecutable(t *testing.T) {
 	})
 }
 
+// CheckProgram refuses a program the sandbox cannot find with
+// ResolveExecutable's errors and starts nothing; sandtop's daemon checks
+// within the Start, with no Resolve call before it.
+func TestSpawnChecksProgram(t *testing.T) {
+	forBothPlanes(t, func(t *testing.T, s *seam) {
+		ctx := s.ctx()
+		spawn := func(env []EnvEntry, argv ...string) (*Handle, error) {
+			return s.rt.Spawn(ctx, SpawnSpec{Argv: argv, Cwd: s.rt.cfg.Cwd, Stdio: collectBoth(64), GraceMs: 100, Env: env, CheckProgram: true})
+		}
+		for _, c := range []struct {
+			argv string
+			want error
+			says string
+		}{
+			{"no-such-tool-xyz", ErrNotExecutable, "no-such-tool-xyz was not found on the sandbox PATH"},
+			{"/etc/passwd", ErrNotExecutable, "/etc/passwd is not an executable file in the sandbox"},
+			{"./bin/server", ErrRelativeCommand, "./bin/server is a relative path"},
+		} {
+			if _, err := spawn(nil, c.argv); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
+				t.Errorf("spawn %q: %v; want %v saying %q", c.argv, err, c.want, c.says)
+			}
+		}
+		if groups, err := s.rt.ListGroups(ctx); err != nil || len(groups) != 0 {
+			t.Fatalf("refused spawns left groups: %+v %v", groups, err)
+		}
+		if starts := len(s.wire.callsOf("Start")); !s.compat && starts != 2 {
+			t.Errorf("extension: %d Starts for two refused programs and a relative path; want 2, and nothing else started", starts)
+		}
+		bin := filepath.Join(s.rt.cfg.Cwd, "tools")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, "mytool"), []byte("#!/bin/sh\necho mine\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		h, err := spawn([]EnvEntry{SetEnv("PATH", bin+":/usr/bin:/bin")}, "mytool")
+		if err != nil {
+			t.Fatalf("a program on the given PATH: %v", err)
+		}
+		if o := settle(t, h); o.ExitCode == nil || *o.ExitCode != 0 || h.Collected.Stdout.ReadFrom(0).Text != "mine\n" {
+			t.Fatalf("mytool: %+v, stdout %q", o, h.Collected.Stdout.ReadFrom(0).Text)
+		}
+		if !s.compat && s.wire.count("Resolve") != 0 {
+			t.Errorf("extension: %d Resolve calls; the Start should check", s.wire.count("Resolve"))
+		}
+	})
+}
+
 func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		h := s.spawn(collectBoth(64), 200, nil, "/bin/sh", "-c", `echo ready; sleep 1000`)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -35,6 +36,18 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	unlink := context.AfterFunc(r.setupCtx, func() { stop(ErrDisposing) })
 	defer unlink()
 
+	// startChecks: the daemon's Start refuses a missing program itself,
+	// which spares a Resolve round trip.
+	startChecks := spec.CheckProgram && r.direct && slices.Contains(r.info.Capabilities, capCheckProgram)
+	if spec.CheckProgram && !startChecks {
+		if err := r.checkProgram(ctx, spec.Argv[0], spec.Env); err != nil {
+			return nil, err
+		}
+	}
+	if startChecks && !strings.HasPrefix(spec.Argv[0], "/") && strings.Contains(spec.Argv[0], "/") {
+		return nil, errRelativeCommand(spec.Argv[0])
+	}
+
 	env, err := r.ChildEnvironment(ctx, spec.Env)
 	if err != nil {
 		return nil, err
@@ -48,6 +61,9 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	var payload []byte
 	if r.direct {
 		startReq, payload = r.shimStart(h, spec, env)
+		if startChecks {
+			startReq.Header().Set(checkProgramHeader, "1")
+		}
 	} else {
 		controlEnv, err := r.ControlEnvironment(ctx)
 		if err != nil {
@@ -75,6 +91,15 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	select {
 	case p := <-published:
 		if p.err != nil {
+			if startChecks && programMissing(h.streamErr) {
+				// The daemon refused before it created or started
+				// anything, so there is nothing to roll back (on a
+				// client without the filesystem service, removing the
+				// state directory would start rm).
+				h.stopStream()
+				<-h.streamDone
+				return nil, errProgramMissing(spec.Argv[0])
+			}
 			return nil, r.rollbackSpawn(h, p.err)
 		}
 		h.pgid = p.pgid
@@ -235,6 +260,35 @@ const (
 	sessionDirHeader = "Sandtop-Session-Dir"
 	spillHeader      = "Sandtop-Spill"
 )
+
+// The daemon's check of the program within a shim Start (its
+// CheckProgramHeader): a missing program fails the Start with CodeNotFound
+// and the header in the error's metadata.
+const (
+	capCheckProgram    = "check-program"
+	checkProgramHeader = "Sandtop-Check-Program"
+)
+
+// programMissing says whether a Start failed on the daemon's check of the
+// program.
+func programMissing(err error) bool {
+	var ce *connect.Error
+	return errors.As(err, &ce) && ce.Code() == connect.CodeNotFound && ce.Meta().Get(checkProgramHeader) != ""
+}
+
+// checkProgram refuses a program ResolveExecutable finds missing; a
+// command -v answer that is no path (a shell builtin such as true, which
+// env still finds on PATH) does not count.
+func (r *Runtime) checkProgram(ctx context.Context, program string, env []EnvEntry) error {
+	_, err := r.ResolveExecutable(ctx, program, env)
+	switch {
+	case err == nil, errors.Is(err, ErrNoFile):
+		return nil
+	case errors.Is(err, ErrNotExecutable), errors.Is(err, ErrRelativeCommand):
+		return err
+	}
+	return fmt.Errorf("check %s: %w", program, err)
+}
 
 // newProcessID is a random state-directory name, like the seed's UUIDs.
 func newProcessID() (string, error) {

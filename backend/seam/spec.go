@@ -31,6 +31,12 @@ type SpawnSpec struct {
 	// keeps it in the state directory, so ListGroups reports it after the
 	// process exits and after a restart.
 	Tag string
+	// CheckProgram makes a program the sandbox cannot find an error of
+	// Spawn, before anything starts (ResolveExecutable's ErrNotExecutable
+	// or ErrRelativeCommand), where it would otherwise be a group that
+	// exits 127. Sandtop's daemon checks within the Start; elsewhere Spawn
+	// resolves the program first.
+	CheckProgram bool
 }
 
 // Stdio is the disposition of the three standard streams.
