@@ -234,18 +234,30 @@ func (c Compat) ListDir(ctx context.Context, path string) ([]DirEntry, error) {
 }
 
 func (c Compat) Remove(ctx context.Context, paths ...string) error {
-	if len(paths) == 0 {
-		return nil
-	}
-	r, err := c.Runner.Run(ctx, `exec rm -rf -- "$@"`, paths, nil)
-	if err != nil {
-		return fmt.Errorf("remove: %w", err)
-	}
-	if r.ExitCode != 0 {
-		return fmt.Errorf("remove: rm exited %d: %s", r.ExitCode, ClipText(r.Stderr))
+	// The script and its quoted arguments travel as one argument of bash,
+	// and Linux caps one argument at 128 KiB: a prune of some 1,800 groups
+	// failed with "argument list too long". So the paths go in batches.
+	for len(paths) > 0 {
+		n, size := 0, 0
+		for n < len(paths) && (n == 0 || size+len(wrapper.Quote(paths[n]))+1 <= removeBatchBytes) {
+			size += len(wrapper.Quote(paths[n])) + 1
+			n++
+		}
+		r, err := c.Runner.Run(ctx, `exec rm -rf -- "$@"`, paths[:n], nil)
+		if err != nil {
+			return fmt.Errorf("remove: %w", err)
+		}
+		if r.ExitCode != 0 {
+			return fmt.Errorf("remove: rm exited %d: %s", r.ExitCode, ClipText(r.Stderr))
+		}
+		paths = paths[n:]
 	}
 	return nil
 }
+
+// removeBatchBytes bounds the quoted paths of one rm, well under the
+// kernel's 128 KiB for one argument.
+const removeBatchBytes = 64 << 10
 
 // ClipText is b as one short line for an error message.
 func ClipText(b []byte) string {
