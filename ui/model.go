@@ -317,7 +317,7 @@ func (m *Model) onWatchLost(sb *sandbox, gen int, err error) tea.Cmd {
 // the cursors on the same items.
 func (m *Model) applySnapshot(sb *sandbox, s Snapshot) {
 	now := m.now()
-	sb.snapTaken = s.Taken
+	sb.snap = s
 	live := make(map[int]bool, len(s.Groups))
 	for _, g := range s.Groups {
 		live[g.PGID] = !g.Settled && liveMembers(&g) > 0
@@ -432,6 +432,7 @@ func (m *Model) onClock() tea.Cmd {
 	// Count down smoothly while a teardown waits; otherwise a slow clock
 	// for ages is all the idle UI redraws.
 	every := time.Second
+	var sync tea.Cmd
 	for _, sb := range m.ctxs {
 		for pgid, td := range sb.teardowns {
 			if !td.finished.IsZero() && now.Sub(td.finished) > 10*time.Second {
@@ -441,8 +442,23 @@ func (m *Model) onClock() tea.Cmd {
 		if sb.activeTeardowns() > 0 {
 			every = 250 * time.Millisecond
 		}
+		if m.expireGhosts(sb, now) && sb == m.cur {
+			sync = m.syncDetail() // the cursor may have left a ghost
+		}
 	}
-	return clockCmd(every)
+	return tea.Batch(clockCmd(every), sync)
+}
+
+// expireGhosts drops the settled ghosts whose time is up by applying the
+// last snapshot again (which changes nothing else), and says whether it did.
+func (m *Model) expireGhosts(sb *sandbox, now time.Time) bool {
+	for _, gh := range sb.ghosts {
+		if now.Sub(gh.since) > settledRetention {
+			m.applySnapshot(sb, sb.snap)
+			return true
+		}
+	}
+	return false
 }
 
 // setStatus shows a transient message in the footer.

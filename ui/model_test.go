@@ -95,6 +95,31 @@ func TestMarksVanishWithTheirGroups(t *testing.T) {
 	}
 }
 
+// TestSettledGroupLeavesOnTheClock: an idle table sends no new snapshot,
+// so the clock alone must take a vanished group off the list in time.
+func TestSettledGroupLeavesOnTheClock(t *testing.T) {
+	now := testNow
+	m, src := newTestModel(t, 160, 50, func(o *Options) { o.Now = func() time.Time { return now } })
+	m.cur.firstSeen[4100] = now.Add(-time.Minute)
+	snap := demoSnapshot(now)
+	snap.Groups = snap.Groups[1:]
+	m.Update(snapshotMsg{snap: snap, ch: src.snaps})
+	if m.groupByPGID(4100) == nil {
+		t.Fatalf("pgid 4100 should linger as settled")
+	}
+	rows := len(m.cur.tree.rows)
+	now = now.Add(settledRetention / 2)
+	m.Update(clockMsg(now))
+	if m.groupByPGID(4100) == nil {
+		t.Fatalf("pgid 4100 left before its time")
+	}
+	now = now.Add(settledRetention)
+	m.Update(clockMsg(now))
+	if m.groupByPGID(4100) != nil || len(m.cur.tree.rows) >= rows {
+		t.Fatalf("pgid 4100 still listed after %v (rows %d, were %d)", settledRetention, len(m.cur.tree.rows), rows)
+	}
+}
+
 func TestTeardownAsksFirstAndCancelSendsNothing(t *testing.T) {
 	m, src := newTestModel(t, 160, 50)
 	press(t, m, "j", "j", "x")
