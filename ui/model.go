@@ -182,7 +182,10 @@ func (sb *sandbox) targetName() string {
 // tagged with a context is applied to that context; an untagged one to the
 // context on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	m.reuseView = false // anything but a quiet tick may change the screen
+	m.reuseView = false
+	if _, tick := msg.(clockMsg); !tick {
+		m.lastView = "" // anything but a tick may change the screen
+	}
 	if sm, ok := msg.(scopedMsg); ok {
 		sb := sm.sb
 		if sb == nil {
