@@ -65,11 +65,13 @@ type sandbox struct {
 
 	events eventSink
 
-	info      SandboxInfo
-	conn      connState
-	connErr   error
-	watchGen  int
-	snapTaken time.Time
+	info     SandboxInfo
+	conn     connState
+	connErr  error
+	watchGen int
+	// snap is the last snapshot applied: the clock applies it again when a
+	// settled ghost's time is up, since an idle table sends no other.
+	snap Snapshot
 
 	tree       treeState
 	ghosts     map[int]ghost

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"sort"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -88,6 +89,13 @@ type Model struct {
 	wake       chan struct{}
 	frameArmed bool
 	lastFrame  time.Time
+
+	// A tick of the clock that changed nothing on screen lets View hand
+	// back the last frame instead of drawing 1,000 groups' rows again: see
+	// clockChangesNothing.
+	lastView     string
+	lastViewAges string // the ages the last frame showed
+	reuseView    bool
 }
 
 // ghost is a group that left the process table, kept a while as settled.
@@ -174,6 +182,10 @@ func (sb *sandbox) targetName() string {
 // tagged with a context is applied to that context; an untagged one to the
 // context on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.reuseView = false
+	if _, tick := msg.(clockMsg); !tick {
+		m.lastView = "" // anything but a tick may change the screen
+	}
 	if sm, ok := msg.(scopedMsg); ok {
 		sb := sm.sb
 		if sb == nil {
@@ -197,7 +209,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.lastFrame = m.now()
 		return m, m.drainStreams()
 	case clockMsg:
-		return m, m.onClock()
+		cmd := m.onClock()
+		m.reuseView = m.clockChangesNothing()
+		return m, cmd
 	case planeTickMsg:
 		return m, m.onPlaneTick()
 	case openDetailMsg:
@@ -317,7 +331,7 @@ func (m *Model) onWatchLost(sb *sandbox, gen int, err error) tea.Cmd {
 // the cursors on the same items.
 func (m *Model) applySnapshot(sb *sandbox, s Snapshot) {
 	now := m.now()
-	sb.snapTaken = s.Taken
+	sb.snap = s
 	live := make(map[int]bool, len(s.Groups))
 	for _, g := range s.Groups {
 		live[g.PGID] = !g.Settled && liveMembers(&g) > 0
@@ -428,21 +442,81 @@ func (m *Model) onClock() tea.Cmd {
 	now := m.now()
 	if !m.statusUntil.IsZero() && now.After(m.statusUntil) {
 		m.status, m.statusUntil = "", time.Time{}
+		m.lastView = "" // the footer changed
 	}
 	// Count down smoothly while a teardown waits; otherwise a slow clock
 	// for ages is all the idle UI redraws.
 	every := time.Second
+	var sync tea.Cmd
 	for _, sb := range m.ctxs {
 		for pgid, td := range sb.teardowns {
 			if !td.finished.IsZero() && now.Sub(td.finished) > 10*time.Second {
 				delete(sb.teardowns, pgid)
+				m.lastView = "" // its label leaves the row
 			}
 		}
 		if sb.activeTeardowns() > 0 {
 			every = 250 * time.Millisecond
 		}
+		if m.expireGhosts(sb, now) {
+			m.lastView = ""
+			if sb == m.cur {
+				sync = m.syncDetail() // the cursor may have left a ghost
+			}
+		}
 	}
-	return clockCmd(every)
+	return tea.Batch(clockCmd(every), sync)
+}
+
+// clockChangesNothing says whether the frame drawn before this tick is
+// still the screen: time shows only in the ages of the rows on screen,
+// unless a teardown counts down, a dialog or a plane's countdown is open,
+// or a vanished group's time ran out (those draw afresh).
+func (m *Model) clockChangesNothing() bool {
+	if m.lastView == "" || m.dialog != nil || m.hasPlanes() {
+		return false
+	}
+	for _, sb := range m.ctxs {
+		if len(sb.teardowns) > 0 {
+			return false
+		}
+	}
+	return m.visibleAges() == m.lastViewAges
+}
+
+// visibleAges is the AGE column of the tree rows a frame shows now.
+func (m *Model) visibleAges() string {
+	t := &m.cur.tree
+	_, h := m.lay.tree.inner()
+	now := m.now()
+	var b strings.Builder
+	for i := t.offset; i >= 0 && i < len(t.rows) && i < t.offset+h-1; i++ {
+		r := t.rows[i]
+		var at time.Time
+		switch r.kind {
+		case rowGroup:
+			at = groupStarted(r.group)
+		case rowProcess:
+			at = r.proc.Started
+		}
+		if !at.IsZero() {
+			b.WriteString(formatAge(now.Sub(at)))
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// expireGhosts drops the settled ghosts whose time is up by applying the
+// last snapshot again (which changes nothing else), and says whether it did.
+func (m *Model) expireGhosts(sb *sandbox, now time.Time) bool {
+	for _, gh := range sb.ghosts {
+		if now.Sub(gh.since) > settledRetention {
+			m.applySnapshot(sb, sb.snap)
+			return true
+		}
+	}
+	return false
 }
 
 // setStatus shows a transient message in the footer.

@@ -95,6 +95,31 @@ func TestMarksVanishWithTheirGroups(t *testing.T) {
 	}
 }
 
+// TestSettledGroupLeavesOnTheClock: an idle table sends no new snapshot,
+// so the clock alone must take a vanished group off the list in time.
+func TestSettledGroupLeavesOnTheClock(t *testing.T) {
+	now := testNow
+	m, src := newTestModel(t, 160, 50, func(o *Options) { o.Now = func() time.Time { return now } })
+	m.cur.firstSeen[4100] = now.Add(-time.Minute)
+	snap := demoSnapshot(now)
+	snap.Groups = snap.Groups[1:]
+	m.Update(snapshotMsg{snap: snap, ch: src.snaps})
+	if m.groupByPGID(4100) == nil {
+		t.Fatalf("pgid 4100 should linger as settled")
+	}
+	rows := len(m.cur.tree.rows)
+	now = now.Add(settledRetention / 2)
+	m.Update(clockMsg(now))
+	if m.groupByPGID(4100) == nil {
+		t.Fatalf("pgid 4100 left before its time")
+	}
+	now = now.Add(settledRetention)
+	m.Update(clockMsg(now))
+	if m.groupByPGID(4100) != nil || len(m.cur.tree.rows) >= rows {
+		t.Fatalf("pgid 4100 still listed after %v (rows %d, were %d)", settledRetention, len(m.cur.tree.rows), rows)
+	}
+}
+
 func TestTeardownAsksFirstAndCancelSendsNothing(t *testing.T) {
 	m, src := newTestModel(t, 160, 50)
 	press(t, m, "j", "j", "x")
@@ -507,5 +532,56 @@ func TestFinishedGroupDetailSaysItFinished(t *testing.T) {
 	view := m.View()
 	if !strings.Contains(view, "Finished: its output is no longer") || strings.Contains(view, "not started through the daemon") {
 		t.Fatalf("detail of a finished group:\n%s", view)
+	}
+}
+
+// TestClockTicksDrawWhatTheyShould: a tick that changes nothing on screen
+// may hand back the last frame, but after every tick the screen is what a
+// fresh drawing would be: ages, a status that expires, a teardown's label
+// that leaves.
+func TestClockTicksDrawWhatTheyShould(t *testing.T) {
+	now := testNow
+	m, src := newTestModel(t, 160, 50, func(o *Options) { o.Now = func() time.Time { return now } })
+	tick := func(d time.Duration) string {
+		t.Helper()
+		now = now.Add(d)
+		m.Update(clockMsg(now))
+		v := m.View()
+		if fresh := m.draw(); v != fresh {
+			t.Fatalf("after a tick to +%v the screen is stale:\n%s\nwant:\n%s", now.Sub(testNow), v, fresh)
+		}
+		return v
+	}
+	m.View()
+	first := tick(40 * time.Second) // the youngest group is past its first minute
+	if v := tick(time.Second); v != first {
+		t.Fatalf("a second changed a screen of ages in minutes:\n%s\n%s", first, v)
+	}
+	now = now.Add(time.Second)
+	if m.Update(clockMsg(now)); !m.reuseView {
+		t.Fatalf("a quiet tick draws the screen again")
+	}
+	tick(0)
+	if v := tick(time.Minute); v == first {
+		t.Fatalf("a minute went by and no age moved")
+	}
+	m.setStatus(levelInfo, "a passing note")
+	withStatus := m.View()
+	if !strings.Contains(withStatus, "a passing note") {
+		t.Fatalf("status not shown")
+	}
+	tick(time.Second)
+	if v := tick(10 * time.Second); strings.Contains(v, "a passing note") {
+		t.Fatalf("the status outlived its time")
+	}
+	press(t, m, "j", "j", "x", "y") // tears 4123 down
+	if _, _, tds := src.calls(); len(tds) != 1 {
+		t.Fatalf("teardowns = %v", tds)
+	}
+	m.View()
+	tick(7 * time.Second) // the status it left expires
+	tick(5 * time.Second) // then its finished label leaves the row
+	if len(m.cur.teardowns) != 0 {
+		t.Fatalf("teardown still listed: %v", m.cur.teardowns)
 	}
 }

@@ -16,6 +16,17 @@ func (m *Model) View() string {
 	if m.width == 0 || m.height == 0 {
 		return "sandtop: starting…"
 	}
+	if m.reuseView {
+		m.reuseView = false
+		return m.lastView
+	}
+	screen := m.draw()
+	m.lastView, m.lastViewAges = screen, m.visibleAges()
+	return screen
+}
+
+// draw renders the whole screen.
+func (m *Model) draw() string {
 	var parts []string
 	parts = append(parts, m.viewHeader())
 	if m.lay.zoomed {

@@ -17,6 +17,9 @@ type liveTable struct {
 	// shims are the groups sandtop's daemon runs under a shim, by pgid: the
 	// daemon names their state directory and requested argv.
 	shims map[int]shimGroup
+	// unchanged marks a reading that found the previous table again; it
+	// carries nothing else.
+	unchanged bool
 }
 
 // shimGroup is what the daemon tells of a shim group beyond its members.

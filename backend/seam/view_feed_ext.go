@@ -3,6 +3,7 @@ package seam
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"connectrpc.com/connect"
@@ -68,12 +69,13 @@ func openExtFeed(ctx context.Context, sup supervisorReader, interval time.Durati
 
 func (f *extFeed) next(ctx context.Context) (liveTable, error) {
 	for {
+		fresh := false
 		select {
 		case msg, ok := <-f.msgs:
 			if !ok {
 				return liveTable{}, f.err
 			}
-			f.last = msg
+			f.last, fresh = msg, true
 		case <-f.tick.C:
 			if f.last == nil {
 				continue
@@ -81,9 +83,24 @@ func (f *extFeed) next(ctx context.Context) (liveTable, error) {
 		case <-ctx.Done():
 			return liveTable{}, ctx.Err()
 		}
-		f.terms = readExtTerminals(ctx, f.sup, f.terms)
+		terms := readExtTerminals(ctx, f.sup, f.terms)
+		if !fresh && sameTerminals(terms, f.terms) {
+			// The tick found nothing new: say so rather than convert the
+			// whole table again for a snapshot equal to the last.
+			return liveTable{unchanged: true}, nil
+		}
+		f.terms = terms
 		return extTable(f.last.GetTakenUnixMs(), f.last.GetGroups(), f.terms), nil
 	}
+}
+
+// sameTerminals says whether two readings of the terminals agree.
+func sameTerminals(a, b []TerminalView) bool {
+	return slices.EqualFunc(a, b, func(x, y TerminalView) bool {
+		return x.Pid == y.Pid && x.Sid == y.Sid && x.Sandtop == y.Sandtop && x.ID == y.ID && x.Tag == y.Tag &&
+			slices.Equal(x.Argv, y.Argv) && x.Rows == y.Rows && x.Cols == y.Cols &&
+			x.ForegroundPgid == y.ForegroundPgid && x.InputWaiting == y.InputWaiting && x.Started.Equal(y.Started)
+	})
 }
 
 func (f *extFeed) close() {

@@ -1,6 +1,7 @@
 package seam
 
 import (
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -63,6 +64,8 @@ type publishedState struct {
 	// its leader still runs; a change sends on kick.
 	live map[int]bool
 	kick chan struct{}
+	// gen counts the scans that changed what was published.
+	gen uint64
 }
 
 func newPublishedState() *publishedState {
@@ -97,6 +100,27 @@ func (p *publishedState) noteLive(groups []GroupView) {
 		default:
 		}
 	}
+}
+
+// generation changes whenever a scan finds the published state changed.
+func (p *publishedState) generation() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gen
+}
+
+// samePublished says whether a scan found what the last one kept.
+func samePublished(old map[string]*publishedGroup, infos []GroupInfo, agent bool) bool {
+	if len(old) != len(infos) {
+		return false
+	}
+	for i := range infos {
+		pg, ok := old[infos[i].StateDir]
+		if !ok || pg.agent != agent || !reflect.DeepEqual(pg.GroupInfo, infos[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // mergePublished replaces a scan's result, keeping when each group was first seen

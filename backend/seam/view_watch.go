@@ -176,13 +176,24 @@ func (w *Watcher) Close() {
 // run turns tables into snapshots until ctx ends or the connection is lost.
 func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
 	var last Snapshot
+	var table liveTable
+	var published uint64
 	for {
 		if ext, ok := f.(*extFeed); ok {
 			w.table.Store(ext.table())
 		}
-		last = compose(t, w.pub, w.r.RuntimeRoot(), w.opts.MaxFinished)
-		if !w.send(ctx, last) {
-			return
+		// With the table and the published state as they were, the
+		// snapshot would be the last one again: an idle sandbox costs
+		// neither side a compose nor a redraw.
+		if gen := w.pub.generation(); !t.unchanged || gen != published {
+			if !t.unchanged {
+				table = t
+			}
+			published = gen
+			last = compose(table, w.pub, w.r.RuntimeRoot(), w.opts.MaxFinished)
+			if !w.send(ctx, last) {
+				return
+			}
 		}
 		var err error
 		t, err = f.next(ctx)
@@ -302,6 +313,9 @@ func (p *publishedState) record(agent bool, start, now time.Time, infos []GroupI
 	*last, *took = start, time.Since(start)
 	*next = time.Now().Add(max(every, 3**took))
 	if err == nil {
+		if !samePublished(*into, infos, agent) {
+			p.gen++
+		}
 		*into = mergePublished(*into, infos, agent, now)
 	}
 }
