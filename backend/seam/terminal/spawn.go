@@ -124,6 +124,11 @@ func (rt *Service) Spawn(ctx context.Context, spec Spec) (*Terminal, error) {
 
 	select {
 	case <-published:
+		// Both may be ready by now, and select picks either: an allocation
+		// cancelled meanwhile (disposal began) is rolled back all the same.
+		if ctx.Err() != nil {
+			return nil, t.rollback(fmt.Errorf("terminal allocation cancelled: %w", context.Cause(ctx)))
+		}
 		return t, nil
 	case <-t.done:
 		_, terr := t.Outcome()
