@@ -36,7 +36,7 @@ func main() {
 	spawns := flag.Int("spawns", 200, "spawns timed for the spawn figures")
 	watch := flag.Duration("watch", 10*time.Second, "how long the TUI watches at each level")
 	out := flag.String("o", "", "also write the table to this file")
-	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, scale, teardown, settled, stream (default: all)")
+	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream (default: all)")
 	flag.Parse()
 	if err := run(*levels, *streamMiB, *spawns, *watch, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -102,6 +102,11 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 			return err
 		}
 		if err := b.seamFigures(spawns); err != nil {
+			return err
+		}
+	}
+	if part("attach") {
+		if err := b.attachFigures(spawns); err != nil {
 			return err
 		}
 	}
