@@ -95,6 +95,7 @@ func (d *Daemon) Guard(next http.Handler) http.Handler {
 				reject(w, r, msg)
 				return
 			}
+			markAuthenticated(r.Context())
 		}
 		dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout, progress: &writeProgress{}}
 		defer dw.disarm()
