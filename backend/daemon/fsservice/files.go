@@ -51,7 +51,7 @@ func (s *Service) FilesHandler() http.Handler {
 			s.upload(w, r)
 		default:
 			w.Header().Set("Allow", "GET, HEAD, POST")
-			jsonError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on /files", r.Method))
+			jsonError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on /files", clip(r.Method)))
 		}
 	})
 }
@@ -107,7 +107,7 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request) {
 			return errorf(connect.CodeNotFound, "path '%s' does not exist", p)
 		}
 		if err != nil {
-			return fsError(&fs.PathError{Op: "open", Path: p, Err: err}, "download")
+			return fsError(err, "download %s", p)
 		}
 		f = os.NewFile(uintptr(fd), p)
 		return nil
@@ -198,7 +198,7 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 		defer gz.Close()
 		body = gz
 	default:
-		jsonError(w, http.StatusBadRequest, fmt.Errorf("unsupported Content-Encoding %q: only gzip", enc))
+		jsonError(w, http.StatusBadRequest, fmt.Errorf("unsupported Content-Encoding %q: only gzip", clip(enc)))
 		return
 	}
 	query, hasPath := r.URL.Query(), r.URL.Query().Has("path")
@@ -232,7 +232,7 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			if err != nil {
-				jsonError(w, http.StatusBadRequest, fmt.Errorf("read multipart body: %w", err))
+				jsonError(w, http.StatusBadRequest, fmt.Errorf("read multipart body: %w", bare(err)))
 				return
 			}
 			if part.FormName() != "file" {
@@ -258,7 +258,7 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 			}
 			if seen[p] {
 				part.Close()
-				jsonError(w, http.StatusBadRequest, fmt.Errorf("cannot upload several files to the same path '%s' in one request; the first one was written", p))
+				jsonError(w, http.StatusBadRequest, fmt.Errorf("cannot upload several files to the same path '%s' in one request; the first one was written", clip(p)))
 				return
 			}
 			seen[p] = true
@@ -271,7 +271,7 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 			done = append(done, uploaded{Path: p, Name: filepath.Base(p), Type: "file"})
 		}
 	default:
-		jsonError(w, http.StatusBadRequest, fmt.Errorf("unsupported content type %q: want multipart/form-data or application/octet-stream", r.Header.Get("Content-Type")))
+		jsonError(w, http.StatusBadRequest, fmt.Errorf("unsupported content type %q: want multipart/form-data or application/octet-stream", clip(r.Header.Get("Content-Type"))))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -377,7 +377,7 @@ func prepareUpload(p string) (*upload, error) {
 		// a FIFO took its place meanwhile, the open must not wait.
 		fd, err := unix.Open(u.target, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 		if err != nil {
-			return nil, fsError(&fs.PathError{Op: "open", Path: p, Err: err}, "upload")
+			return nil, fsError(err, "upload to %s", p)
 		}
 		u.f = os.NewFile(uintptr(fd), u.target)
 	}
