@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -147,6 +148,15 @@ func (c *gatedConn) Close() error {
 	c.g.mu.Unlock()
 	c.timer.Stop()
 	return c.Conn.Close()
+}
+
+// ReadFrom keeps the connection's own (sendfile, splice) for HTTP/1.1
+// bodies such as /files downloads.
+func (c *gatedConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
 
 // gateKey holds a request's *gatedConn in its connection's context.
