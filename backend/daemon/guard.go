@@ -89,13 +89,14 @@ func (d *Daemon) Guard(next http.Handler) http.Handler {
 	timeout := d.cfg.WriteTimeout
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /health stays open, as in envd, so clients can tell "down" from
-		// "denied".
-		if r.URL.Path != "/health" {
-			if msg := d.refusal(r, want); msg != "" {
-				reject(w, r, msg)
-				return
-			}
+		// "denied"; only a request that would pass ends its connection's
+		// probation (see unauth.go).
+		msg := d.refusal(r, want)
+		if msg == "" {
 			markAuthenticated(r.Context())
+		} else if r.URL.Path != "/health" {
+			reject(w, r, msg)
+			return
 		}
 		dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout, progress: &writeProgress{}}
 		defer dw.disarm()

@@ -123,3 +123,39 @@ func TestAuthTimeoutSparesAuthenticatedStreams(t *testing.T) {
 		t.Fatalf("stdout %q", got)
 	}
 }
+
+// A client that has only asked /health, with the token, keeps its
+// connection past the auth timeout; one without the token does not.
+func TestHealthWithTheTokenAuthenticatesTheConnection(t *testing.T) {
+	env := daemontest.StartTCP(t, daemon.Config{Token: "tok", AuthTimeout: 300 * time.Millisecond})
+	addr := strings.TrimPrefix(env.Addr, "http://")
+	probe := func(token string) net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		req := "GET /health HTTP/1.1\r\nHost: x\r\n"
+		if token != "" {
+			req += "X-Access-Token: " + token + "\r\n"
+		}
+		if _, err := c.Write([]byte(req + "\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 512)
+		if n, err := c.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), "HTTP/1.1 204") {
+			t.Fatalf("health: %q %v", buf[:n], err)
+		}
+		return c
+	}
+	with, without := probe("tok"), probe("")
+	time.Sleep(time.Second) // three auth timeouts
+	for name, c := range map[string]net.Conn{"with the token": with, "without": without} {
+		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		closed := err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+		if want := name == "without"; closed != want {
+			t.Errorf("health %s: connection closed %v, want %v (%v)", name, closed, want, err)
+		}
+	}
+}
