@@ -42,7 +42,10 @@ type Config struct {
 	ExitRetention time.Duration // 0 → 60s
 	Token         string
 	WriteTimeout  time.Duration // one write to a client, 0 → 15s
-	Logger        *slog.Logger  // nil → discard
+	// AuthTimeout closes a connection that has carried no authorised
+	// request for this long after it was accepted; 0 → 10s.
+	AuthTimeout time.Duration
+	Logger      *slog.Logger // nil → discard
 
 	// ReapAllOrphans makes the daemon reap every child it did not start
 	// itself. Set it only when the daemon owns its OS process (RunServe
@@ -96,6 +99,9 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = defaultWriteTimeout
+	}
+	if cfg.AuthTimeout <= 0 {
+		cfg.AuthTimeout = defaultAuthTimeout
 	}
 	if cfg.ExitRetention <= 0 {
 		cfg.ExitRetention = defaultExitRetention
