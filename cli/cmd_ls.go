@@ -99,6 +99,10 @@ var listFormats = []string{"table", "wide", "name", "json"}
 
 func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	columns := 6
+	if wide {
+		columns = 10
+	}
 	switch {
 	case !headers:
 	case wide:
@@ -139,7 +143,8 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", g.PGID, g.State, exit, dash(g.Tag), len(pids), clip(cmdline, 60))
 		}
 		if exit == "unknown" {
-			fmt.Fprintf(tw, "  └ %s\t\t\t\t\t\n", clip(g.Problem, 100))
+			// Under COMMAND, the last column: in the first it widened PGID.
+			fmt.Fprintf(tw, "%s└ %s\n", strings.Repeat("\t", columns-1), clip(g.Problem, 100))
 		}
 		// Escapees sit under their group, marked, with their own pid.
 		for _, e := range g.Escapees {

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 // hostileTag is what a program could put in a tag: a window-title change
@@ -58,3 +60,33 @@ func TestInprocLsPrintsSandboxStringsWithoutEscapes(t *testing.T) {
 	}
 }
 
+// A settled group with a long problem: the problem goes on its own line
+// under COMMAND, and PGID stays as wide as a pgid. The problem is cleaned
+// like every other string from the sandbox.
+func TestLsProblemRowKeepsPGIDNarrow(t *testing.T) {
+	problem := "reading /home/user/.local/state/sandtop/processes/abc/exit-code: \x1b[2Jpermission denied" + strings.Repeat(" and more", 4)
+	code := 0
+	doc := listDoc{Groups: []listGroup{
+		{PGID: 4242, ID: "abc", Origin: "sandtop", State: "settled", Problem: problem, Command: []string{"sleep", "1"}, Members: []listProcess{}},
+		{PGID: 51, ID: "def", Origin: "sandtop", State: "settled", ExitCode: &code, Command: []string{"true"}, Members: []listProcess{}},
+	}}
+	for _, wide := range []bool{false, true} {
+		var b bytes.Buffer
+		printListTable(&b, doc, wide, true, time.Now())
+		out := b.String()
+		lines := strings.Split(out, "\n")
+		if at := strings.Index(lines[0], "STATE"); at < 0 || at > len("PGID")+4 {
+			t.Fatalf("wide=%v: PGID is %d columns wide:\n%s", wide, at, out)
+		}
+		if !strings.Contains(out, "└ reading /home/user") || terminalControls(out) > 0 {
+			t.Fatalf("wide=%v: the problem is missing or raw:\n%q", wide, out)
+		}
+		// The problem sits where COMMAND starts.
+		cmdAt := strings.Index(lines[0], "COMMAND")
+		for _, l := range lines {
+			if i := strings.Index(l, "└"); i >= 0 && i != cmdAt {
+				t.Fatalf("wide=%v: the problem starts at column %d, COMMAND at %d:\n%s", wide, i, cmdAt, out)
+			}
+		}
+	}
+}
