@@ -23,7 +23,7 @@ func controlBytes(s string) int {
 	return n
 }
 
-// The tree, the detail and the terminals pane draw a group's tag, argv and
+// The tree and the terminals pane draw a group's tag, argv and
 // command names, and a terminal's title, without a byte of the escape
 // sequences they hold.
 func TestSandboxStringsAreDrawnWithoutEscapes(t *testing.T) {
