@@ -15,6 +15,7 @@ import (
 
 	"sandtop/backend/e2b"
 	"sandtop/backend/target"
+	"sandtop/safetext"
 	"sandtop/ui"
 )
 
@@ -140,7 +141,7 @@ func templateLabel(sb e2b.Sandbox) string {
 // e2bSummary is the one line ls prints about an E2B sandbox before its
 // groups.
 func e2bSummary(name string, sb e2b.Sandbox, now time.Time) string {
-	return fmt.Sprintf("%s  %s  %s  %s left  %s", name, templateLabel(sb), sb.State, ui.FormatTimeLeft(sb.EndAt.Sub(now)), ui.FormatMetadata(sb.Metadata))
+	return safetext.Line(fmt.Sprintf("%s  %s  %s  %s left  %s", name, templateLabel(sb), sb.State, ui.FormatTimeLeft(sb.EndAt.Sub(now)), ui.FormatMetadata(sb.Metadata)))
 }
 
 func newE2BLogsCmd(g *globalFlags) *cobra.Command {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandtop/backend/seam"
+	"sandtop/safetext"
 )
 
 // lsOptions is what "sandtop ls" was asked for.
@@ -98,6 +99,10 @@ var listFormats = []string{"table", "wide", "name", "json"}
 
 func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	columns := 6
+	if wide {
+		columns = 10
+	}
 	switch {
 	case !headers:
 	case wide:
@@ -133,12 +138,13 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 			if len(g.Members) > 0 && rss > 0 {
 				usage, mem = strconv.FormatFloat(cpu, 'f', 1, 64), shortBytes(rss)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.PGID, g.State, exit, dash(g.Tag), age, usage, mem, dash(strings.Join(pids, ",")), g.ID, clip(cmdline, 120))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.PGID, g.State, exit, dash(g.Tag), age, usage, mem, dash(strings.Join(pids, ",")), dash(g.ID), clip(cmdline, 120))
 		} else {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", g.PGID, g.State, exit, dash(g.Tag), len(pids), clip(cmdline, 60))
 		}
 		if exit == "unknown" {
-			fmt.Fprintf(tw, "  └ %s\t\t\t\t\t\n", clip(g.Problem, 100))
+			// Under COMMAND, the last column: in the first it widened PGID.
+			fmt.Fprintf(tw, "%s└ %s\n", strings.Repeat("\t", columns-1), clip(g.Problem, 100))
 		}
 		// Escapees sit under their group, marked, with their own pid.
 		for _, e := range g.Escapees {
@@ -171,23 +177,15 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 	tw.Flush()
 }
 
+// dash is a table cell for s, cleaned (it may come from the sandbox), or
+// "-" when s is empty.
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return safetext.Line(s)
 }
 
-// clip shortens s to n runes and makes it one line, for table cells.
-func clip(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// clip shortens s to n runes and makes it one line without control
+// characters, for table cells.
+func clip(s string, n int) string { return safetext.Clip(s, n) }

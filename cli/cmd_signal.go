@@ -199,7 +199,7 @@ func teardownPrinting(ctx context.Context, w io.Writer, s *session, pgid int, gr
 			}
 			fmt.Fprintf(w, "%7s  group %d is empty\n", at, pgid)
 		case seam.PhaseFailed:
-			fmt.Fprintf(w, "%7s  teardown of group %d failed: %v\n", at, pgid, ev.Err)
+			fmt.Fprintf(w, "%7s  teardown of group %d failed: %s\n", at, pgid, clip(fmt.Sprint(ev.Err), 1000))
 		}
 	})
 	return err
@@ -209,5 +209,5 @@ func escapeeName(e seam.Escapee) string {
 	if len(e.Argv) > 0 {
 		return clip(strings.Join(e.Argv, " "), 60)
 	}
-	return e.Comm
+	return clip(e.Comm, 60)
 }

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandtop/groupstate"
+	"sandtop/safetext"
 )
 
 // focus is the state machine at the root of the UI: where keys go.
@@ -521,7 +522,7 @@ func (m *Model) expireGhosts(sb *sandbox, now time.Time) bool {
 
 // setStatus shows a transient message in the footer.
 func (m *Model) setStatus(level eventLevel, text string) {
-	m.status, m.statusLevel = text, level
+	m.status, m.statusLevel = safetext.Line(text), level // errors may quote the sandbox
 	m.statusUntil = m.now().Add(6 * time.Second)
 }
 

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"sandtop/safetext"
 )
 
 // ControlPlane is what a sandbox's provider (E2B) knows and does besides
@@ -99,7 +101,7 @@ func FormatMetadata(md map[string]string) string {
 	for i, k := range keys {
 		parts[i] = k + "=" + md[k]
 	}
-	return strings.Join(parts, ",")
+	return safetext.Line(strings.Join(parts, ","))
 }
 
 // templateName is the alias when the template has one, else its id.

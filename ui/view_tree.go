@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"sandtop/groupstate"
+	"sandtop/safetext"
 )
 
 // treeColumn is one column of the group tree. Optional columns are dropped,
@@ -169,7 +170,7 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 		}
 		cells["exit"] = exitString(g.Exit)
 		cells["tty"] = groupTTY(g)
-		cells["tag"] = st.accent.Render(g.Tag)
+		cells["tag"] = st.accent.Render(safetext.Line(g.Tag))
 		cells["cmd"] = command(g)
 		if stateOf(g) == groupstate.Settled {
 			cells["cmd"] = st.muted.Render(cells["cmd"])

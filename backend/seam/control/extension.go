@@ -173,6 +173,30 @@ func (c Extension) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	}
 }
 
+func (c Extension) ReadRange(ctx context.Context, path string, offset int64, length int) ([]byte, int64, error) {
+	if err := checkRange(path, offset, length); err != nil {
+		return nil, 0, err
+	}
+	var out []byte
+	var size int64
+	for len(out) < length {
+		resp, err := c.Supervisor.ReadFile(ctx, connect.NewRequest(&sandtopv1.ReadFileRequest{Path: path,
+			Offset: uint64(offset) + uint64(len(out)), Length: uint64(length - len(out))}))
+		if err != nil {
+			if connect.CodeOf(err) == connect.CodeNotFound {
+				return nil, 0, fmt.Errorf("read %s: %w", path, ErrFileNotFound)
+			}
+			return nil, 0, fmt.Errorf("read %s: %w", path, err)
+		}
+		out = append(out, resp.Msg.GetData()...)
+		size = int64(resp.Msg.GetSize())
+		if resp.Msg.GetEof() || len(resp.Msg.GetData()) == 0 {
+			break
+		}
+	}
+	return out, size, nil
+}
+
 func (c Extension) ListDir(ctx context.Context, path string) ([]DirEntry, error) {
 	resp, err := c.Supervisor.ListDir(ctx, connect.NewRequest(&sandtopv1.ListDirRequest{Path: path}))
 	if err != nil {
