@@ -72,6 +72,9 @@ func liveProcesses(cmd *cobra.Command, f *factory, terminalsOnly bool) []string 
 }
 
 func completionListing(cmd *cobra.Command, f *factory) (listDoc, bool) {
+	if f.bind != nil {
+		f.bind(cmd)
+	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
 	s, err := f.Session(ctx)

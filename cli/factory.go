@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"sandtop/backend/seam"
 )
 
@@ -33,6 +35,11 @@ type factory struct {
 	Resolve func(ctx context.Context) (resolved, error)
 	// Open dials a resolved sandbox.
 	Open func(ctx context.Context, r resolved) (*session, error)
+
+	// bind makes a command's own target flags the ones Resolve reads;
+	// completion calls it, since cobra runs no pre-run hook before
+	// completing. Nil where the factory is not over flags (tests).
+	bind func(*cobra.Command)
 }
 
 // newFactory is the binary's factory: the process's streams and clock,
@@ -42,6 +49,7 @@ func newFactory(g *globalFlags) *factory {
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Now: time.Now,
 		Resolve: func(ctx context.Context) (resolved, error) { return resolveTarget(ctx, g) },
 		Open:    func(ctx context.Context, r resolved) (*session, error) { return r.open(ctx) },
+		bind:    g.bind,
 	}
 }
 
