@@ -21,8 +21,8 @@ import (
 // for four sandboxes (a unix socket, an envd on loopback with a token, a
 // config target, an E2B sandbox behind the fake control plane), each with
 // its own WHO in its base environment, so a program tells where it ran. The
-// config's default target is a fifth daemon, the decoy: a flag that is
-// silently ignored lands there and fails the checks.
+// config's default target is a fifth daemon, the decoy (no WHO): a flag
+// that is silently ignored lands there and fails the checks.
 
 const flagsSandboxID = "sbxflags"
 
@@ -48,7 +48,9 @@ func newFlagBench(t *testing.T) *flagBench {
 	sock := daemontest.Start(t, daemon.Config{Env: base("sock")})
 	envd := daemontest.StartTCP(t, daemon.Config{Env: base("envd"), Token: "flags-envd-token"})
 	cfgbox := daemontest.Start(t, daemon.Config{Env: base("cfg")})
-	decoy := daemontest.Start(t, daemon.Config{Env: base("decoy")})
+	// The decoy is a daemon process of its own, so a signal or kill sent
+	// there fails rather than reaching a group of this process's daemons.
+	decoy := startServe(t, nil)
 	e2bd := daemontest.StartTCP(t, daemon.Config{Compat: true, Env: base("e2b"), Token: "flags-e2b-token"})
 	fake := e2bfake.New(t, compatKey)
 	fake.Add(e2bfake.Sandbox{ID: flagsSandboxID, Alias: "flags", TemplateID: "tplf", EnvdURL: e2bd.Addr, Token: e2bd.Token,
@@ -60,7 +62,7 @@ func newFlagBench(t *testing.T) *flagBench {
 		t.Fatal(err)
 	}
 	configPath := filepath.Join(dir, "config.toml")
-	cfg := fmt.Sprintf("target = \"decoy\"\n[targets.decoy]\nsocket = %q\n[targets.cfgbox]\nsocket = %q\n", decoy.Socket, cfgbox.Socket)
+	cfg := fmt.Sprintf("target = \"decoy\"\n[targets.decoy]\nsocket = %q\n[targets.cfgbox]\nsocket = %q\n", decoy, cfgbox.Socket)
 	if err := os.WriteFile(configPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

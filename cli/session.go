@@ -58,6 +58,25 @@ func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
+	return resolveSelection(ctx, g, cfg, sel)
+}
+
+// resolveNamedTarget resolves a sandbox by the name ls -A gives it (the
+// SANDBOX of SANDBOX/PGID), without connecting to it.
+func resolveNamedTarget(ctx context.Context, g *globalFlags, name string) (resolved, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return resolved{}, err
+	}
+	sel, err := g.target.named(cfg, name)
+	if err != nil {
+		return resolved{}, err
+	}
+	return resolveSelection(ctx, g, cfg, sel)
+}
+
+// resolveSelection lists the one sandbox sel names.
+func resolveSelection(ctx context.Context, g *globalFlags, cfg config.Config, sel selection) (resolved, error) {
 	ts, err := sel.targetsUnchecked(ctx)
 	if err != nil {
 		return resolved{}, err
