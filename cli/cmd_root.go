@@ -59,7 +59,10 @@ default shown first); --target, --socket and --envd (each repeatable) and
 --e2b (every E2B sandbox, running or paused, or --e2b=ID; looking never
 resumes or extends one) name the sandboxes instead.
 In the TUI, c or :ctx switches between them. The other commands work on
-one sandbox. The local sandbox's daemon starts on first use and keeps
+one sandbox, except ls -A, which lists every one, and kill, signal and
+logs, which take SANDBOX/PGID for a group elsewhere. A target flag a
+command cannot honour is an error, never a quiet fall-back to the local
+sandbox. The local sandbox's daemon starts on first use and keeps
 running, with every process it supervises, after sandtop exits.`,
 		Args:          unknownCommand,
 		SilenceErrors: true,
