@@ -162,6 +162,14 @@ func TestLsAllListsEverySandboxAndKillTakesSandboxSlashPGID(t *testing.T) {
 		t.Fatalf("ls -A -o json groups: %v", found)
 	}
 
+	// Completion: a command's own target flags, and SANDBOX/.
+	if out := b.must(t, "__complete", "kill", "--target", "beta", ""); !strings.Contains(out, "\n"+itoa(b1)+"\t") && !strings.HasPrefix(out, itoa(b1)+"\t") {
+		t.Fatalf("kill --target beta completion lacks %d:\n%s", b1, out)
+	}
+	if out := b.must(t, "__complete", "kill", "beta/"); !strings.Contains(out, "beta/"+itoa(b1)+"\t") || strings.Contains(out, itoa(a1)) {
+		t.Fatalf("kill beta/ completion:\n%s", out)
+	}
+
 	// logs beta/PGID reads beta's group from alpha's command line.
 	eventually(t, 20*time.Second, "logs beta/PGID", func() bool {
 		r := sandtopEnv(t, b.env, "logs", "beta/"+itoa(b2))

@@ -34,11 +34,11 @@ target flags select; SANDBOX/PGID names a group in any sandbox, SANDBOX as
   sandtop signal SIGSTOP 4123 4130
   sandtop signal 10 4123 e2b:isb7x2k/812`,
 		Args: usageArgs(cobra.MinimumNArgs(2)),
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) == 0 {
 				return signalNameCompletion(), cobra.ShellCompDirectiveNoFileComp
 			}
-			return liveGroups(cmd, f), cobra.ShellCompDirectiveNoFileComp
+			return liveGroups(cmd, f, toComplete), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sig, err := parseSignal(args[0])

@@ -178,6 +178,19 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 	return sels, nil
 }
 
+// dedupe drops repeated values of the repeatable flags.
+func (t *targetFlags) dedupe() {
+	for _, p := range []*[]string{&t.names, &t.sockets, &t.envds} {
+		var kept []string
+		for _, v := range *p {
+			if !slicesContains(kept, v) {
+				kept = append(kept, v)
+			}
+		}
+		*p = kept
+	}
+}
+
 // applyLayout sets the sandbox paths the flags name, which must be
 // absolute: the sandbox may not be this machine.
 func (t *targetFlags) applyLayout(sel *selection) error {

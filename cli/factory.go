@@ -58,7 +58,12 @@ func newFactory(g *globalFlags) *factory {
 		},
 		Sandboxes: func(ctx context.Context) ([]sandboxEntry, error) { return allSandboxes(ctx, g) },
 		Open:      func(ctx context.Context, r resolved) (*session, error) { return r.open(ctx) },
-		bind:      g.bind,
+		bind: func(cmd *cobra.Command) {
+			g.bind(cmd)
+			// cobra parses a completion's flags twice, so each value of a
+			// repeatable flag is there twice.
+			g.target.dedupe()
+		},
 	}
 }
 
