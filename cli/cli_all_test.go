@@ -291,3 +291,26 @@ func TestLsAllAsksAtMost16AtOnce(t *testing.T) {
 		t.Fatalf("%d unreachable rows:\n%s", n, out.String())
 	}
 }
+
+func TestParseGroupRef(t *testing.T) {
+	for arg, want := range map[string]groupRef{
+		"4123":                    {pgid: 4123},
+		"local/4123":              {sandbox: "local", pgid: 4123},
+		"socket:/run/a b.sock/77": {sandbox: "socket:/run/a b.sock", pgid: 77},
+		"envd:10.0.0.5:49983/9":   {sandbox: "envd:10.0.0.5:49983", pgid: 9},
+		"e2b:isb7x2k/812":         {sandbox: "e2b:isb7x2k", pgid: 812},
+	} {
+		if got, err := parseGroupRef("pgid", arg); err != nil || got != want {
+			t.Errorf("%q: %+v, %v; want %+v", arg, got, err, want)
+		}
+	}
+	for _, bad := range []string{"/12", "local/", "local/1", "local/0", "local/x", "x", "-3"} {
+		if _, err := parseGroupRef("pgid", bad); exitCodeOf(err) != exitUsage {
+			t.Errorf("%q: %v; want a usage error", bad, err)
+		}
+	}
+	refs, err := parseGroupRefs([]string{"12", "a/12", "12", "a/12", "b/12"})
+	if err != nil || len(refs) != 3 {
+		t.Fatalf("refs %+v, %v", refs, err)
+	}
+}
