@@ -33,6 +33,8 @@ type flagWay struct {
 	want  string   // the sandbox's name, as ls -o json's "target" gives it
 	who   string   // its WHO
 	isE2B bool
+	// nameArgs are the flags SANDBOX/PGID needs to reach it by name.
+	nameArgs []string
 }
 
 type flagBench struct {
@@ -84,10 +86,11 @@ func newFlagBench(t *testing.T) *flagBench {
 			{name: "target", args: []string{"--target", "cfgbox"}, want: "cfgbox", who: "cfg"},
 			{name: "SANDTOP_TARGET", env: []string{"SANDTOP_TARGET=cfgbox"}, want: "cfgbox", who: "cfg"},
 			{name: "socket", args: []string{"--socket", sock.Socket}, want: "socket:" + sock.Socket, who: "sock"},
-			{name: "envd", args: []string{"--envd", envd.Addr, "--token-file", tokenFile}, want: "envd:" + envdHost, who: "envd"},
-			{name: "e2b", args: append([]string{"--e2b"}, layout...), want: "e2b:" + flagsSandboxID, who: "e2b", isE2B: true},
-			{name: "e2b=ID", args: append([]string{"--e2b=" + flagsSandboxID}, layout...), want: "e2b:" + flagsSandboxID, who: "e2b", isE2B: true},
-			{name: "e2b-metadata", args: append([]string{"--e2b-metadata", "suite=flags"}, layout...), want: "e2b:" + flagsSandboxID, who: "e2b", isE2B: true},
+			{name: "envd", args: []string{"--envd", envd.Addr, "--token-file", tokenFile}, want: "envd:" + envdHost, who: "envd",
+				nameArgs: []string{"--envd", envd.Addr, "--token-file", tokenFile}},
+			{name: "e2b", args: append([]string{"--e2b"}, layout...), want: "e2b:" + flagsSandboxID, who: "e2b", isE2B: true, nameArgs: layout},
+			{name: "e2b=ID", args: append([]string{"--e2b=" + flagsSandboxID}, layout...), want: "e2b:" + flagsSandboxID, who: "e2b", isE2B: true, nameArgs: layout},
+			{name: "e2b-metadata", args: append([]string{"--e2b-metadata", "suite=flags"}, layout...), want: "e2b:" + flagsSandboxID, who: "e2b", isE2B: true, nameArgs: layout},
 		},
 	}
 	return b
@@ -198,6 +201,13 @@ func checkWay(t *testing.T, b *flagBench, w flagWay) {
 		r := b.run(t, w, "logs", strconv.Itoa(pgid))
 		return r.code == 0 && strings.Contains(r.stdout, "who="+w.who)
 	})
+	// The same group as SANDBOX/PGID, as ls -A names its sandbox, with the
+	// config's default (the decoy) selected: only what reaching it needs
+	// (the envd's token file, E2B's layout) is given.
+	named := flagWay{args: w.nameArgs}
+	if r := b.run(t, named, "logs", w.want+"/"+strconv.Itoa(pgid)); r.code != 0 || !strings.Contains(r.stdout, "who="+w.who) {
+		t.Fatalf("logs %s/%d %v: exit %d\n%s%s", w.want, pgid, w.nameArgs, r.code, r.stdout, r.stderr)
+	}
 	b.must(t, w, "signal", "STOP", strconv.Itoa(pgid))
 	eventually(t, 30*time.Second, "the group stopped", func() bool {
 		doc, ok := b.tryList(t, w)
