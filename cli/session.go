@@ -86,7 +86,7 @@ func resolveSelection(ctx context.Context, g *globalFlags, cfg config.Config, se
 		for i, t := range ts {
 			names[i] = t.Name
 		}
-		return resolved{}, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one", len(ts), strings.Join(names, ", ")))
+		return resolved{}, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one (ls -A lists them all)", len(ts), strings.Join(names, ", ")))
 	}
 	g.logger().Debug("opening sandbox", "target", ts[0].Name)
 	return resolved{Target: ts[0], cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly, logger: g.logger(),
