@@ -22,13 +22,6 @@ func parseTargets(t *testing.T, args ...string) *targetFlags {
 	tf := &targetFlags{}
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	tf.register(fs)
-	t.Cleanup(func() { // the extensions are package-level; leave them unset
-		for _, x := range targetExtensions {
-			if e, ok := x.(*e2bExtension); ok {
-				e.value, e.flag, e.metadata = "", nil, nil
-			}
-		}
-	})
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}

@@ -21,20 +21,24 @@ const followPoll = 250 * time.Millisecond
 
 // logsOptions is what "sandtop logs" was asked for.
 type logsOptions struct {
-	pid    int // the group's leader, so its pgid
-	follow bool
+	pid int // the group's leader, so its pgid
+	// sandbox is the SANDBOX of SANDBOX/PID; empty: the command's own.
+	sandbox string
+	follow  bool
 }
 
 func newLogsCmd(f *factory) *cobra.Command {
 	var opts logsOptions
 	c := &cobra.Command{
-		Use:   "logs PID [-f]",
+		Use:   "logs [SANDBOX/]PID [-f]",
 		Short: "Print the output a process group kept in the sandbox",
 		Long: `Prints the stdout and then the stderr that 'sandtop run' kept for the group
 whose leader is PID (its pgid), from the spill files in the sandbox. With
 -f it streams the group's recent and live output (stdout and stderr merged,
 from the daemon's replay buffer) while its leader runs, and otherwise keeps
 printing the spill files until the group has no live member left.
+SANDBOX/PID names a group in another sandbox than the one the target
+flags select, SANDBOX as 'sandtop ls -A' prints it.
 For a terminal, use 'sandtop attach'.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -44,11 +48,11 @@ For a terminal, use 'sandtop attach'.`,
 			return liveProcesses(cmd, f, false), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pid, err := parsePositiveID("pid", args[0])
+			ref, err := parseGroupRef("pid", args[0])
 			if err != nil {
 				return err
 			}
-			opts.pid = pid
+			opts.pid, opts.sandbox = ref.pgid, ref.sandbox
 			return runLogs(cmd.Context(), f, opts)
 		},
 	}
@@ -60,7 +64,7 @@ For a terminal, use 'sandtop attach'.`,
 // ErrOut), or with follow streams it until the group is empty.
 func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
 	pid := opts.pid
-	s, err := f.Session(ctx)
+	s, err := f.SessionIn(ctx, opts.sandbox)
 	if err != nil {
 		return err
 	}

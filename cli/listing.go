@@ -23,8 +23,10 @@ type listDoc struct {
 }
 
 type listGroup struct {
-	PGID int    `json:"pgid"`
-	ID   string `json:"id"` // state directory under <runtime root>/processes (an agent's: under its .dsh-e2b/processes)
+	// Sandbox is the group's sandbox, in ls -A only (as it names them).
+	Sandbox string `json:"sandbox,omitempty"`
+	PGID    int    `json:"pgid"`
+	ID      string `json:"id"` // state directory under <runtime root>/processes (an agent's: under its .dsh-e2b/processes)
 	// Origin is who started it: "sandtop" (through sandtop's wrapper) or
 	// "agent" (a DeepSeek Harness agent's provider).
 	Origin string `json:"origin"`
@@ -69,7 +71,9 @@ type listProcess struct {
 }
 
 type listTerminal struct {
-	PID int `json:"pid"`
+	// Sandbox is the terminal's sandbox, in ls -A only.
+	Sandbox string `json:"sandbox,omitempty"`
+	PID     int    `json:"pid"`
 	// Origin is always "terminal": a program on a PTY.
 	Origin string   `json:"origin"`
 	ID     string   `json:"id"`
