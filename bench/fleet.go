@@ -104,7 +104,7 @@ func (b *bench) fleetLevel(dir string, n int, socks []string, o fleetOptions) er
 	defer tui.stop()
 
 	// Until every count is shown (or the TUI never says so).
-	shown, shownNote := waitCountsShown(tui, logFile, o.countsWait)
+	shown, shownNote, firstScreen := waitCountsShown(tui, logFile, o.countsWait)
 	if dead, screen := tui.dead(); dead {
 		return fmt.Errorf("%s: the TUI exited; its screen:\n%s", label, screen)
 	}
@@ -135,6 +135,11 @@ func (b *bench) fleetLevel(dir string, n int, socks []string, o fleetOptions) er
 	loadEnd := loadAverage()
 	const hz = 100 // USER_HZ
 
+	first := "not drawn"
+	if firstScreen > 0 {
+		first = fmt.Sprintf("%.1f s", firstScreen.Seconds())
+	}
+	b.add(label+": time until the TUI's first screen", first, "from its start, polled every 250 ms", "", "")
 	b.add(label+": time until every sandbox's counts are shown", shown, shownNote, "", "≤ 60 s at 1,000")
 	b.add(label+", idle TUI: RSS", fmt.Sprintf("%.1f MiB", float64(rss)/1024), fmt.Sprintf("peak %.1f MiB", float64(hwm)/1024), "", "< 150 MiB at 1,000")
 	b.add(label+fmt.Sprintf(", idle TUI: CPU over %.0f s", secs), pct(float64(cpu1-cpu0)/hz/secs), "—", "", "< 3% of a core at 1,000")
@@ -158,36 +163,47 @@ var logTime = regexp.MustCompile(`^time=(\S+)`)
 
 // waitCountsShown polls the TUI's log until it says every sandbox's counts
 // are shown, or wait passes, or (when the TUI never logs the line) a
-// settling time passes. It returns the figure and a note on it.
-func waitCountsShown(tui *tmuxTUI, logFile string, wait time.Duration) (string, string) {
-	const settle = 20 * time.Second // enough for the TUI to load when it logs nothing
-	start := time.Now()
+// settling time passes. It returns the figure and a note on it, and how
+// long the TUI took to draw its first screen (0: it did not).
+func waitCountsShown(tui *tmuxTUI, logFile string, wait time.Duration) (figure, note string, firstScreen time.Duration) {
+	// When the TUI logs nothing: its first screen, then this long to load.
+	const settle = 15 * time.Second
+	start := tui.started
+	var drawn time.Time
+	defer func() {
+		if !drawn.IsZero() {
+			firstScreen = drawn.Sub(start)
+		}
+	}()
 	lastK, lastN := -1, 0
 	for {
+		if drawn.IsZero() && strings.TrimSpace(tui.capture()) != "" {
+			drawn = time.Now()
+		}
 		started, k, n, at := scanCountsLog(logFile)
 		if n > 0 && k >= n {
 			from := started
 			if from.IsZero() || at.IsZero() {
 				from, at = start, time.Now()
 			}
-			return fmt.Sprintf("%.1f s", at.Sub(from).Seconds()), fmt.Sprintf("all %d shown (from the TUI's start, its log)", n)
+			return fmt.Sprintf("%.1f s", at.Sub(from).Seconds()), fmt.Sprintf("all %d shown (from the TUI's start, its log)", n), 0
 		}
 		if k != lastK || n != lastN {
 			lastK, lastN = k, n
 		}
 		waited := time.Since(start)
 		if dead, _ := tui.dead(); dead {
-			return "n/a", "the TUI exited"
+			return "n/a", "the TUI exited", 0
 		}
-		if (lastN == 0 && waited > settle) || waited > wait {
+		if (lastN == 0 && !drawn.IsZero() && time.Since(drawn) > settle) || waited > wait {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 	if lastN == 0 {
-		return "n/a", "the TUI does not log \"counts shown\""
+		return "n/a", "the TUI does not log \"counts shown\"", 0
 	}
-	return fmt.Sprintf("> %.0f s", wait.Seconds()), fmt.Sprintf("%d of %d shown after %.0f s", lastK, lastN, wait.Seconds())
+	return fmt.Sprintf("> %.0f s", wait.Seconds()), fmt.Sprintf("%d of %d shown after %.0f s", lastK, lastN, wait.Seconds()), 0
 }
 
 // scanCountsLog reads the TUI's debug log: when it started, and the last
@@ -307,11 +323,12 @@ func socketsOf(pid, envdPort, planePort int) socketCount {
 // tmuxTUI is the TUI running in a private tmux server, which runs in the
 // foreground as the bench's child and so dies with it.
 type tmuxTUI struct {
-	sock   string
-	server *exec.Cmd
-	pid    int
-	exe    string
-	undo   func()
+	sock    string
+	server  *exec.Cmd
+	pid     int
+	exe     string
+	started time.Time // just before tmux started it
+	undo    func()
 }
 
 func startTmuxTUI(dir string, env, argv []string) (*tmuxTUI, error) {
@@ -343,6 +360,7 @@ func startTmuxTUI(dir string, env, argv []string) (*tmuxTUI, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	t.started = time.Now()
 	args := []string{"new-session", "-d", "-s", "fleet", "-x", strconv.Itoa(fleetTUICols), "-y", strconv.Itoa(fleetTUIRows), "--", "env", "-i"}
 	if _, err := t.tmux(append(append(args, env...), argv...)...); err != nil {
 		t.stop()
