@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -32,6 +33,7 @@ type fleetOptions struct {
 	idle        time.Duration
 	countsWait  time.Duration
 	tuiArgs     []string
+	keep        string // where to copy the TUI's logs and screens ("": nowhere)
 }
 
 // fleetTUICols and fleetTUIRows are the TUI's window.
@@ -96,7 +98,14 @@ func (b *bench) fleetLevel(dir string, n int, socks []string, o fleetOptions) er
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home,
 		"XDG_RUNTIME_DIR=" + home, "TERM=screen-256color", "LANG=C.UTF-8",
 		"E2B_API_KEY=" + fleetKey, "E2B_API_URL=" + fl.plane.URL, "E2B_DOMAIN=sandbox.test", "E2B_SANDBOX_URL=" + fl.proxyURL}
-	argv := append(append([]string{b.bin}, o.tuiArgs...), "--log-file", logFile)
+	// The sandbox user is this one, as the daemons run as it; its home is
+	// the level's: E2B's /home/user does not exist here.
+	me, err := user.Current()
+	if err != nil {
+		return err
+	}
+	layout := []string{"--user", me.Username, "--agent-workspace", home, "--runtime-root", filepath.Join(home, ".local/state/sandtop")}
+	argv := append(append(append([]string{b.bin}, o.tuiArgs...), layout...), "--log-file", logFile)
 	tui, err := startTmuxTUI(filepath.Join(dir, fmt.Sprintf("tmux-%d", n)), env, argv)
 	if err != nil {
 		return err
@@ -131,7 +140,13 @@ func (b *bench) fleetLevel(dir string, n int, socks []string, o fleetOptions) er
 		return fmt.Errorf("%s: the TUI did not run through the idle window; its screen:\n%s", label, screen)
 	}
 	// What the operator saw, on stderr beside the progress lines.
-	fmt.Fprintf(os.Stderr, "%s: the TUI's screen at the end:\n%s\n", label, strings.TrimRight(tui.capture(), "\n"))
+	screen := tui.capture()
+	fmt.Fprintf(os.Stderr, "%s: the TUI's screen at the end:\n%s\n", label, strings.TrimRight(screen, "\n"))
+	if o.keep != "" {
+		if err := keepFiles(o.keep, n, logFile, screen); err != nil {
+			return err
+		}
+	}
 	loadEnd := loadAverage()
 	const hz = 100 // USER_HZ
 
@@ -152,6 +167,21 @@ func (b *bench) fleetLevel(dir string, n int, socks []string, o fleetOptions) er
 		"", "paused: never dialled")
 	b.add(label+": load average (1 min), start / end", loadStart+" / "+loadEnd, "2 CPUs", "", "")
 	return nil
+}
+
+// keepFiles copies level n's TUI log and last screen into dir.
+func keepFiles(dir string, n int, logFile, screen string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	log, err := os.ReadFile(logFile)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("tui-%d.log", n)), log, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, fmt.Sprintf("screen-%d.txt", n)), []byte(screen), 0o644)
 }
 
 // countsLine is what the TUI logs each time more sandboxes have their

@@ -43,6 +43,7 @@ func main() {
 	flag.IntVar(&fleetOpts.pausedEvery, "fleet-paused-every", 10, "fleet: every n-th sandbox is paused (0: none)")
 	flag.DurationVar(&fleetOpts.idle, "fleet-idle", 60*time.Second, "fleet: the idle window RSS, CPU and requests are measured over")
 	flag.DurationVar(&fleetOpts.countsWait, "fleet-wait", 120*time.Second, "fleet: how long to wait for every sandbox's counts")
+	flag.StringVar(&fleetOpts.keep, "fleet-keep", "", "fleet: copy each level's TUI debug log and last screen into this directory")
 	fleetArgs := flag.String("fleet-args", "--e2b --e2b-metadata fleet=bench", "fleet: the TUI's target flags (every bench sandbox has metadata fleet=bench)")
 	flag.Parse()
 	var err error
