@@ -92,6 +92,11 @@ func (m *Model) switchTo(i int) tea.Cmd {
 	m.lay = computeLayout(m.width, m.height, len(next.terms), m.zoomed)
 	next.events.add(m.now(), levelInfo, "switched to %s", next.targetName())
 	switch next.state {
+	case openPending:
+		// A fleet's sandbox is dialled the first time it is shown.
+		next.state = openRunning
+		next.events.add(m.now(), levelInfo, "opening %s", next.targetName())
+		cmds = append(cmds, m.openCmd(next))
 	case openReady:
 		cmds = append(cmds, m.startWatching(next))
 	case openFailed:
