@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -28,6 +29,7 @@ import (
 	"sandtop/backend/e2b/e2bfake"
 	"sandtop/backend/seam"
 	"sandtop/config"
+	"sandtop/stuck"
 	"sandtop/themes"
 	"sandtop/ui"
 )
@@ -267,5 +269,78 @@ func TestFleetBacksOffOn429(t *testing.T) {
 	}
 	if w, _ := f.Backoff(); w > 0 {
 		t.Fatalf("still backing off after a success: %v", w)
+	}
+}
+
+// TestStuckEndToEnd: on the real daemon, a quiet sleep is judged idle once
+// the (shortened) time has passed, a group whose leader exited while a
+// member runs is judged "leader gone" at once, and `ls -o json` (the
+// binary, default rules) carries the latter's reason and not the former's.
+func TestStuckEndToEnd(t *testing.T) {
+	d := daemontest.Start(t, daemon.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rt, err := seam.NewRuntime(ctx, d.Dial(), seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spawn := func(argv ...string) int {
+		h, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: argv, Cwd: "/", GraceMs: 100,
+			Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Detach()
+		t.Cleanup(func() {
+			c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = rt.TeardownGroup(c, h.Pgid(), 100*time.Millisecond, func(seam.TeardownEvent) {})
+		})
+		return h.Pgid()
+	}
+	quiet := spawn("sleep", "600")
+	orphaned := spawn("sh", "-c", "sleep 601 & exit 0")
+	rules := stuck.Rules{After: time.Second, IdleCPU: 1, SpinCPU: 95}
+	var got map[int]string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		snap, err := rt.Snapshot(ctx, seam.WatchOptions{Workspaces: []string{"/"}, Stuck: &rules})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = map[int]string{}
+		for _, g := range snap.Groups {
+			got[g.Pgid] = g.Stuck
+		}
+		if strings.HasPrefix(got[quiet], "idle ") && got[orphaned] == stuck.LeaderGone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: quiet %q, orphaned %q; want idle and leader gone", got[quiet], got[orphaned])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r := sandtopEnv(t, testEnv, "--socket", d.Socket, "ls", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("ls: exit %d: %s", r.code, r.stderr)
+	}
+	var doc struct {
+		Groups []struct {
+			PGID  int    `json:"pgid"`
+			Stuck string `json:"stuck"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("ls -o json: %v\n%s", err, r.stdout)
+	}
+	seen := map[int]string{}
+	for _, g := range doc.Groups {
+		seen[g.PGID] = g.Stuck
+	}
+	if s, ok := seen[orphaned]; !ok || s != stuck.LeaderGone {
+		t.Errorf("ls -o json: the orphaned group's stuck is %q (listed %v); want %q\n%s", s, ok, stuck.LeaderGone, r.stdout)
+	}
+	if s, ok := seen[quiet]; !ok || s != "" {
+		t.Errorf("ls -o json: the quiet group's stuck is %q (listed %v); the default rules wait 10 min", s, ok)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sandtop/backend/seam"
 	"sandtop/backend/target"
 	"sandtop/config"
+	"sandtop/stuck"
 	"sandtop/ui"
 	"sandtop/uisource"
 )
@@ -35,6 +36,12 @@ type tuiOpener struct {
 	mu       sync.Mutex
 	sessions []*target.Session
 	pool     *envdPool
+}
+
+// stuckRules are the config's [stuck] rules.
+func (o *tuiOpener) stuckRules() *stuck.Rules {
+	r := o.cfg.Stuck.Rules()
+	return &r
 }
 
 // newFleet is a fleet with the opener's periods.
@@ -146,14 +153,14 @@ func (o *tuiOpener) e2bContext(c *ui.Context, f *e2bFleet, t target.Target) {
 			return nil, err
 		}
 		release(false) // pinned: it stays open while the TUI runs
-		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: s.Target.Endpoint, Cwd: cwd, Grace: o.cfg.Grace})
+		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: s.Target.Endpoint, Cwd: cwd, Grace: o.cfg.Grace, Stuck: o.stuckRules()})
 	}
 	c.Summary = func(ctx context.Context) (ui.Snapshot, error) {
 		s, release, err := o.e2bSession(ctx, f, t, false)
 		if err != nil {
 			return ui.Snapshot{}, err
 		}
-		snap, err := uisource.Summary(ctx, s.Runtime, cwd)
+		snap, err := uisource.Summary(ctx, s.Runtime, cwd, o.stuckRules())
 		release(err != nil)
 		return snap, err
 	}
@@ -204,7 +211,7 @@ func (o *tuiOpener) open(t target.Target, cwd string) func(context.Context) (ui.
 		o.mu.Lock()
 		o.sessions = append(o.sessions, s)
 		o.mu.Unlock()
-		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace})
+		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace, Stuck: o.stuckRules()})
 	}
 }
 

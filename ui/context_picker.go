@@ -305,7 +305,7 @@ func (m *Model) viewFleet(w, h int) string {
 	const fixed = 8 + 8 + 5 + 6 + 6 + 5 + 5 + 6 // STATE LEFT CPU MEM GRP TERM WAIT STUCK
 	reasonW := 0
 	if w >= 110 {
-		reasonW = min(30, w-2-fixed-3-28)
+		reasonW = min(60, w-2-fixed-3-28)
 	}
 	nameW := max(8, min(30, w-2-3-fixed-max(reasonW+1, 0)))
 	head := fmt.Sprintf("  %-*s %-11s %7s %4s %5s %5s %4s %4s %5s", nameW, "NAME", "STATE", "LEFT", "CPU", "MEM", "GROUPS", "TERM", "WAIT", "STUCK")
@@ -382,7 +382,7 @@ func (m *Model) fleetRow(sb *sandbox, selected bool, nameW, reasonW, w int, now 
 	if sb.sum.err != nil && !(sb.watched && sb.conn == connUp) {
 		reason = "unreachable: " + errText(sb.sum.err)
 	} else if sb.state == openFailed && sb.spec.Summary == nil {
-		reason = errText(sb.openErr)
+		reason = "unreachable: " + errText(sb.openErr)
 	}
 	l := fmt.Sprintf("%s %-*s %-11s %7s %4s %5s %5s %4s %4s %5s", " ", nameW, fit(name, nameW), fit(sb.fleetState(), 11), left, cpu, mem, groups, terms, waiting, stuck)
 	if reasonW > 0 && reason != "" {
