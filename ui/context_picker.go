@@ -207,11 +207,15 @@ func (m *Model) fleetKey(msg tea.KeyMsg) tea.Cmd {
 		f.offset = 0
 		return nil
 	}
-	pos := 0
+	pos := -1
 	for i, c := range rows {
 		if c == f.sel {
 			pos = i
 		}
+	}
+	if pos < 0 && len(rows) > 0 {
+		// The filter hid the selection: the cursor is on the first row.
+		pos, f.sel = 0, rows[0]
 	}
 	move := func(to int) {
 		if len(rows) == 0 {
@@ -302,12 +306,16 @@ func (m *Model) viewFleet(w, h int) string {
 		f.offset = max(0, len(rows)-f.height)
 	}
 	// Columns: the name takes what the numbers leave.
-	const fixed = 8 + 8 + 5 + 6 + 6 + 5 + 5 + 6 // STATE LEFT CPU MEM GRP TERM WAIT STUCK
+	const fixed = 2 + 53 // the cursor, then STATE LEFT CPU MEM GROUPS TERM WAIT STUCK and their gaps
 	reasonW := 0
 	if w >= 110 {
-		reasonW = min(60, w-2-fixed-3-28)
+		reasonW = min(60, w-2-fixed-1-28)
 	}
-	nameW := max(8, min(30, w-2-3-fixed-max(reasonW+1, 0)))
+	nameW := w - 2 - fixed - 1
+	if reasonW > 0 {
+		nameW -= reasonW + 1
+	}
+	nameW = max(8, min(30, nameW))
 	head := fmt.Sprintf("  %-*s %-11s %7s %4s %5s %5s %4s %4s %5s", nameW, "NAME", "STATE", "LEFT", "CPU", "MEM", "GROUPS", "TERM", "WAIT", "STUCK")
 	if reasonW > 0 {
 		head += " REASON"

@@ -79,6 +79,12 @@ func (m *Model) switchTo(i int) tea.Cmd {
 	}
 	next := m.ctxs[i]
 	if next == m.cur {
+		if next.state == openPending && !next.planePaused() {
+			// Shown for the first time, after the fleet view.
+			next.state = openRunning
+			next.events.add(m.now(), levelInfo, "opening %s", next.targetName())
+			return m.openCmd(next)
+		}
 		return nil
 	}
 	if m.focus == focusAttached {

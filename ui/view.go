@@ -63,6 +63,8 @@ func (m *Model) viewHeader() string {
 	sep := st.header.Render("  ")
 	conn := st.header.Render("○ connecting")
 	switch {
+	case sb.state == openPending:
+		conn = st.header.Render("○ not connected")
 	case sb.state == openFailed:
 		conn = st.header.Render("✗ unreachable")
 	case sb.conn == connUp:
