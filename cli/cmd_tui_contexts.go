@@ -38,6 +38,17 @@ type tuiOpener struct {
 	pool     *envdPool
 }
 
+// openSessions counts the pool's open envd sessions.
+func (o *tuiOpener) openSessions() int {
+	o.mu.Lock()
+	pool := o.pool
+	o.mu.Unlock()
+	if pool == nil {
+		return 0
+	}
+	return pool.open()
+}
+
 // stuckRules are the config's [stuck] rules.
 func (o *tuiOpener) stuckRules() *stuck.Rules {
 	r := o.cfg.Stuck.Rules()
