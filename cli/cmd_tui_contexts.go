@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -36,6 +37,7 @@ type tuiOpener struct {
 	mu       sync.Mutex
 	sessions []*target.Session
 	pool     *envdPool
+	closed   bool
 }
 
 // openSessions counts the pool's open envd sessions.
@@ -181,6 +183,10 @@ func (o *tuiOpener) e2bContext(c *ui.Context, f *e2bFleet, t target.Target) {
 // first if it never was.
 func (o *tuiOpener) e2bSession(ctx context.Context, f *e2bFleet, t target.Target, pin bool) (*target.Session, func(bool), error) {
 	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil, nil, errors.New("the TUI is closing")
+	}
 	if o.pool == nil {
 		o.pool = newEnvdPool(poolMax, poolIdle)
 	}
@@ -245,7 +251,7 @@ func (o *tuiOpener) retry(sel selection) func(context.Context) (ui.Source, error
 func (o *tuiOpener) closeAll() {
 	o.mu.Lock()
 	pool := o.pool
-	o.pool = nil
+	o.pool, o.closed = nil, true
 	for _, s := range o.sessions {
 		s.Close()
 	}

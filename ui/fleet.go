@@ -27,7 +27,7 @@ const (
 	FleetVisibleRefresh = 8 * time.Second
 	FleetRefresh        = 50 * time.Second
 	// fleetParallel bounds the summaries in flight.
-	fleetParallel = 8
+	fleetParallel = 16
 	// summaryTimeout bounds one summary: dial, describe, snapshot.
 	summaryTimeout = 20 * time.Second
 	// fleetFirstAt is how many sandboxes with a provider make the TUI open
