@@ -134,3 +134,23 @@ func TestGoldenFleet(t *testing.T) {
 		})
 	}
 }
+
+type backoffPlane struct{ *fakePlane }
+
+func (backoffPlane) Backoff() (time.Duration, string) { return 12 * time.Second, "429 rate limited" }
+
+// A provider that backs off says so in the fleet view's title and in the
+// header of a sandbox shown.
+func TestPlaneBackoffIsShown(t *testing.T) {
+	m, _, _, _ := newPlaneModel(t, func(o *Options) {
+		o.Contexts[0].Plane = backoffPlane{o.Contexts[0].Plane.(*fakePlane)}
+	})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
+	if h := stripStyle(m.viewHeader()); !strings.Contains(h, "backing off (429 rate limited), 12s") {
+		t.Fatalf("header: %q", h)
+	}
+	press(t, m, "c")
+	if v := stripStyle(m.View()); !strings.Contains(v, "E2B backing off (429 rate limited), 12s") {
+		t.Fatalf("fleet view:\n%s", v)
+	}
+}

@@ -292,6 +292,9 @@ func (m *Model) planeBadge() string {
 	if p.hasMetrics {
 		s += st.header.Render("  " + formatMetrics(p.metrics))
 	}
+	if wait, why := m.planeBackoff(); wait > 0 {
+		s += st.header.Render("  ") + st.warning.Render(fmt.Sprintf("⚠ control plane backing off (%s), %s", why, wait.Round(time.Second)))
+	}
 	return s
 }
 
