@@ -136,7 +136,7 @@ func sb2state(sb *sandbox) string { return sb.fleetState() }
 func (sb *sandbox) badness(now time.Time) int {
 	c, _ := sb.counts()
 	b := c.Stuck*1000 + c.Waiting*100
-	if sb.sum.err != nil || sb.state == openFailed && !sb.planePaused() {
+	if sb.sum.err != nil && !sb.sum.throttled || sb.state == openFailed && !sb.planePaused() {
 		b += 50
 	}
 	if sb.spec.Plane != nil && !sb.pl.info.Paused() && !sb.pl.gone && sb.timeLeft(now) < timeLeftWarning {
@@ -170,7 +170,7 @@ func (sb *sandbox) fleetState() string {
 			return "gone"
 		case sb.pl.info.Paused():
 			return "paused"
-		case sb.sum.err != nil && !sb.watched:
+		case sb.sum.err != nil && !sb.watched && !sb.sum.throttled:
 			return "unreachable"
 		}
 		return "running"
@@ -387,7 +387,9 @@ func (m *Model) fleetRow(sb *sandbox, selected bool, nameW, reasonW, w int, now 
 	} else if sb.sum.inFlight {
 		groups = "…"
 	}
-	if sb.sum.err != nil && !(sb.watched && sb.conn == connUp) {
+	if sb.sum.err != nil && sb.sum.throttled && !(sb.watched && sb.conn == connUp) {
+		reason = "waits for the control plane"
+	} else if sb.sum.err != nil && !(sb.watched && sb.conn == connUp) {
 		reason = "unreachable: " + errText(sb.sum.err)
 	} else if sb.state == openFailed && sb.spec.Summary == nil {
 		reason = "unreachable: " + errText(sb.openErr)

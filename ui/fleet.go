@@ -70,11 +70,14 @@ func countsOf(groups []Group, terms []Terminal) fleetCounts {
 
 // fleetSummary is the last summary of a sandbox not (or not yet) watched.
 type fleetSummary struct {
-	counts   fleetCounts
-	known    bool
-	err      error
-	at       time.Time // when last asked
-	inFlight bool
+	counts fleetCounts
+	known  bool
+	err    error
+	// throttled: the last failure came while the provider backed off, so
+	// it says nothing about the sandbox.
+	throttled bool
+	at        time.Time // when last asked
+	inFlight  bool
 }
 
 type summaryMsg struct {
@@ -163,10 +166,11 @@ func (m *Model) scheduleSummaries(now time.Time) tea.Cmd {
 func (m *Model) onSummary(sb *sandbox, msg summaryMsg) {
 	sb.sum.inFlight = false
 	if msg.err != nil {
-		sb.sum.err = msg.err
+		wait, _ := m.planeBackoff()
+		sb.sum.err, sb.sum.throttled = msg.err, wait > 0
 		return
 	}
-	sb.sum.err = nil
+	sb.sum.err, sb.sum.throttled = nil, false
 	sb.sum.counts, sb.sum.known = countsOf(msg.snap.Groups, msg.snap.Terminals), true
 	m.noteFleetProgress()
 }
