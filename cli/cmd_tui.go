@@ -56,6 +56,7 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 		return err
 	}
 	opts.Contexts, opts.Initial = contexts, initial
+	opts.Logger = g.logger()
 	opts.Warnings = warningsSoFar()
 	// The TUI needs a terminal; say so plainly instead of a garbled screen.
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {

@@ -52,6 +52,10 @@ type listGroup struct {
 	Escapees []listProcess `json:"escapees,omitempty"`
 	// Problem says why the exit status is unknown (or unreadable).
 	Problem string `json:"problem,omitempty"`
+	// Stuck is why the group looks stuck (package stuck's default rules:
+	// "waiting for input", "leader gone", "idle 12m", "spinning 11m");
+	// absent when it does not.
+	Stuck string `json:"stuck,omitempty"`
 }
 
 type listProcess struct {
@@ -101,7 +105,7 @@ func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc
 		}
 		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
 			Command: g.Argv, ExitCode: g.ExitCode, Signal: g.Signal, Members: listProcesses(g.Members),
-			Escapees: listProcesses(g.Escapees), Problem: g.Problem}
+			Escapees: listProcesses(g.Escapees), Problem: g.Problem, Stuck: g.Stuck}
 		if lg.Members == nil {
 			lg.Members = []listProcess{}
 		}

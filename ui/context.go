@@ -37,6 +37,10 @@ type Context struct {
 	// the first refresh.
 	Plane     ControlPlane
 	PlaneInfo PlaneInfo
+	// Summary, when set, reads the sandbox once for the fleet view's
+	// counts, without the TUI opening it: such a context is dialled only
+	// when the operator visits it (see fleet.go).
+	Summary func(ctx context.Context) (Snapshot, error)
 }
 
 // openState is how far a context's Source has come.
@@ -81,7 +85,8 @@ type sandbox struct {
 	marks      map[int]bool
 	teardowns  map[int]*teardown
 
-	pl planeState
+	pl  planeState
+	sum fleetSummary
 }
 
 func newSandbox(spec Context, index int, log *eventLog) *sandbox {

@@ -32,6 +32,12 @@ type ControlPlane interface {
 	DefaultTimeout() time.Duration
 }
 
+// PlaneBackoff is what a ControlPlane may also say: that it waits before
+// asking its provider again (after a 429 or a 5xx), how long and why.
+type PlaneBackoff interface {
+	Backoff() (wait time.Duration, reason string)
+}
+
 // ErrSandboxGone, wrapped in a ControlPlane's error, says the provider no
 // longer knows the sandbox (killed or expired): retrying cannot help.
 var ErrSandboxGone = errors.New("sandbox is gone")

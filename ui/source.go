@@ -101,6 +101,9 @@ type Group struct {
 	// Settled means no live member is left.
 	Settled bool
 	Started time.Time
+	// Stuck is why the group looks stuck ("waiting for input", "idle
+	// 12m", …), as the source judged it; empty when it does not.
+	Stuck string
 }
 
 // ExitStatus is how a leader ended.

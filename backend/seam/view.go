@@ -54,6 +54,11 @@ type GroupView struct {
 	Started time.Time
 	// Problem says why the published state could not be read.
 	Problem string
+	// OutputAt is when the group last wrote output to its spill files
+	// (zero when unknown); Stuck is why the group looks stuck under the
+	// rules of package stuck, "" when it does not.
+	OutputAt time.Time
+	Stuck    string
 }
 
 // ProcessView is one live process.

@@ -9,6 +9,7 @@ import (
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/seam/control"
+	"sandtop/stuck"
 )
 
 // WatchOptions shape a Watch (and a Snapshot).
@@ -22,6 +23,9 @@ type WatchOptions struct {
 	Workspaces []string
 	// MaxFinished bounds the finished groups shown; zero shows them all.
 	MaxFinished int
+	// Stuck are the rules that flag a group as stuck; nil means
+	// stuck.Default().
+	Stuck *stuck.Rules
 }
 
 // firstTableTimeout bounds a watch's first read, so that a dead daemon is
@@ -79,7 +83,9 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 	for dir := range pub.groups {
 		delete(pub.agent, dir) // our own root, found again from the table
 	}
-	return compose(t, pub, r.RuntimeRoot(), opts.MaxFinished), nil
+	snap := compose(t, pub, r.RuntimeRoot(), opts.MaxFinished)
+	judgeStuck(&snap, opts.Stuck, r.info.Extension, time.Now())
+	return snap, nil
 }
 
 // publishedOwn reads sandtop's own state dirs, all of them in one call on
@@ -178,6 +184,7 @@ func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
 	var last Snapshot
 	var table liveTable
 	var published uint64
+	var judged time.Time
 	for {
 		if ext, ok := f.(*extFeed); ok {
 			w.table.Store(ext.table())
@@ -191,7 +198,15 @@ func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
 			}
 			published = gen
 			last = compose(table, w.pub, w.r.RuntimeRoot(), w.opts.MaxFinished)
+			judged = time.Now()
+			judgeStuck(&last, w.opts.Stuck, w.r.info.Extension, judged)
 			if !w.send(ctx, last) {
+				return
+			}
+		} else if time.Since(judged) >= stuckRecheck {
+			// Nothing changed but the time: a group may have become idle.
+			judged = time.Now()
+			if judgeStuck(&last, w.opts.Stuck, w.r.info.Extension, judged) && !w.send(ctx, last) {
 				return
 			}
 		}

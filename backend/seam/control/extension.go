@@ -230,7 +230,11 @@ func (c Extension) ReadAllStates(ctx context.Context, _ string) ([]StateFiles, e
 	for _, d := range resp.Msg.GetDirs() {
 		entries := make([]DirEntry, 0, len(d.GetEntries()))
 		for _, e := range d.GetEntries() {
-			entries = append(entries, DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize())})
+			de := DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize())}
+			if ms := e.GetMtimeUnixMs(); ms != 0 {
+				de.ModTime = time.UnixMilli(ms) // the spills' last write: when the group last spoke
+			}
+			entries = append(entries, de)
 		}
 		files := d.GetFiles()
 		f := StateFilesFrom(d.GetId(), entries, func(name string) *string {
