@@ -27,7 +27,10 @@ type proc struct {
 	argv    []string
 	started time.Time
 	cmd     *exec.Cmd
-	out     *hub
+	// wait reaps the started process and gives its status (see
+	// waitWithoutThread); set once it started.
+	wait func() (syscall.WaitStatus, error)
+	out  *hub
 
 	pty     *os.File // PTY master; nil for pipes
 	ttyName string   // e.g. /dev/pts/3
@@ -128,10 +131,14 @@ func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 // supervise waits for the leader and the output readers, then publishes the
 // end event and retires the process.
 func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
-	waitErr := p.cmd.Wait()
+	ws, waitErr := p.wait()
 	p.exitedAt = time.Now()
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+	if waitErr == nil {
 		p.status, p.hasState = ws, true
+		if !ws.Exited() || ws.ExitStatus() != 0 {
+			// What os/exec's Wait returned, which envd passes on.
+			waitErr = errors.New(exitText(ws))
+		}
 	}
 	close(p.leaderExited)
 	if p.stopArmed.Load() {
@@ -156,22 +163,32 @@ func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
 func (p *proc) endEvent(waitErr error) *process.ProcessEvent_EndEvent {
 	ev := &process.ProcessEvent_EndEvent{ExitCode: -1}
 	if ws, ok := p.waitStatus(); ok {
-		switch {
-		case ws.Exited():
+		if ws.Exited() {
 			ev.ExitCode, ev.Exited = int32(ws.ExitStatus()), true
-			ev.Status = "exit status " + strconv.Itoa(ws.ExitStatus())
-		case ws.Signaled():
-			ev.Status = "signal: " + ws.Signal().String()
 		}
-		if ws.CoreDump() {
-			ev.Status += " (core dumped)"
-		}
+		ev.Status = exitText(ws)
 	}
 	if waitErr != nil {
 		msg := waitErr.Error()
 		ev.Error = &msg
 	}
 	return ev
+}
+
+// exitText says how a process ended as os/exec's ProcessState does:
+// "exit status 3", "signal: killed", with " (core dumped)" after a dump.
+func exitText(ws syscall.WaitStatus) string {
+	var s string
+	switch {
+	case ws.Exited():
+		s = "exit status " + strconv.Itoa(ws.ExitStatus())
+	case ws.Signaled():
+		s = "signal: " + ws.Signal().String()
+	}
+	if ws.CoreDump() {
+		s += " (core dumped)"
+	}
+	return s
 }
 
 // waitStatus returns the raw wait status of an exited process.
