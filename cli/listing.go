@@ -100,8 +100,8 @@ func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc
 		return doc, err
 	}
 	for _, g := range snap.Groups {
-		if g.StateDir == "" || g.Origin == seam.OriginOther {
-			continue // not a group this sandtop or an agent started
+		if g.Origin == seam.OriginOther || g.StateDir == "" && g.Origin != seam.OriginEnvd {
+			continue // not a group this sandtop, an agent or an envd client started
 		}
 		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
 			Command: g.Argv, ExitCode: g.ExitCode, Signal: g.Signal, Members: listProcesses(g.Members),

@@ -71,6 +71,7 @@ const (
 	OriginForeign Origin = iota // another client, or not started through the daemon
 	OriginSandtop               // started by sandtop
 	OriginAgent                 // started by a DeepSeek Harness agent
+	OriginEnvd                  // started by a plain envd Start (E2B's SDK, say)
 )
 
 func (o Origin) String() string {
@@ -79,6 +80,8 @@ func (o Origin) String() string {
 		return "sandtop"
 	case OriginAgent:
 		return "agent"
+	case OriginEnvd:
+		return "envd"
 	}
 	return "other"
 }

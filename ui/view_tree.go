@@ -261,6 +261,8 @@ func (m *Model) originCell(o Origin) string {
 		return m.st.managed.Render("sandtop")
 	case OriginAgent:
 		return m.st.agent.Render("agent")
+	case OriginEnvd:
+		return m.st.agent.Render("envd")
 	}
 	return m.st.foreign.Render("other")
 }

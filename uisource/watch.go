@@ -119,6 +119,8 @@ func originOf(o seam.GroupOrigin) ui.Origin {
 		return ui.OriginSandtop
 	case seam.OriginAgent:
 		return ui.OriginAgent
+	case seam.OriginEnvd:
+		return ui.OriginEnvd
 	}
 	return ui.OriginForeign
 }

@@ -64,6 +64,7 @@ type Daemon struct {
 	reg     *registry
 	cpu     *cpuSampler
 	idents  *identityCache
+	units   plainUnits
 	watch   watchTable
 	settled settledStates
 	handler http.Handler

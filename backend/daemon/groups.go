@@ -112,7 +112,7 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 				}
 				return []*sandtopv1.Group{g}
 			}
-		} else if noProcessIn(int(pgidFilter)) {
+		} else if noProcessIn(int(pgidFilter)) && !d.maybeUnit(int(pgidFilter)) {
 			// Without a live shim a group has no escapees, and with no
 			// process in it (not even a zombie) it has no members: the
 			// whole read below would find nothing. A group whose shim has
@@ -175,6 +175,19 @@ func (d *Daemon) groupsFrom(t procTable, pgidFilter, sidFilter uint32, now time.
 		}
 		sort.Slice(g.Escapees, func(i, j int) bool { return g.Escapees[i].Pid < g.Escapees[j].Pid })
 	}
+	// What plain Starts run sits in the daemon's own group: listed as
+	// units (see plainUnits).
+	for root, members := range d.readUnits(t, tree) {
+		if pgidFilter != 0 && uint32(root) != pgidFilter || sidFilter != 0 && uint32(members[0].sid) != sidFilter {
+			continue
+		}
+		g := group(root, members[0].sid)
+		g.Origin = originEnvd
+		for _, st := range members {
+			seen[st.pid] = true
+			g.Members = append(g.Members, d.procInfo(st, now))
+		}
+	}
 	if pgidFilter == 0 && sidFilter == 0 {
 		d.cpu.forgetExcept(seen)
 		d.idents.forgetExcept(seen)
@@ -200,6 +213,11 @@ func markOrigin(g *sandtopv1.Group, started *proc) {
 		g.Origin, g.StateDir = originSandtop, started.shim.dir
 		return
 	}
+	if started != nil {
+		// A plain Start: a client of envd's API (E2B's SDK, an agent)
+		// asked for it, unless the wrapper's argv below says whose it is.
+		g.Origin = originEnvd
+	}
 	for _, m := range g.Members {
 		if m.Pid != g.Pgid {
 			continue
@@ -216,6 +234,7 @@ func markOrigin(g *sandtopv1.Group, started *proc) {
 const (
 	originSandtop = "sandtop"
 	originAgent   = "agent"
+	originEnvd    = "envd"
 )
 
 func (d *Daemon) procInfo(st procStat, now time.Time) *sandtopv1.ProcInfo {

@@ -183,6 +183,17 @@ func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request
 	case int(pgid) == s.d.self.pgid:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("pgid %d is the daemon's own process group", pgid))
 	}
+	if s.d.maybeUnit(int(pgid)) {
+		// A plain Start's process and its descendants, in the daemon's own
+		// group: signalled one by one (see plainUnits).
+		signal := syscall.Signal(sig)
+		if p := s.d.reg.byPid(pgid); p != nil && !p.exited() && (signal == syscall.SIGTERM || signal == syscall.SIGKILL) {
+			p.armStop()
+		}
+		if delivered, ok := s.d.signalUnit(int(pgid), signal); ok {
+			return connect.NewResponse(&sandtopv1.SignalGroupResponse{Delivered: delivered}), nil
+		}
+	}
 	if err := s.d.checkSandboxGroup(int(pgid)); err != nil {
 		return nil, err
 	}

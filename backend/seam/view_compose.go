@@ -120,7 +120,8 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 //     sandtop;
 //  4. in the session of a sandtop terminal, i.e. a job typed into a shell
 //     sandtop manages (top, a build): sandtop;
-//  5. anything else: other.
+//  5. started by a plain Start, as sandtop's daemon says: envd;
+//  6. anything else: other.
 func originOf(g *GroupView, root string, agentPgids, sandtopSessions map[int]bool) GroupOrigin {
 	if g.StateDir != "" {
 		switch {
@@ -139,6 +140,8 @@ func originOf(g *GroupView, root string, agentPgids, sandtopSessions map[int]boo
 		return OriginSandtop
 	case g.Sid > 1 && sandtopSessions[g.Sid]:
 		return OriginSandtop
+	case g.Origin == OriginEnvd:
+		return OriginEnvd
 	}
 	return OriginOther
 }

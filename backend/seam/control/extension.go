@@ -40,7 +40,10 @@ func entriesOf(table *sandtopv1.ListGroupsResponse) []ProcessEntry {
 	var rows []ProcessEntry
 	for _, g := range table.GetGroups() {
 		for _, m := range g.GetMembers() {
-			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(m.GetPgid()), Sid: int(m.GetSid()), State: m.GetState()})
+			// A member's row is under the group it is listed in: the same
+			// pgid, except in a plain Start's unit, whose members share the
+			// daemon's group and are listed under the unit's root pid.
+			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(g.GetPgid()), Sid: int(m.GetSid()), State: m.GetState()})
 		}
 		for _, m := range g.GetEscapees() {
 			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(m.GetPgid()), Sid: int(m.GetSid()), State: m.GetState(), EscapeeOf: int(g.GetPgid())})
