@@ -109,7 +109,8 @@ func e2bTargetConfig(ct config.Target) target.Config {
 
 // readAPIKey reads an e2b_api_key_file: one non-empty line.
 func readAPIKey(file string) (string, error) {
-	b, err := os.ReadFile(file)
+	// A FIFO or /dev/zero here must not hang or fill memory (as config).
+	b, err := config.ReadSmallFile(file)
 	if err != nil {
 		return "", fmt.Errorf("e2b_api_key_file: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"sandtop/groupstate"
+	"sandtop/safetext"
 )
 
 // Context is one sandbox the TUI can show, like a k9s context. The TUI
@@ -166,5 +167,5 @@ func errText(err error) string {
 	if err == nil {
 		return "unknown error"
 	}
-	return err.Error()
+	return safetext.Line(err.Error())
 }
