@@ -173,7 +173,7 @@ func (o *tuiOpener) e2bContext(c *ui.Context, f *e2bFleet, t target.Target) {
 		if err != nil {
 			return ui.Snapshot{}, err
 		}
-		snap, err := uisource.Summary(ctx, s.Runtime, cwd, o.stuckRules())
+		snap, err := uisource.Summary(ctx, s.Runtime, o.stuckRules())
 		release(err != nil)
 		return snap, err
 	}

@@ -354,6 +354,9 @@ func (p e2bPlane) Extend(ctx context.Context, timeout time.Duration) error {
 // Backoff is ui.PlaneBackoff: the fleet's.
 func (p e2bPlane) Backoff() (time.Duration, string) { return p.f.Backoff() }
 
+// BackoffOwner is ui.SharedBackoff: every sandbox of a fleet shares it.
+func (p e2bPlane) BackoffOwner() ui.PlaneBackoff { return p.f }
+
 func planeInfo(sb e2b.Sandbox) ui.PlaneInfo {
 	return ui.PlaneInfo{ID: sb.ID, Template: sb.TemplateID, Alias: sb.Alias, State: sb.State,
 		StartedAt: sb.StartedAt, EndAt: sb.EndAt, Metadata: sb.Metadata}

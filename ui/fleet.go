@@ -163,16 +163,24 @@ func (m *Model) scheduleSummaries(now time.Time) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-func (m *Model) onSummary(sb *sandbox, msg summaryMsg) {
+// onSummary applies a summary; it reports whether anything the screen
+// shows of sb changed (an idle fleet's refreshes mostly change nothing,
+// and then the last frame is reused).
+func (m *Model) onSummary(sb *sandbox, msg summaryMsg) (changed bool) {
 	sb.sum.inFlight = false
+	before := sb.sum
 	if msg.err != nil {
 		wait, _ := m.planeBackoff()
 		sb.sum.err, sb.sum.throttled = msg.err, wait > 0
-		return
+		return true
 	}
 	sb.sum.err, sb.sum.throttled = nil, false
 	sb.sum.counts, sb.sum.known = countsOf(msg.snap.Groups, msg.snap.Terminals), true
+	if before.known && before.err == nil && before.counts == sb.sum.counts {
+		return false
+	}
 	m.noteFleetProgress()
+	return true
 }
 
 // noteFleetProgress logs, each time it grows, how many sandboxes' counts
@@ -199,11 +207,26 @@ func (m *Model) noteFleetProgress() {
 // planeBackoff is how long the provider still waits and why, when it
 // backs off (429, 5xx): every sandbox of one provider shares it.
 func (m *Model) planeBackoff() (time.Duration, string) {
+	var asked map[PlaneBackoff]bool
 	for _, sb := range m.ctxs {
-		if b, ok := sb.spec.Plane.(PlaneBackoff); ok {
-			if wait, why := b.Backoff(); wait > 0 {
-				return wait, why
+		b, ok := sb.spec.Plane.(PlaneBackoff)
+		if !ok {
+			continue
+		}
+		if s, ok := b.(SharedBackoff); ok {
+			// A thousand sandboxes of one team share one provider: ask it
+			// once per frame, not once per sandbox.
+			b = s.BackoffOwner()
+			if asked == nil {
+				asked = map[PlaneBackoff]bool{}
 			}
+			if asked[b] {
+				continue
+			}
+			asked[b] = true
+		}
+		if wait, why := b.Backoff(); wait > 0 {
+			return wait, why
 		}
 	}
 	return 0, ""

@@ -197,6 +197,17 @@ func (sb *sandbox) targetName() string {
 // context on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.reuseView = false
+	if sm, ok := msg.(scopedMsg); ok && sm.sb != nil {
+		if s, ok := sm.msg.(summaryMsg); ok {
+			// An idle fleet's refreshes mostly change nothing on screen:
+			// then the last frame is reused.
+			m.reuseView = !m.onSummary(sm.sb, s) && m.lastView != ""
+			if !m.reuseView {
+				m.lastView = ""
+			}
+			return m, nil
+		}
+	}
 	if _, tick := msg.(clockMsg); !tick {
 		m.lastView = "" // anything but a tick may change the screen
 	}

@@ -38,6 +38,13 @@ type PlaneBackoff interface {
 	Backoff() (wait time.Duration, reason string)
 }
 
+// SharedBackoff is a PlaneBackoff whose backoff is its provider's, shared
+// with every sandbox of that provider: BackoffOwner returns the provider
+// (a comparable value, such as a pointer), which is asked once.
+type SharedBackoff interface {
+	BackoffOwner() PlaneBackoff
+}
+
 // ErrSandboxGone, wrapped in a ControlPlane's error, says the provider no
 // longer knows the sandbox (killed or expired): retrying cannot help.
 var ErrSandboxGone = errors.New("sandbox is gone")

@@ -8,14 +8,11 @@ import (
 	"sandtop/ui"
 )
 
-// Summary reads a sandbox once (one seam Snapshot: the process table, the
-// published groups and the terminals) for the fleet view's counts. The
-// finished groups are left out but one: the counts are of live ones.
-func Summary(ctx context.Context, rt *seam.Runtime, cwd string, rules *stuck.Rules) (ui.Snapshot, error) {
-	if cwd == "" {
-		cwd = "/"
-	}
-	snap, err := rt.Snapshot(ctx, seam.WatchOptions{Workspaces: []string{cwd}, MaxFinished: 1, Stuck: rules})
+// Summary reads a sandbox once for the fleet view's counts: one seam
+// Snapshot of the live table and the terminals (the counts are of live
+// groups, so no published state of finished ones is read).
+func Summary(ctx context.Context, rt *seam.Runtime, rules *stuck.Rules) (ui.Snapshot, error) {
+	snap, err := rt.Snapshot(ctx, seam.WatchOptions{LiveOnly: true, Stuck: rules})
 	if err != nil {
 		return ui.Snapshot{}, err
 	}

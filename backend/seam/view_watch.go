@@ -26,6 +26,11 @@ type WatchOptions struct {
 	// Stuck are the rules that flag a group as stuck; nil means
 	// stuck.Default().
 	Stuck *stuck.Rules
+	// LiveOnly makes a Snapshot read only the live table and the
+	// terminals, not the published state of finished groups or agents'
+	// workspaces: enough to count what runs (a fleet's summary), at half
+	// the requests.
+	LiveOnly bool
 }
 
 // firstTableTimeout bounds a watch's first read, so that a dead daemon is
@@ -69,6 +74,11 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 		}
 	}
 	pub := newPublishedState()
+	if opts.LiveOnly {
+		snap := compose(t, pub, r.RuntimeRoot(), opts.MaxFinished)
+		judgeStuck(&snap, opts.Stuck, r.info.Extension, time.Now())
+		return snap, nil
+	}
 	own, err := r.publishedOwn(ctx)
 	if err != nil {
 		return Snapshot{}, err
