@@ -35,7 +35,9 @@ type shimLink struct {
 	dir  string // state directory
 	tag  *string
 	argv []string
-	conn net.Conn
+	conn net.Conn // nil for a shimless group
+	// started is when the program started (see shimless.go).
+	started time.Time
 }
 
 // spawnShim starts the command of a session-dir Start under a shim and
@@ -110,7 +112,7 @@ func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, err
 	conn := sh.conn
 	p.pid = uint32(hello.Pid)
 	p.started = time.UnixMilli(hello.StartedUnixMs)
-	p.shim = &shimLink{pid: sh.pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn}
+	p.shim = &shimLink{pid: sh.pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn, started: p.started}
 	d.reg.add(p)
 	d.reg.addShim(p.shim)
 	go d.followShim(p, hello)
@@ -272,6 +274,9 @@ func (d *Daemon) followShim(p *proc, hello shim.Hello) {
 	}
 	_ = link.conn.Close()
 	d.reg.removeShim(link)
+	// A shim that was killed leaves its group running: a plain group of
+	// the sandbox from now on.
+	d.keepShimless(link)
 	// The shim is gone (or its socket broke): nothing more will come.
 	leaderExit(0, false)
 	markEOF(0)
@@ -287,18 +292,27 @@ func (d *Daemon) adoptShims() {
 	if err != nil {
 		return
 	}
+	// Read once, and only if some directory's shim is gone.
+	var table *procTable
+	readTable := func() procTable {
+		if table == nil {
+			t := readProcTable()
+			table = &t
+		}
+		return *table
+	}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
 		dir := filepath.Join(processes, e.Name())
-		if err := d.adoptShim(dir); err != nil {
+		if err := d.adoptShim(dir, readTable); err != nil {
 			d.log.Debug("not adopted", "dir", dir, "err", err)
 		}
 	}
 }
 
-func (d *Daemon) adoptShim(dir string) error {
+func (d *Daemon) adoptShim(dir string, table func() procTable) error {
 	sd, err := shim.OpenStateDir(dir)
 	if err != nil {
 		return err
@@ -321,7 +335,11 @@ func (d *Daemon) adoptShim(dir string) error {
 		return fmt.Errorf("supervisor file %q", b[:n])
 	}
 	if pr, err := shim.ReadProc(pid); err != nil || pr.StartTicks != ticks || pr.Sid != pid {
-		return fmt.Errorf("shim %d is gone", pid)
+		// Killed, with the group perhaps running on without it.
+		if err := d.adoptShimless(sd, dir, table); err != nil {
+			return fmt.Errorf("shim %d is gone, and its group: %w", pid, err)
+		}
+		return nil
 	}
 	if d.reg.shimByPid(pid) != nil {
 		return nil // ours already
@@ -348,7 +366,7 @@ func (d *Daemon) adoptShim(dir string) error {
 	p := newProc(d, &process.StartRequest{Tag: tag, Process: &process.ProcessConfig{Cmd: argv[0], Args: argv[1:]}}, argv)
 	p.pid = uint32(hello.Pid)
 	p.started = time.UnixMilli(hello.StartedUnixMs)
-	p.shim = &shimLink{pid: pid, pgid: hello.Pid, dir: dir, tag: tag, argv: argv, conn: conn}
+	p.shim = &shimLink{pid: pid, pgid: hello.Pid, dir: dir, tag: tag, argv: argv, conn: conn, started: p.started}
 	d.reg.add(p)
 	d.reg.addShim(p.shim)
 	go d.followShim(p, hello)
