@@ -319,6 +319,14 @@ func (d *Daemon) adoptShim(dir string, table func() procTable) error {
 	}
 	defer sd.Close()
 	f, err := sd.Open(wrapper.SupervisorFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A shim writes it once the program runs; one killed before then
+		// may have left the group running.
+		if err := d.adoptShimless(sd, dir, table); err != nil {
+			return fmt.Errorf("no supervisor file, and no group: %w", err)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,11 @@ func (s supervisorService) ReadStates(ctx context.Context, _ *connect.Request[sa
 		if dir, ok := s.d.settled.read(int(procs.Fd()), name); ok {
 			if _, problem := dir.GetFiles()[wrapper.ProblemFile]; !exited(dir) && !problem {
 				dir.SupervisorRunning = s.d.shimOwns(dir) // a fresh answer, not a cached one
+				if !dir.SupervisorRunning {
+					// No shim will publish this group's end (it was killed):
+					// its command is known only from here, live or not.
+					addArgv(int(procs.Fd()), dir)
+				}
 			}
 			res.Dirs = append(res.Dirs, dir)
 		}
@@ -202,4 +207,26 @@ func (d *Daemon) shimOwns(dir *sandtopv1.StateDir) bool {
 func emptied(pidFile []byte) bool {
 	pgid, err := wrapper.ParsePgid(string(pidFile))
 	return err == nil && noProcessIn(pgid)
+}
+
+// addArgv adds the argv file to dir's files when the directory has one and
+// it was not read yet.
+func addArgv(parent int, dir *sandtopv1.StateDir) {
+	if _, ok := dir.Files[wrapper.ArgvFile]; ok {
+		return
+	}
+	for _, e := range dir.GetEntries() {
+		if e.GetName() != wrapper.ArgvFile {
+			continue
+		}
+		fd, err := unix.Openat(parent, dir.GetId(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return
+		}
+		if b, ok := readSmallFile(fd, wrapper.ArgvFile, stateFileCaps[wrapper.ArgvFile]); ok {
+			dir.Files[wrapper.ArgvFile] = b
+		}
+		_ = unix.Close(fd)
+		return
+	}
 }

@@ -64,9 +64,6 @@ func StateFilesFrom(id string, entries []DirEntry, readFile func(name string) *s
 	} else if has[wrapper.SupervisorFile] || has[wrapper.ProblemFile] {
 		f.Supervised = has[wrapper.SupervisorFile]
 		f.Problem = read(wrapper.ProblemFile)
-		// A group whose shim is gone still has its command here (sandtop's
-		// daemon sends it once the group is empty).
-		f.Argv = read(wrapper.ArgvFile)
 	}
 	return f
 }
