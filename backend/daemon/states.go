@@ -54,9 +54,10 @@ func (s supervisorService) ReadStates(ctx context.Context, _ *connect.Request[sa
 		if dir, ok := s.d.settled.read(int(procs.Fd()), name); ok {
 			if _, problem := dir.GetFiles()[wrapper.ProblemFile]; !exited(dir) && !problem {
 				dir.SupervisorRunning = s.d.shimOwns(dir) // a fresh answer, not a cached one
-				if !dir.SupervisorRunning {
-					// No shim will publish this group's end (it was killed):
-					// its command is known only from here, live or not.
+				if !dir.SupervisorRunning && (hasEntry(dir, wrapper.SupervisorFile) || s.d.shimlessOwns(dir)) {
+					// A shim ran this group and will not publish its end (it
+					// was killed): its command is known only from here,
+					// live or not.
 					addArgv(int(procs.Fd()), dir)
 				}
 			}
@@ -207,6 +208,25 @@ func (d *Daemon) shimOwns(dir *sandtopv1.StateDir) bool {
 func emptied(pidFile []byte) bool {
 	pgid, err := wrapper.ParsePgid(string(pidFile))
 	return err == nil && noProcessIn(pgid)
+}
+
+// shimlessOwns says whether dir is a shimless group's.
+func (d *Daemon) shimlessOwns(dir *sandtopv1.StateDir) bool {
+	pgid, err := wrapper.ParsePgid(string(dir.GetFiles()[wrapper.PidFile]))
+	if err != nil {
+		return false
+	}
+	l := d.reg.shimlessByPgid(pgid)
+	return l != nil && filepath.Base(l.dir) == dir.GetId()
+}
+
+func hasEntry(dir *sandtopv1.StateDir, name string) bool {
+	for _, e := range dir.GetEntries() {
+		if e.GetName() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // addArgv adds the argv file to dir's files when the directory has one and
