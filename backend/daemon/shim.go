@@ -68,7 +68,7 @@ func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, err
 	spec := shim.Spec{
 		StateDir: dir, Path: path, Argv: argv, Env: env, Dir: cwd,
 		StdoutSpill: outCap, StderrSpill: errCap, Tag: req.GetTag(),
-		RingBytes: int64(d.cfg.ReplayBytes),
+		RingBytes: int64(d.cfg.ReplayBytes), Key: d.shimKey,
 	}
 	if execErr != nil {
 		spec.ExecError, spec.ExecCode = execErr.Error(), 126
@@ -357,7 +357,11 @@ func (d *Daemon) adoptShim(dir string, table func() procTable) error {
 		return err
 	}
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	hello, err := readHello(conn)
+	err = shim.WriteFrame(conn, shim.FrameAuth, []byte(d.shimKey))
+	var hello shim.Hello
+	if err == nil {
+		hello, err = readHello(conn)
+	}
 	_ = conn.SetDeadline(time.Time{})
 	if err != nil || hello.ShimPid != pid {
 		_ = conn.Close()

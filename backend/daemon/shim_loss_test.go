@@ -2,7 +2,9 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -210,5 +212,62 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 			t.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A shim's socket takes only its daemon: another process of the same user
+// that connects, with no key or a wrong one, gets no hello and is dropped,
+// and the daemon keeps the group's output.
+func TestShimRefusesAForeignConnection(t *testing.T) {
+	env := daemontest.Start(t, daemon.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	g := startInSessionDir(ctx, t, env, "g", startReq("bash", "-c", "while :; do echo tick; sleep 0.05; done"))
+	t.Cleanup(func() { _ = syscall.Kill(-g.pid, syscall.SIGKILL) })
+	tick := func(when string) {
+		t.Helper()
+		for g.stream.Receive() {
+			if strings.Contains(string(g.stream.Msg().GetEvent().GetData().GetStdout()), "tick") {
+				return
+			}
+		}
+		t.Fatalf("%s: the daemon's stream ended: %v", when, g.stream.Err())
+	}
+	tick("before")
+	dir, err := os.Open(filepath.Join(env.RuntimeRoot, "processes", "g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	sock := fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), "shim.sock")
+	waitFor(t, 10*time.Second, "the shim's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	for _, c := range []struct {
+		name  string
+		frame []byte
+	}{
+		{"a wrong key", append([]byte{shim.FrameAuth, 0, 0, 0, 64}, strings.Repeat("0", 64)...)},
+		{"a spec frame", []byte{shim.FrameSpec, 0, 0, 0, 2, '{', '}'}},
+		{"nothing", nil},
+	} {
+		conn, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.frame != nil {
+			if _, err := conn.Write(c.frame); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+		kind, _, err := shim.ReadFrame(conn)
+		_ = conn.Close()
+		if err == nil {
+			t.Fatalf("a connection that sent %s got frame %d", c.name, kind)
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("a connection that sent %s was kept open", c.name)
+		}
+		tick("after a connection that sent " + c.name)
 	}
 }

@@ -520,8 +520,9 @@ func GrowPipe(r *os.File) {
 }
 
 // accept hands each daemon that connects the group (see router.attach). Only
-// the shim's own user (or root) may connect; the directory already keeps
-// others out.
+// the shim's own user (or root) may connect, the directory already keeps
+// others out, and only with the daemon's key: any other process of the
+// user that connected would take the group's output from its daemon.
 func (s *supervisor) accept() {
 	for {
 		c, err := s.ln.AcceptUnix()
@@ -532,8 +533,27 @@ func (s *supervisor) accept() {
 			_ = c.Close()
 			continue
 		}
-		s.out.attach(c)
+		if s.spec.Key == "" {
+			s.out.attach(c)
+			continue
+		}
+		go s.admit(c)
 	}
+}
+
+// authWait bounds how long a connection may take to send the key.
+const authWait = 5 * time.Second
+
+// admit attaches c once it has sent the daemon's key; it closes it
+// otherwise, with nothing said.
+func (s *supervisor) admit(c *net.UnixConn) {
+	_ = c.SetReadDeadline(time.Now().Add(authWait))
+	if !ReadAuth(c, s.spec.Key) {
+		_ = c.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	s.out.attach(c)
 }
 
 // reap collects every child until none is left: the program (whose status
