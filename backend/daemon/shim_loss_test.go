@@ -181,6 +181,13 @@ func TestKilledShimLeavesAPlainGroup(t *testing.T) {
 			t.Fatalf("the group still has live members after SIGTERM: %v", lg.GetMembers())
 		}
 	}
+	// The orphaned leader was this process's child to reap: its exit is
+	// published in the shim's place.
+	waitFor(t, 10*time.Second, "the leader's exit published", func() bool {
+		code, _ := os.ReadFile(filepath.Join(dir, "exit-code"))
+		sig, _ := os.ReadFile(filepath.Join(dir, "signal"))
+		return string(code) == "143\n" && string(sig) == "15\n"
+	})
 }
 
 func liveMembers(g *sandtopv1.Group) int {

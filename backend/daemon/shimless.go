@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -165,4 +166,35 @@ func (d *Daemon) killShimless() {
 	for _, l := range d.reg.shimlessGroups() {
 		_ = killGroup(l.pgid, syscall.SIGKILL)
 	}
+}
+
+// publishShimlessExit writes the exit facts of a shimless group's leader,
+// reaped by this process, as its shim would have: the signal (and core) or
+// the code, exit-code last. A status already there is kept.
+func (d *Daemon) publishShimlessExit(l *shimLink, ws unix.WaitStatus) {
+	sd, err := shim.OpenStateDir(l.dir)
+	if err != nil {
+		return
+	}
+	defer sd.Close()
+	if f, err := sd.Open(wrapper.ExitCodeFile); err == nil {
+		_ = f.Close()
+		return
+	}
+	code := ws.ExitStatus()
+	if ws.Signaled() {
+		code = 128 + int(ws.Signal())
+		err = sd.WriteLine(wrapper.SignalFile, strconv.Itoa(int(ws.Signal())))
+		if err == nil && ws.CoreDump() {
+			err = sd.WriteLine(wrapper.CoreFile, "1")
+		}
+	}
+	if err == nil {
+		err = sd.WriteLine(wrapper.ExitCodeFile, strconv.Itoa(code))
+	}
+	if err != nil {
+		d.log.Warn("exit of a shimless group's leader not published", "pgid", l.pgid, "dir", l.dir, "err", err)
+		return
+	}
+	d.log.Info("shimless group's leader reaped", "pgid", l.pgid, "code", code)
 }

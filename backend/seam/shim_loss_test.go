@@ -18,7 +18,8 @@ import (
 // A group whose shim an operator killed (kill -9) is still the sandbox's:
 // listed running with its command, in the snapshot too, even once its
 // leader has gone; prune keeps its state; a teardown proves it empty, and
-// it then lists settled with its command and an unknown exit.
+// it then lists settled with its command and its leader's exit, which the
+// daemon reaped and published in the shim's place.
 func TestGroupWhoseShimWasKilled(t *testing.T) {
 	s := newSeam(t, false, nil)
 	argv := []string{"bash", "-c", "sleep 1000 | sleep 1001"}
@@ -68,6 +69,15 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	if err := unix.Kill(shimPid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	// Listed as before, the command now from the daemon's record.
+	for time.Now().Before(deadline) {
+		if snap, err := rt2.Snapshot(s.ctx(), WatchOptions{}); err == nil {
+			if v, ok := snapshotGroup(snap, pgid); ok && liveOf(v) == 3 && slices.Equal(v.Argv, argv) {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := unix.Kill(pgid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +112,9 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	for g = find(); g.State != GroupSettled && time.Now().Before(deadline); g = find() {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if g.State != GroupSettled || !slices.Equal(g.Argv, argv) || !strings.HasPrefix(g.Problem, "exit unknown") {
-		t.Fatalf("after the teardown: %+v, want settled with %q and an unknown exit", g, argv)
+	// The daemon reaped the orphaned leader, so its exit is known.
+	if g.State != GroupSettled || !slices.Equal(g.Argv, argv) || g.Signal != "SIGKILL" || g.Problem != "" {
+		t.Fatalf("after the teardown: %+v, want settled with %q and the leader's SIGKILL", g, argv)
 	}
 }
 
