@@ -36,8 +36,6 @@ type shimLink struct {
 	tag  *string
 	argv []string
 	conn net.Conn // nil for a shimless group
-	// started is when the program started (see shimless.go).
-	started time.Time
 }
 
 // spawnShim starts the command of a session-dir Start under a shim and
@@ -112,7 +110,7 @@ func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, err
 	conn := sh.conn
 	p.pid = uint32(hello.Pid)
 	p.started = time.UnixMilli(hello.StartedUnixMs)
-	p.shim = &shimLink{pid: sh.pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn, started: p.started}
+	p.shim = &shimLink{pid: sh.pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn}
 	d.reg.add(p)
 	d.reg.addShim(p.shim)
 	go d.followShim(p, hello)
@@ -378,7 +376,7 @@ func (d *Daemon) adoptShim(dir string, table func() procTable) error {
 	p := newProc(d, &process.StartRequest{Tag: tag, Process: &process.ProcessConfig{Cmd: argv[0], Args: argv[1:]}}, argv)
 	p.pid = uint32(hello.Pid)
 	p.started = time.UnixMilli(hello.StartedUnixMs)
-	p.shim = &shimLink{pid: pid, pgid: hello.Pid, dir: dir, tag: tag, argv: argv, conn: conn, started: p.started}
+	p.shim = &shimLink{pid: pid, pgid: hello.Pid, dir: dir, tag: tag, argv: argv, conn: conn}
 	d.reg.add(p)
 	d.reg.addShim(p.shim)
 	go d.followShim(p, hello)

@@ -22,8 +22,9 @@ import (
 // judged settled (and pruned). It is found when a followed shim goes away,
 // and, after a restart, in state directories whose shim is dead while their
 // group lives. It is forgotten once its group has no process left. Without
-// a shim nothing reaps its leader or publishes how it ended, and escapees
-// that left its session are no longer traced to it.
+// a shim its leader's exit is published only when this process reaps it
+// (see publishShimlessExit), and escapees that left its session are no
+// longer traced to it.
 
 // shimlessPoll is how often a shimless group is checked for emptiness:
 // its record must go before the group id could be reused.
@@ -39,7 +40,7 @@ func (d *Daemon) keepShimless(l *shimLink) {
 	if d.isShuttingDown() || noProcessIn(l.pgid) {
 		return
 	}
-	g := &shimLink{pgid: l.pgid, dir: l.dir, tag: l.tag, argv: l.argv, started: l.started}
+	g := &shimLink{pgid: l.pgid, dir: l.dir, tag: l.tag, argv: l.argv}
 	if !d.reg.addShimless(g) {
 		return
 	}
@@ -94,7 +95,7 @@ func (d *Daemon) adoptShimless(sd *shim.StateDir, dir string, table func() procT
 	if !groupOfShim(table(), pgid, written) {
 		return fmt.Errorf("no process of group %d is left", pgid)
 	}
-	g := &shimLink{pgid: pgid, dir: dir, started: written}
+	g := &shimLink{pgid: pgid, dir: dir}
 	if f, err := sd.Open(wrapper.ArgvFile); err == nil {
 		g.argv = wrapper.ParseArgv(string(readCapped(f, stateFileCaps[wrapper.ArgvFile])))
 		_ = f.Close()
