@@ -16,10 +16,11 @@ import (
 )
 
 // A group whose shim an operator killed (kill -9) is still the sandbox's:
-// listed running with its command, in the snapshot too, even once its
-// leader has gone; prune keeps its state; a teardown proves it empty, and
-// it then lists settled with its command and its leader's exit, which the
-// daemon reaped and published in the shim's place.
+// listed running with its command, in the snapshot too, and once its
+// leader has gone too, leader-exited with the leader's exit (which the
+// daemon's process reaped and published in the shim's place); prune keeps
+// its state; a teardown proves it empty, and it then lists settled with its
+// command.
 func TestGroupWhoseShimWasKilled(t *testing.T) {
 	s := newSeam(t, false, nil)
 	argv := []string{"bash", "-c", "sleep 1000 | sleep 1001"}
@@ -78,20 +79,25 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	if g := find(); g.State != GroupRunning || !slices.Equal(g.Argv, argv) {
+		t.Fatalf("with its shim killed: %+v, want running with %q", g, argv)
+	}
 	if err := unix.Kill(pgid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	var g GroupInfo
 	for g = find(); time.Now().Before(deadline); g = find() {
 		if snap, err := rt2.Snapshot(s.ctx(), WatchOptions{}); err == nil {
-			if v, ok := snapshotGroup(snap, pgid); ok && g.State == GroupRunning && liveOf(v) == 2 && slices.Equal(v.Argv, argv) {
+			if v, ok := snapshotGroup(snap, pgid); ok && g.State == GroupLeaderExited && liveOf(v) == 2 && slices.Equal(v.Argv, argv) {
 				break
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if g.State != GroupRunning || !slices.Equal(g.Argv, argv) {
-		t.Fatalf("with its shim and leader killed: %+v, want running with %q", g, argv)
+	// The daemon's process reaped the orphaned leader and published its
+	// exit in the shim's place; its members live on.
+	if g.State != GroupLeaderExited || g.Signal != "SIGKILL" || !slices.Equal(g.Argv, argv) {
+		t.Fatalf("with its shim and leader killed: %+v, want leader-exited (SIGKILL) with %q", g, argv)
 	}
 	snap, err := rt2.Snapshot(s.ctx(), WatchOptions{})
 	if err != nil {
@@ -112,7 +118,6 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	for g = find(); g.State != GroupSettled && time.Now().Before(deadline); g = find() {
 		time.Sleep(20 * time.Millisecond)
 	}
-	// The daemon reaped the orphaned leader, so its exit is known.
 	if g.State != GroupSettled || !slices.Equal(g.Argv, argv) || g.Signal != "SIGKILL" || g.Problem != "" {
 		t.Fatalf("after the teardown: %+v, want settled with %q and the leader's SIGKILL", g, argv)
 	}
