@@ -81,6 +81,10 @@ type Daemon struct {
 	// spareStarting is closed when the spare being started is there (or
 	// failed); nil while none is being started.
 	spareStarting chan struct{}
+
+	// shimKey is what a shim asks of a daemon that reconnects (see
+	// shimkey.go).
+	shimKey string
 }
 
 // New validates cfg, prepares the runtime root, makes this OS process a child
@@ -134,6 +138,7 @@ func New(cfg Config) (*Daemon, error) {
 		idents: newIdentityCache(),
 		done:   make(chan struct{}),
 	}
+	d.shimKey = loadShimKey(root, log)
 	d.handler = d.buildHandler()
 	theReaper.register(d)
 	if !cfg.Compat {

@@ -69,8 +69,14 @@ func (d *Daemon) sandboxGroups(t procTable, started map[int]*proc) map[int]bool 
 		}
 	}
 	walk(d.self.pid)
+	// A shimless group is the sandbox's, with the job groups of its
+	// session, though it may descend from no one the daemon knows.
+	shimless := map[int]bool{}
+	for _, l := range d.reg.shimlessGroups() {
+		shimless[l.pgid] = true
+	}
 	for _, st := range t.stats {
-		if started[st.pgid] != nil || started[st.sid] != nil {
+		if started[st.pgid] != nil || started[st.sid] != nil || shimless[st.sid] {
 			wanted[st.pgid] = true
 		}
 	}
@@ -134,6 +140,9 @@ func (d *Daemon) groupsFrom(t procTable, pgidFilter, sidFilter uint32, now time.
 	shims := map[int]*shimLink{} // by group pgid
 	for _, l := range d.reg.liveShims() {
 		shims[l.pgid] = l
+	}
+	for _, l := range d.reg.shimlessGroups() {
+		shims[l.pgid] = l // for its state directory and argv
 	}
 
 	byPgid := map[int]*sandtopv1.Group{}

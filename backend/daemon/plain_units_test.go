@@ -49,7 +49,7 @@ func TestPlainStartIsListedAndEndedAsAUnit(t *testing.T) {
 		if unit == nil || len(unit.GetMembers()) != 2 {
 			t.Fatalf("after the shell ended, unit %d = %v; want its two sleeps", pid, unit)
 		}
-		signalGroup(t, c, pid, 9)
+		signalUnitOf(t, c, pid, 9)
 		eventually(t, 10*time.Second, "an empty unit", func() bool {
 			u := findGroup(t, c, pid)
 			return u == nil || !anyLive(u)
@@ -74,7 +74,7 @@ func findGroup(t *testing.T, c *envd.Client, pgid uint32) *sandtopv1.Group {
 	return nil
 }
 
-func signalGroup(t *testing.T, c *envd.Client, pgid uint32, sig int32) {
+func signalUnitOf(t *testing.T, c *envd.Client, pgid uint32, sig int32) {
 	t.Helper()
 	if _, err := c.Supervisor.SignalGroup(ctxFor(t, 10*time.Second), connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: pgid, Signal: sig})); err != nil {
 		t.Fatalf("signal %d to unit %d: %v", sig, pgid, err)
@@ -110,6 +110,6 @@ func TestPlainStartOrphanIsListed(t *testing.T) {
 	if unit.GetOrigin() != "envd" || len(unit.GetMembers()) != 1 || unit.GetMembers()[0].GetPid() != uint32(orphan) {
 		t.Fatalf("the orphan's unit = %v", unit)
 	}
-	signalGroup(t, c, uint32(orphan), 9)
+	signalUnitOf(t, c, uint32(orphan), 9)
 	eventually(t, 10*time.Second, "the orphan's end", func() bool { return !alive(orphan) })
 }

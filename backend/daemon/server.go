@@ -127,6 +127,7 @@ func (d *Daemon) KillAll(ctx context.Context) error {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	d.killAllEscapees()
+	d.killShimless()
 	for _, p := range procs {
 		select {
 		case <-p.done:

@@ -183,6 +183,10 @@ func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request
 	case int(pgid) == s.d.self.pgid:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("pgid %d is the daemon's own process group", pgid))
 	}
+	// A shim leads its own session and group, which holds it alone.
+	if err := s.d.checkNotShim(int(pgid)); err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
 	if s.d.maybeUnit(int(pgid)) {
 		// A plain Start's process and its descendants, in the daemon's own
 		// group: signalled one by one (see plainUnits).
@@ -225,7 +229,7 @@ func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request
 func (d *Daemon) checkSandboxGroup(pgid int) error {
 	// A shim's group, or one a live start of ours leads, is the sandbox's
 	// without reading all of /proc (every teardown signals at least twice).
-	if d.reg.shimByPgid(pgid) != nil {
+	if d.reg.shimByPgid(pgid) != nil || d.reg.shimlessByPgid(pgid) != nil {
 		return nil
 	}
 	if p := d.reg.byPid(uint32(pgid)); p != nil && !p.exited() {

@@ -91,19 +91,23 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 		if hidden[g.Pgid] {
 			continue
 		}
+		wrapped := false
 		if l := g.Leader(); l != nil {
 			if dir, argv, ok := wrapper.Inner(l.Argv); ok {
+				wrapped = true
 				g.Argv = argv
 				stateDirs[g.Pgid] = dir
 				if pid := outerPid[dir]; pid != 0 {
 					g.LeaderPid = pid
 				}
-			} else if sh, ok := shims[g.Pgid]; ok && g.Argv == nil {
-				// No wrapper: sandtop's daemon runs it under a shim and names
-				// its state directory.
-				g.Argv = sh.argv
-				stateDirs[g.Pgid] = sh.stateDir
 			}
+		}
+		if sh, ok := shims[g.Pgid]; ok && !wrapped && g.Argv == nil {
+			// No wrapper: sandtop's daemon runs it under a shim (or ran it,
+			// for a group whose shim is gone) and names its state
+			// directory, whether or not the leader still runs.
+			g.Argv = sh.argv
+			stateDirs[g.Pgid] = sh.stateDir
 		}
 		kept = append(kept, g)
 	}

@@ -251,7 +251,10 @@ func (c Extension) ReadAllStates(ctx context.Context, _ string) ([]StateFiles, e
 		if ms := d.GetMtimeUnixMs(); ms != 0 {
 			f.ModTime = time.UnixMilli(ms)
 		}
-		if f.SupervisorRunning = d.GetSupervisorRunning(); f.SupervisorRunning && f.Argv == nil {
+		// The daemon sends the argv once the group is empty (or has
+		// ended), whatever else its directory holds: a group whose shim
+		// was killed has its command only here.
+		if f.SupervisorRunning = d.GetSupervisorRunning(); f.Argv == nil {
 			if b, ok := files[wrapper.ArgvFile]; ok {
 				s := string(b)
 				f.Argv = &s
