@@ -61,12 +61,13 @@ const (
 // messages from a Source come back tagged with their sandbox (scopedMsg)
 // and are applied to it, never to the one shown.
 type sandbox struct {
-	spec    Context
-	index   int
-	state   openState
-	openErr error
-	src     Source
-	watched bool // the process table watch has been started
+	spec     Context
+	fleetRow styledRow // the fleet view's last row, styled
+	index    int
+	state    openState
+	openErr  error
+	src      Source
+	watched  bool // the process table watch has been started
 
 	events eventSink
 

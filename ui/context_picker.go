@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 )
 
 // The fleet view (c, :ctx): every sandbox on one screen, k9s's context
@@ -374,7 +375,7 @@ func (m *Model) fleetRow(sb *sandbox, selected bool, nameW, reasonW, w int, now 
 		if p.info.Paused() {
 			left = "paused"
 		} else if !p.info.EndAt.IsZero() {
-			left = FormatTimeLeft(p.info.EndAt.Sub(now))
+			left = fleetTimeLeft(p.info.EndAt.Sub(now))
 		}
 		if p.hasMetrics && !p.info.Paused() {
 			cpu = fmt.Sprintf("%.0f%%", p.metrics.CPUPct)
@@ -400,19 +401,49 @@ func (m *Model) fleetRow(sb *sandbox, selected bool, nameW, reasonW, w int, now 
 	}
 	l = fit(l, w)
 	c, _ := sb.counts()
+	var style lipgloss.Style
+	look := rowPlain
 	switch {
 	case selected:
-		return st.selected.Render("▸" + l[1:])
+		look, style, l = rowSelected, st.selected, "▸"+l[1:]
 	case c.Stuck > 0 || sb.sum.err != nil:
-		return st.danger.Render(l)
+		look, style = rowDanger, st.danger
 	case p.gone:
-		return st.muted.Render(l)
+		look, style = rowMuted, st.muted
 	case c.Waiting > 0 || sb.spec.Plane != nil && p.info.Paused():
-		return st.warning.Render(l)
+		look, style = rowWarning, st.warning
 	case sb.spec.Plane != nil && !p.info.EndAt.IsZero() && p.info.EndAt.Sub(now) < timeLeftWarning:
-		return st.warning.Render(l)
+		look, style = rowWarning, st.warning
 	}
-	return l
+	if look == rowPlain {
+		return l
+	}
+	// Styling is most of a row's cost, and an idle fleet's rows rarely
+	// change between frames: the last styled row is kept (the styles are
+	// fixed for the TUI's life).
+	if rc := &sb.fleetRow; rc.look == look && rc.plain == l {
+		return rc.styled
+	}
+	out := style.Render(l)
+	sb.fleetRow = styledRow{look: look, plain: l, styled: out}
+	return out
+}
+
+// rowLook is which style a fleet row takes.
+type rowLook int
+
+const (
+	rowPlain rowLook = iota
+	rowSelected
+	rowDanger
+	rowMuted
+	rowWarning
+)
+
+// styledRow is a sandbox's last styled fleet row.
+type styledRow struct {
+	look          rowLook
+	plain, styled string
 }
 
 // fleetFooter is the fleet view's key hints (or the status).

@@ -100,6 +100,16 @@ func FormatTimeLeft(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
+// fleetTimeLeft is FormatTimeLeft for a row of the fleet view: whole
+// minutes while ten or more are left (a thousand rows that count seconds
+// change every frame), seconds once the end is near.
+func fleetTimeLeft(d time.Duration) string {
+	if d < 10*time.Minute || d >= time.Hour {
+		return FormatTimeLeft(d)
+	}
+	return fmt.Sprintf("%dm", int(d.Minutes()))
+}
+
 // FormatMetadata is "k=v,k2=v2" in key order, or "-" when empty.
 func FormatMetadata(md map[string]string) string {
 	if len(md) == 0 {
