@@ -69,7 +69,16 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 		if err != nil {
 			return nil, err
 		}
-		if startReq, payload, err = r.wrapperStart(h, spec, env, controlEnv); err != nil {
+		bin, err := r.supervisor(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if bin != "" {
+			startReq, payload, err = r.supervisedStart(h, bin, spec, env, controlEnv)
+		} else {
+			startReq, payload, err = r.wrapperStart(h, spec, env, controlEnv)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

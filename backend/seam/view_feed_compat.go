@@ -2,7 +2,6 @@ package seam
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"sort"
 	"strconv"
@@ -109,6 +108,14 @@ func (f *compatFeed) poll(ctx context.Context) (liveTable, error) {
 func (f *compatFeed) exactArgv(ctx context.Context, rows []ProcessRow) {
 	seen := map[int]bool{}
 	var want []string
+	// The leaders that sandtop's standalone supervisors started: their
+	// argv is the group's command.
+	supervisors := map[int]bool{}
+	for _, r := range rows {
+		if _, ok := wrapper.Supervised(r.Argv); ok {
+			supervisors[r.Pid] = true
+		}
+	}
 	for i := range rows {
 		r := &rows[i]
 		seen[r.Pid] = true
@@ -117,7 +124,7 @@ func (f *compatFeed) exactArgv(ctx context.Context, rows []ProcessRow) {
 			r.Argv = c.exact // the same process: a reused pid renders differently
 			continue
 		}
-		if wrapper.MayBeWrapper(r.Argv) {
+		if wrapper.MayBeWrapper(r.Argv) || (supervisors[r.Ppid] && r.Pid == r.Pgid) {
 			want = append(want, strconv.Itoa(r.Pid))
 		}
 	}
@@ -142,9 +149,16 @@ func (f *compatFeed) exactArgv(ctx context.Context, rows []ProcessRow) {
 	}
 }
 
-// cmdlinesScript prints "<pid> <base64 of /proc/<pid>/cmdline>" for each
-// pid given that is still there.
-const cmdlinesScript = `for p; do c=$(base64 -w0 "/proc/$p/cmdline" 2>/dev/null) && [ -n "$c" ] && printf '%s %s\n' "$p" "$c"; done; exit 0`
+// cmdlinesScript prints, for each pid given that is still there, the pid,
+// its argument count and its arguments from /proc/<pid>/cmdline, each
+// NUL-terminated. Builtins only: a thousand pids cost no fork.
+const cmdlinesScript = `for p; do
+	mapfile -d '' -t a 2>/dev/null <"/proc/$p/cmdline" || continue
+	[ "${#a[@]}" -gt 0 ] || continue
+	printf '%s\0%d\0' "$p" "${#a[@]}"
+	printf '%s\0' "${a[@]}"
+done
+exit 0`
 
 // readCmdlines reads the exact argv of several processes in one command.
 func (r *Runtime) readCmdlines(ctx context.Context, pids []string) (map[int][]string, error) {
@@ -153,14 +167,15 @@ func (r *Runtime) readCmdlines(ctx context.Context, pids []string) (map[int][]st
 		return nil, err
 	}
 	out := map[int][]string{}
-	for _, line := range strings.Split(string(res.Stdout), "\n") {
-		p, enc, ok := strings.Cut(line, " ")
-		pid, perr := strconv.Atoi(p)
-		b, derr := base64.StdEncoding.DecodeString(enc)
-		if !ok || perr != nil || derr != nil || len(b) == 0 {
-			continue
+	f := strings.Split(string(res.Stdout), "\x00")
+	for i := 0; i+1 < len(f); {
+		pid, perr := strconv.Atoi(f[i])
+		n, nerr := strconv.Atoi(f[i+1])
+		if perr != nil || nerr != nil || n < 1 || i+2+n > len(f) {
+			break // cut short: keep what was whole
 		}
-		out[pid] = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		out[pid] = append([]string(nil), f[i+2:i+2+n]...)
+		i += 2 + n
 	}
 	return out, nil
 }

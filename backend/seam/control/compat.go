@@ -59,14 +59,16 @@ func (c Compat) AgentStateDirs(ctx context.Context) ([]string, error) {
 		}
 		return sortedUnique(dirs), nil
 	}
-	r, err := c.Runner.Run(ctx, `exec ps -e -ww -o pid= -o pgid= -o args=`, nil, nil)
+	// Streamed: the bash wrapper's processes carry its script in their argv.
+	var t tableReader
+	r, err := c.Runner.Stream(ctx, `exec ps -e -ww -o pid= -o pgid= -o args=`, nil, t.write)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
 	if r.ExitCode != 0 {
 		return nil, fmt.Errorf("list processes: ps exited %d: %s", r.ExitCode, ClipText(r.Stderr))
 	}
-	return agentDirsInPs(r.Stdout), nil
+	return agentDirsInPs([]byte(strings.Join(t.finish(), "\n"))), nil
 }
 
 // agentDirsInPs picks the agent state directories out of "pid pgid args"
