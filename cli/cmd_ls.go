@@ -146,6 +146,9 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 		}
 	}
 	tw.Flush()
+	if n := wrapped(doc.Groups); n > 0 && headers {
+		fmt.Fprintf(w, "note: %d live group(s) run under the bash wrapper: this sandbox could not run sandtop's supervisor (see \"supervisor\" in -o json)\n", n)
+	}
 	if len(doc.Terminals) == 0 {
 		return
 	}
@@ -169,6 +172,17 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.PID, size, fg, input, dash(t.Tag), clip(strings.Join(t.Argv, " "), 60))
 	}
 	tw.Flush()
+}
+
+// wrapped counts the live groups the bash wrapper supervises.
+func wrapped(groups []listGroup) int {
+	n := 0
+	for _, g := range groups {
+		if g.Supervisor == seam.SupervisorWrapper {
+			n++
+		}
+	}
+	return n
 }
 
 func dash(s string) string {

@@ -50,6 +50,11 @@ type listGroup struct {
 	Escapees []listProcess `json:"escapees,omitempty"`
 	// Problem says why the exit status is unknown (or unreadable).
 	Problem string `json:"problem,omitempty"`
+	// Supervisor is what supervises the live group: "shim" (sandtop's
+	// daemon), "supervisor" (sandtop's, uploaded to stock envd) or
+	// "wrapper" (the bash wrapper, where stock envd cannot run sandtop's
+	// supervisor: eight processes a group); absent once settled.
+	Supervisor string `json:"supervisor,omitempty"`
 }
 
 type listProcess struct {
@@ -97,7 +102,7 @@ func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc
 		}
 		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
 			Command: g.Argv, ExitCode: g.ExitCode, Signal: g.Signal, Members: listProcesses(g.Members),
-			Escapees: listProcesses(g.Escapees), Problem: g.Problem}
+			Escapees: listProcesses(g.Escapees), Problem: g.Problem, Supervisor: g.Supervisor}
 		if lg.Members == nil {
 			lg.Members = []listProcess{}
 		}
