@@ -36,7 +36,8 @@ func main() {
 	spawns := flag.Int("spawns", 200, "spawns timed for the spawn figures")
 	watch := flag.Duration("watch", 10*time.Second, "how long the TUI watches at each level")
 	out := flag.String("o", "", "also write the table to this file")
-	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream (default: all)")
+	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream, compat (default: all)")
+	flag.StringVar(&envdBin, "envd-bin", os.Getenv("SANDTOP_TEST_ENVD"), "E2B's envd binary for the compat part (scripts/build-envd.sh; run as root); empty: sandtop serve --compat envd stands in")
 	flag.Parse()
 	if err := run(*levels, *streamMiB, *spawns, *watch, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -132,6 +133,11 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 	}
 	if part("settled") {
 		if err := b.settledFigures(len(pgids)); err != nil {
+			return err
+		}
+	}
+	if part("compat") {
+		if err := b.compatFigures(levels[len(levels)-1]); err != nil {
 			return err
 		}
 	}

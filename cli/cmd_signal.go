@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandtop/backend/seam"
+	"sandtop/backend/seam/control"
 	"sandtop/config"
 )
 
@@ -140,12 +141,14 @@ func runKill(ctx context.Context, f *factory, opts killOptions) error {
 	if grace <= 0 {
 		return usagef(fmt.Errorf("--grace %s must be positive", grace))
 	}
+	// One reading of the table for every group: on stock envd each
+	// reading is a command.
+	rows, err := s.Runtime.Control().Processes(ctx)
+	if err != nil {
+		return err
+	}
 	for _, pgid := range opts.pgids {
-		alive, err := s.Runtime.Control().GroupAlive(ctx, pgid)
-		if err != nil {
-			return err
-		}
-		if !alive {
+		if !control.GroupLiveIn(rows, pgid) {
 			return fmt.Errorf("no live process group %d in this sandbox (see 'sandtop ls')", pgid)
 		}
 	}

@@ -138,7 +138,7 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 		log = slog.New(slog.DiscardHandler)
 	}
 	runner := control.Runner{Process: proc, Bash: cfg.Bash, Env: map[string]string{"BASH_ENV": "", "ENV": ""}}
-	var plane control.Plane = control.Compat{Runner: runner}
+	var plane control.Plane = control.NewCompat(runner)
 	var direct bool
 	var baseEnv []string
 	info := DaemonInfo{Version: "envd (no sandtop extension)", Capabilities: []string{"compat"}}

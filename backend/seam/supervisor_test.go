@@ -211,7 +211,7 @@ func TestStockEnvdSupervisorPublishesExactFacts(t *testing.T) {
 func TestStockEnvdSupervisorStreamsStdinAndOutput(t *testing.T) {
 	s, _ := stockSeam(t, nil)
 	h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"sh", "-c", "read -r x; echo got $x; echo $KEEP_ME"}, Cwd: "/", GraceMs: 1000,
-		Env: []EnvEntry{{Name: "KEEP_ME", Value: "kept value"}},
+		Env:   []EnvEntry{{Name: "KEEP_ME", Value: "kept value"}},
 		Stdio: Stdio{Stdin: StdinPipe(), Stdout: OutputPipe(), Stderr: OutputCollect(1 << 10)}})
 	if err != nil {
 		t.Fatal(err)

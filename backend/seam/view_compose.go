@@ -118,8 +118,8 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 				g.Supervisor = SupervisorShim
 			} else if dir, ok := supervisorOf[l.Ppid]; ok && g.Argv == nil {
 				// Stock envd started the supervisor, which started the
-				// leader: the supervisor's output is the group's.
-				g.Argv = l.Argv
+				// leader: the supervisor's output is the group's. The
+				// argv comes from the published state (see addPublished).
 				stateDirs[g.Pgid] = dir
 				g.LeaderPid = l.Ppid
 				g.Supervisor = SupervisorStandalone

@@ -108,14 +108,6 @@ func (f *compatFeed) poll(ctx context.Context) (liveTable, error) {
 func (f *compatFeed) exactArgv(ctx context.Context, rows []ProcessRow) {
 	seen := map[int]bool{}
 	var want []string
-	// The leaders that sandtop's standalone supervisors started: their
-	// argv is the group's command.
-	supervisors := map[int]bool{}
-	for _, r := range rows {
-		if _, ok := wrapper.Supervised(r.Argv); ok {
-			supervisors[r.Pid] = true
-		}
-	}
 	for i := range rows {
 		r := &rows[i]
 		seen[r.Pid] = true
@@ -124,7 +116,7 @@ func (f *compatFeed) exactArgv(ctx context.Context, rows []ProcessRow) {
 			r.Argv = c.exact // the same process: a reused pid renders differently
 			continue
 		}
-		if wrapper.MayBeWrapper(r.Argv) || (supervisors[r.Ppid] && r.Pid == r.Pgid) {
+		if wrapper.MayBeWrapper(r.Argv) {
 			want = append(want, strconv.Itoa(r.Pid))
 		}
 	}

@@ -17,6 +17,9 @@ import (
 // It needs ps (procps), kill, cat, ls and rm in the sandbox.
 type Compat struct {
 	Runner Runner
+	// Batch, when set, coalesces concurrent table reads and signals (see
+	// NewCompat).
+	Batch *Batch
 }
 
 func (c Compat) Kind() string { return "compat" }
@@ -33,6 +36,14 @@ func (c Compat) Processes(ctx context.Context) ([]ProcessEntry, error) {
 		}
 		return out, nil
 	}
+	if c.Batch != nil {
+		return c.batchedProcesses(ctx)
+	}
+	return c.readProcesses(ctx)
+}
+
+// readProcesses is one ps of every process's ids and state.
+func (c Compat) readProcesses(ctx context.Context) ([]ProcessEntry, error) {
 	r, err := c.Runner.Run(ctx, `exec ps -e -o pid= -o pgid= -o sid= -o stat=`, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
@@ -160,6 +171,9 @@ func (c Compat) SessionGroups(ctx context.Context, sid int) ([]int, error) {
 func (c Compat) SignalGroup(ctx context.Context, pgid int, sig syscall.Signal) (bool, error) {
 	if err := CheckGroupID(pgid); err != nil {
 		return false, err
+	}
+	if c.Batch != nil {
+		return c.batchedSignal(ctx, pgid, sig)
 	}
 	r, err := c.Runner.Run(ctx, `kill -s "$1" -- "-$2" 2>/dev/null`, []string{strings.TrimPrefix(SignalName(sig), "SIG"), strconv.Itoa(pgid)}, nil)
 	if err != nil {

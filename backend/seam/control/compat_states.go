@@ -138,6 +138,11 @@ func parseStatesScan(out []byte) ([]StateFiles, error) {
 			}
 			return &v
 		})
+		if v, ok := d.files[wrapper.ArgvFile]; ok && s.Argv == nil && s.Pid != nil {
+			// Read anyway: a supervised group's leader shows its argv only
+			// as ps renders it, blanks and all.
+			s.Argv = &v
+		}
 		s.ModTime = d.modTime
 		states = append(states, s)
 	}
