@@ -227,5 +227,6 @@ func (r *Runtime) supervisedStart(h *Handle, bin string, spec SpawnSpec, env []s
 	if spec.Tag != "" {
 		req.Tag = &spec.Tag
 	}
+	h.supervised = true
 	return connect.NewRequest(req), payload, nil
 }

@@ -349,3 +349,19 @@ func TestStreamedCommandHasNoOutputCap(t *testing.T) {
 		t.Fatalf("streamed %d bytes, exit %d, err %v", got, res.ExitCode, err)
 	}
 }
+
+// A group that ignores SIGTERM is killed; the supervisor, outside the
+// group and left alone, still publishes how the program ended.
+func TestStockEnvdKillTierKeepsTheSupervisorsFacts(t *testing.T) {
+	s, _ := stockSeam(t, nil)
+	h := s.spawn(collectBoth(1<<20), 200, nil, "sh", "-c", `trap "" TERM; echo ready; exec sleep 300`)
+	pollUntil(t, "the program to ignore TERM", 10*time.Second, func() bool { return h.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
+	h.Terminate()
+	wantSignal(t, settle(t, h), "SIGKILL")
+	code, _ := os.ReadFile(filepath.Join(h.stateDir, wrapper.ExitCodeFile))
+	sig, _ := os.ReadFile(filepath.Join(h.stateDir, wrapper.SignalFile))
+	if string(code) != "137\n" || string(sig) != "9\n" {
+		t.Errorf("exit-code %q signal %q, want 137 and 9", code, sig)
+	}
+	waitTreeGone(t, h)
+}
