@@ -35,7 +35,7 @@ type Handle struct {
 	// supervised: sandtop's supervisor runs the group on stock envd; it is
 	// not in the group and leaves once the program has ended.
 	supervised bool
-	pgid   int
+	pgid       int
 
 	modes      Stdio
 	outPipe    *outputPipe

@@ -3,6 +3,7 @@ package seam
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,6 +89,9 @@ func (f *compatFeed) poll(ctx context.Context) (liveTable, error) {
 	if err != nil {
 		return liveTable{}, err
 	}
+	// A copy: exactArgv rewrites rows, and within OneTable the table is
+	// shared with readers running at the same time (Snapshot's scan).
+	rows = slices.Clone(rows)
 	started, err := f.r.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
 	if err != nil {
 		return liveTable{}, fmt.Errorf("list processes: %w", err)
