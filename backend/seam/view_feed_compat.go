@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -85,24 +86,40 @@ func (f *compatFeed) next(ctx context.Context) (liveTable, error) {
 func (f *compatFeed) poll(ctx context.Context) (liveTable, error) {
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
+	// The table, the daemon's list of what it started and its terminals
+	// are three round trips, each of which grows with the groups: all at
+	// once.
+	var started *connect.Response[process.ListResponse]
+	var listErr, termErr error
+	var infos []TerminalInfo
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		started, listErr = f.r.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
+	}()
+	go func() {
+		defer wg.Done()
+		infos, termErr = f.r.ListTerminals(ctx)
+	}()
 	rows, taken, err := f.r.ProcessTable(ctx)
+	wg.Wait()
 	if err != nil {
 		return liveTable{}, err
+	}
+	if listErr != nil {
+		return liveTable{}, fmt.Errorf("list processes: %w", listErr)
 	}
 	// A copy: exactArgv rewrites rows, and within OneTable the table is
 	// shared with readers running at the same time (Snapshot's scan).
 	rows = slices.Clone(rows)
-	started, err := f.r.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
-	if err != nil {
-		return liveTable{}, fmt.Errorf("list processes: %w", err)
-	}
 	tags := map[int]string{}
 	for _, p := range started.Msg.GetProcesses() {
 		tags[int(p.GetPid())] = p.GetTag()
 	}
 	f.exactArgv(ctx, rows)
 	t := liveTable{taken: taken, groups: groupRows(rows, tags)}
-	t.terminals = f.terminals(ctx, rows)
+	t.terminals = f.terminals(infos, termErr, rows)
 	return t, nil
 }
 
@@ -220,8 +237,7 @@ func isOurPS(argv []string) bool {
 // from the ps table: session, foreground group, start. Stock envd does not
 // report PTY sizes, so Rows and Cols stay 0. A failed read keeps the
 // previous list.
-func (f *compatFeed) terminals(ctx context.Context, rows []ProcessRow) []TerminalView {
-	infos, err := f.r.ListTerminals(ctx)
+func (f *compatFeed) terminals(infos []TerminalInfo, err error, rows []ProcessRow) []TerminalView {
 	if err != nil {
 		return f.terms
 	}
