@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"sandtop/backend/seam"
 	"sandtop/wrapper"
 )
 
@@ -39,15 +37,12 @@ func TestCLIRunsStockEnvdGroupsUnderTheSupervisor(t *testing.T) {
 
 	// One binary in the runtime root, named by sandtop's hash; the second
 	// run reused it.
-	f, err := os.Open(sandtopBin)
+	id, err := seam.SupervisorID(sandtopBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := sha256.New()
-	_, _ = io.Copy(h, f)
-	f.Close()
 	bins, _ := filepath.Glob(filepath.Join(root, wrapper.SupervisorDir, "*"))
-	if want := wrapper.SupervisorBinary(root, hex.EncodeToString(h.Sum(nil))); len(bins) != 1 || bins[0] != want {
+	if want := wrapper.SupervisorBinary(root, id); len(bins) != 1 || bins[0] != want {
 		t.Errorf("supervisor binaries %q, want only %s", bins, want)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -30,12 +31,15 @@ import (
 // Only a spawn installs it: looking at a sandbox never changes it.
 
 // supervisorState is the runtime's one decision: the supervisor's path in
-// the sandbox, or why the wrapper runs the groups.
+// the sandbox, or why the wrapper runs the groups. Until a spawn proves it
+// (or installs it), the path is assumed: the usual case, a sandbox that
+// has it from an earlier command, then costs no round trip at all.
 type supervisorState struct {
 	mu       sync.Mutex
 	decided  bool
 	path     string
 	fallback string
+	assumed  string // the path a build of this name would have
 }
 
 // SupervisorFallback says why groups this runtime spawns on stock envd
@@ -47,49 +51,94 @@ func (r *Runtime) SupervisorFallback() string {
 	return r.sup.fallback
 }
 
-// supervisor returns the supervisor's path in the sandbox, installing it
-// on first use, or "" when the wrapper must run the groups. An error is a
-// failure that may pass (the sandbox unreachable); it is not remembered.
-func (r *Runtime) supervisor(ctx context.Context) (string, error) {
+// supervisor returns the supervisor's path in the sandbox ("" when the
+// wrapper must run the groups), and whether that path is only assumed
+// (see confirmSupervisor). An error is a failure that may pass.
+func (r *Runtime) supervisor(ctx context.Context) (path string, assumed bool, err error) {
+	r.sup.mu.Lock()
+	if r.sup.decided {
+		defer r.sup.mu.Unlock()
+		return r.sup.path, false, nil
+	}
+	if r.sup.assumed == "" {
+		local, why := r.localSupervisor()
+		if why != "" {
+			r.sup.decided, r.sup.fallback = true, why
+			r.sup.mu.Unlock()
+			r.log.Info("groups run under the bash wrapper", "reason", why)
+			return "", false, nil
+		}
+		id, err := SupervisorID(local)
+		if err != nil {
+			r.sup.decided, r.sup.fallback = true, "sandtop cannot read its supervisor: "+err.Error()
+			r.sup.mu.Unlock()
+			return "", false, nil
+		}
+		r.sup.assumed = wrapper.SupervisorBinary(r.cfg.RuntimeRoot, id)
+	}
+	defer r.sup.mu.Unlock()
+	return r.sup.assumed, true, nil
+}
+
+// supervisorProven records that a spawn ran under the assumed path.
+func (r *Runtime) supervisorProven() {
+	r.sup.mu.Lock()
+	defer r.sup.mu.Unlock()
+	if !r.sup.decided {
+		r.sup.decided, r.sup.path = true, r.sup.assumed
+	}
+}
+
+// confirmSupervisor finds or installs the supervisor, or decides on the
+// wrapper, for good.
+func (r *Runtime) confirmSupervisor(ctx context.Context) (string, bool, error) {
 	r.sup.mu.Lock()
 	defer r.sup.mu.Unlock()
 	if r.sup.decided {
-		return r.sup.path, nil
+		return r.sup.path, false, nil
 	}
 	p, fallback, err := r.installSupervisor(ctx)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	r.sup.decided, r.sup.path, r.sup.fallback = true, p, fallback
 	if fallback != "" {
 		r.log.Info("groups run under the bash wrapper", "reason", fallback)
 	}
-	return p, nil
+	return p, false, nil
+}
+
+// localSupervisor is the local build to upload, or why there is none.
+func (r *Runtime) localSupervisor() (path, why string) {
+	switch {
+	case r.cfg.SupervisorBinary == NoSupervisor:
+		return "", "the supervisor is switched off"
+	case runtime.GOOS != "linux":
+		return "", "sandtop runs on " + runtime.GOOS + ", and its supervisor only on linux"
+	case r.cfg.Upload == nil:
+		return "", "no file upload to this sandbox"
+	case r.cfg.SupervisorBinary != "":
+		return r.cfg.SupervisorBinary, ""
+	}
+	p, err := os.Executable()
+	if err != nil {
+		return "", "sandtop cannot find its own executable: " + err.Error()
+	}
+	return p, ""
 }
 
 // installSupervisor finds or installs the supervisor: the path, or why
-// there is none.
+// there is none. Called with r.sup.mu held.
 func (r *Runtime) installSupervisor(ctx context.Context) (path, fallback string, err error) {
-	if r.cfg.SupervisorBinary == NoSupervisor {
-		return "", "the supervisor is switched off", nil
+	local, why := r.localSupervisor()
+	if why != "" {
+		return "", why, nil
 	}
-	if runtime.GOOS != "linux" {
-		return "", "sandtop runs on " + runtime.GOOS + ", and its supervisor only on linux", nil
-	}
-	if r.cfg.Upload == nil {
-		return "", "no file upload to this sandbox", nil
-	}
-	local := r.cfg.SupervisorBinary
-	if local == "" {
-		if local, err = os.Executable(); err != nil {
-			return "", "sandtop cannot find its own executable: " + err.Error(), nil
-		}
-	}
-	sum, err := fileSHA256(local)
+	id, err := SupervisorID(local)
 	if err != nil {
 		return "", "sandtop cannot read its supervisor: " + err.Error(), nil
 	}
-	path = wrapper.SupervisorBinary(r.cfg.RuntimeRoot, sum)
+	path = wrapper.SupervisorBinary(r.cfg.RuntimeRoot, id)
 	res, err := r.runner.Run(ctx, supervisorProbeScript, []string{path, shim.ProbeSubcommand}, nil)
 	if err != nil {
 		return "", "", fmt.Errorf("look for sandtop's supervisor: %w", err)
@@ -100,10 +149,14 @@ func (r *Runtime) installSupervisor(ctx context.Context) (path, fallback string,
 		return "", fmt.Sprintf("the sandbox is %s and sandtop is built for %s", machine, runtime.GOARCH), nil
 	}
 	if len(lines) > 1 && strings.TrimSpace(lines[1]) == shim.ProbeAnswer {
-		return path, "", nil // installed before: its name carries its hash
+		return path, "", nil // installed before: its name says which build
 	}
-	// Upload under a private name, then make it executable, run it, and
-	// only then give it its name: a reader of the name finds it whole.
+	sum, err := fileSHA256(local)
+	if err != nil {
+		return "", "sandtop cannot read its supervisor: " + err.Error(), nil
+	}
+	// Upload under a private name, then check, make executable, run it,
+	// and only then give it its name: a reader of the name finds it whole.
 	f, err := os.Open(local)
 	if err != nil {
 		return "", "sandtop cannot read its supervisor: " + err.Error(), nil
@@ -131,6 +184,22 @@ func (r *Runtime) installSupervisor(ctx context.Context) (path, fallback string,
 		}
 		return "", "the sandbox cannot execute sandtop's supervisor under " + r.cfg.RuntimeRoot + " (a noexec filesystem?): " + why, nil
 	}
+}
+
+// SupervisorID names a build of the supervisor: a SHA-256 of its Go build
+// ID (which changes with anything it was built from), or of the whole
+// file when it has none. Cheap, so every command can name it.
+func SupervisorID(p string) (string, error) {
+	if f, err := elf.Open(p); err == nil {
+		defer f.Close()
+		if sec := f.Section(".note.go.buildid"); sec != nil {
+			if b, err := sec.Data(); err == nil && len(b) > 16 {
+				sum := sha256.Sum256(b)
+				return hex.EncodeToString(sum[:]), nil
+			}
+		}
+	}
+	return fileSHA256(p)
 }
 
 // supervisorProbeScript prints the machine, then the probe's answer when

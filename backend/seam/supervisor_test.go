@@ -98,7 +98,7 @@ func TestStockEnvdGroupsRunUnderOneSupervisorEach(t *testing.T) {
 	// The binary is named by its hash, and a new runtime on the same root
 	// reuses it.
 	self, _ := os.Executable()
-	sum, err := fileSHA256(self)
+	sum, err := SupervisorID(self)
 	if err != nil {
 		t.Fatal(err)
 	}
