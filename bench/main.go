@@ -6,6 +6,7 @@
 //
 //	go run ./bench                 # the full run: 250, 500 and 1,000 groups
 //	go run ./bench -groups 100     # a quick one
+//	go run ./bench -only fleet     # the TUI on a fake E2B team (fleet.go)
 package main
 
 import (
@@ -36,22 +37,45 @@ func main() {
 	spawns := flag.Int("spawns", 200, "spawns timed for the spawn figures")
 	watch := flag.Duration("watch", 10*time.Second, "how long the TUI watches at each level")
 	out := flag.String("o", "", "also write the table to this file")
-	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream, compat (default: all)")
-	flag.StringVar(&envdBin, "envd-bin", os.Getenv("SANDTOP_TEST_ENVD"), "E2B's envd binary for the compat part (scripts/build-envd.sh; run as root); empty: sandtop serve --compat envd stands in")
+	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream, fleet, compat (default: all but fleet and compat)")
+	flag.StringVar(&envdBin, "envd-bin", os.Getenv("SANDTOP_TEST_ENVD"), "compat: E2B's envd binary (scripts/build-envd.sh; run as root); empty: sandtop serve --compat envd stands in")
+	fleetLevels := flag.String("fleet", "100,300,1000", "fleet: E2B sandbox counts to measure at")
+	flag.IntVar(&fleetOpts.daemons, "fleet-daemons", 4, "fleet: real daemons behind the sandboxes")
+	flag.IntVar(&fleetOpts.pausedEvery, "fleet-paused-every", 10, "fleet: every n-th sandbox is paused (0: none)")
+	flag.DurationVar(&fleetOpts.idle, "fleet-idle", 60*time.Second, "fleet: the idle window RSS, CPU and requests are measured over")
+	flag.DurationVar(&fleetOpts.countsWait, "fleet-wait", 120*time.Second, "fleet: how long to wait for every sandbox's counts")
+	flag.StringVar(&fleetOpts.keep, "fleet-keep", "", "fleet: copy each level's TUI debug log and last screen into this directory")
+	fleetArgs := flag.String("fleet-args", "--e2b --e2b-metadata fleet=bench", "fleet: the TUI's target flags (every bench sandbox has metadata fleet=bench)")
 	flag.Parse()
+	var err error
+	if fleetOpts.levels, err = parseLevels(*fleetLevels); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -fleet:", err)
+		os.Exit(2)
+	}
+	fleetOpts.tuiArgs = strings.Fields(*fleetArgs)
+	if fleetOpts.daemons < 1 || fleetOpts.idle <= 0 || fleetOpts.countsWait <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: -fleet-daemons, -fleet-idle and -fleet-wait must be positive")
+		os.Exit(2)
+	}
 	if err := run(*levels, *streamMiB, *spawns, *watch, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-// only lists the parts to run (-only); empty runs them all.
+// only lists the parts to run (-only); empty runs them all but fleet and
+// compat.
 var only string
 
-// part says whether the named part of the run was asked for.
+// fleetOpts are the fleet part's flags.
+var fleetOpts fleetOptions
+
+// part says whether the named part of the run was asked for. The fleet
+// part (minutes per level, and tmux) and the compat part (a stock envd and
+// a thousand more groups) run only when named.
 func part(name string) bool {
 	if only == "" {
-		return true
+		return name != "fleet" && name != "compat"
 	}
 	for _, p := range strings.Split(only, ",") {
 		if strings.TrimSpace(p) == name {
@@ -70,14 +94,23 @@ type bench struct {
 	rows           []row
 }
 
-func run(levelList string, streamMiB, spawns int, watch time.Duration, out string) error {
+// parseLevels reads a comma-separated list of positive counts.
+func parseLevels(list string) ([]int, error) {
 	var levels []int
-	for _, f := range strings.Split(levelList, ",") {
+	for _, f := range strings.Split(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n <= 0 {
-			return fmt.Errorf("bad -groups %q", levelList)
+			return nil, fmt.Errorf("bad count list %q: want positive numbers, comma-separated", list)
 		}
 		levels = append(levels, n)
+	}
+	return levels, nil
+}
+
+func run(levelList string, streamMiB, spawns int, watch time.Duration, out string) error {
+	levels, err := parseLevels(levelList)
+	if err != nil {
+		return fmt.Errorf("-groups: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "sandtop-bench-")
 	if err != nil {
@@ -93,10 +126,12 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v: %s", err, out)
 	}
-	if err := b.startDaemon(); err != nil {
-		return err
+	if part("run") || part("attach") || part("scale") || part("teardown") || part("settled") || part("stream") {
+		if err := b.startDaemon(); err != nil {
+			return err
+		}
+		defer b.stopDaemon()
 	}
-	defer b.stopDaemon()
 
 	if part("run") {
 		if err := b.spawnFigures(spawns); err != nil {
@@ -149,6 +184,11 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 			return err
 		}
 		if err := b.sdkFigures(streamMiB); err != nil {
+			return err
+		}
+	}
+	if part("fleet") {
+		if err := b.fleetFigures(fleetOpts); err != nil {
 			return err
 		}
 	}

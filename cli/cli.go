@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"sandtop/safetext"
 )
 
 // Main executes one command line and returns the process exit code.
@@ -23,7 +25,9 @@ func Main(args []string) int {
 	}
 	code := exitCodeOf(err)
 	if msg := err.Error(); msg != "" && !isSilent(err) {
-		fmt.Fprintln(os.Stderr, "sandtop: "+oneLine(msg))
+		// Errors may quote the sandbox (paths, problems): no escapes reach
+		// the terminal.
+		fmt.Fprintln(os.Stderr, "sandtop: "+safetext.Line(oneLine(msg)))
 	}
 	return code
 }

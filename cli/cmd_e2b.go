@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"sandtop/backend/e2b"
 	"sandtop/backend/target"
+	"sandtop/safetext"
 	"sandtop/ui"
 )
 
@@ -41,6 +43,8 @@ resume and extend do, after asking.`,
 // e2bClient builds the control-plane client: from the config target that
 // --target names if it is an E2B one, else from the environment. It also
 // says whether that target is read-only and which metadata filter applies.
+// A target flag naming anything but E2B sandboxes is refused, not ignored
+// ($SANDTOP_TARGET, a default, is passed over when it is not E2B).
 func e2bClient(g *globalFlags) (*e2b.Client, target.Config, bool, error) {
 	cfg, err := g.loadConfig()
 	if err != nil {
@@ -51,20 +55,42 @@ func e2bClient(g *globalFlags) (*e2b.Client, target.Config, bool, error) {
 		return nil, target.Config{}, false, err
 	}
 	tc, readOnly := target.Config{}, cfg.ReadOnly
-	for _, s := range sels {
-		if s.cfg.E2B || s.cfg.E2BSandboxID != "" {
-			tc, readOnly = s.cfg, s.readOnly
-			if s.e2bKeyFile != "" {
-				if tc.E2BConfig.APIKey, err = readAPIKey(s.e2bKeyFile); err != nil {
-					return nil, tc, false, err
-				}
+	var chosen *selection
+	for i, s := range sels {
+		switch {
+		case s.fromEnv && !s.isE2B():
+		case !s.isE2B():
+			return nil, tc, false, usagef(fmt.Errorf("the e2b commands work on E2B's control plane; %s is not an E2B target", s.name))
+		case chosen != nil:
+			return nil, tc, false, usagef(fmt.Errorf("the e2b commands take one E2B selection; got %s and %s", chosen.name, s.name))
+		default:
+			chosen = &sels[i]
+		}
+	}
+	if chosen != nil {
+		tc, readOnly = chosen.cfg, chosen.readOnly
+		if chosen.e2bKeyFile != "" {
+			if tc.E2BConfig.APIKey, err = readAPIKey(chosen.e2bKeyFile); err != nil {
+				return nil, tc, false, err
 			}
-			break
 		}
 	}
 	tc.Warn = warnOnce
 	client, err := target.E2BClient(tc)
 	return client, tc, readOnly || g.readOnly, err
+}
+
+// checkE2BArg refuses a selection that contradicts the sandbox an e2b
+// subcommand was given as its argument: another --e2b=ID, or a metadata
+// filter, which has nothing to filter there.
+func checkE2BArg(tc target.Config, id string) error {
+	switch {
+	case tc.E2BSandboxID != "" && tc.E2BSandboxID != id:
+		return usagef(fmt.Errorf("--e2b=%s and the argument %s name different sandboxes", tc.E2BSandboxID, id))
+	case tc.E2BMetadata != nil:
+		return usagef(errors.New("--e2b-metadata filters listings; this command takes one sandbox ID"))
+	}
+	return nil
 }
 
 type e2bListDoc struct {
@@ -105,6 +131,12 @@ pair, as E2B's CLI does. -o json prints a stable document.`,
 			if err != nil {
 				return err
 			}
+			if id := tc.E2BSandboxID; id != "" { // --e2b=ID (or a target naming one): that one only
+				sbs = slices.DeleteFunc(sbs, func(sb e2b.Sandbox) bool { return sb.ID != id })
+				if len(sbs) == 0 {
+					return fmt.Errorf("e2b: no sandbox %s in the team", id)
+				}
+			}
 			doc := e2bListDoc{Version: jsonVersion, Sandboxes: []e2bListRow{}}
 			for _, sb := range sbs {
 				doc.Sandboxes = append(doc.Sandboxes, *e2bListEntry(&sb))
@@ -140,7 +172,7 @@ func templateLabel(sb e2b.Sandbox) string {
 // e2bSummary is the one line ls prints about an E2B sandbox before its
 // groups.
 func e2bSummary(name string, sb e2b.Sandbox, now time.Time) string {
-	return fmt.Sprintf("%s  %s  %s  %s left  %s", name, templateLabel(sb), sb.State, ui.FormatTimeLeft(sb.EndAt.Sub(now)), ui.FormatMetadata(sb.Metadata))
+	return safetext.Line(fmt.Sprintf("%s  %s  %s  %s left  %s", name, templateLabel(sb), sb.State, ui.FormatTimeLeft(sb.EndAt.Sub(now)), ui.FormatMetadata(sb.Metadata)))
 }
 
 func newE2BLogsCmd(g *globalFlags) *cobra.Command {
@@ -157,8 +189,11 @@ func newE2BLogsCmd(g *globalFlags) *cobra.Command {
 			if lines < 1 || lines > e2b.MaxLogLines {
 				return usagef(fmt.Errorf("-n %d: want 1..%d", lines, e2b.MaxLogLines))
 			}
-			client, _, _, err := e2bClient(g)
+			client, tc, _, err := e2bClient(g)
 			if err != nil {
+				return err
+			}
+			if err := checkE2BArg(tc, args[0]); err != nil {
 				return err
 			}
 			entries, err := client.Logs(cmd.Context(), args[0], lines)
@@ -199,8 +234,11 @@ func newE2BLifecycleCmd(g *globalFlags, verb string) *cobra.Command {
 			if timeout < time.Second {
 				return usagef(fmt.Errorf("--timeout %s: want at least 1s", timeout))
 			}
-			client, _, readOnly, err := e2bClient(g)
+			client, tc, readOnly, err := e2bClient(g)
 			if err != nil {
+				return err
+			}
+			if err := checkE2BArg(tc, id); err != nil {
 				return err
 			}
 			if readOnly {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandtop/backend/seam"
+	"sandtop/safetext"
 )
 
 // lsOptions is what "sandtop ls" was asked for.
@@ -19,6 +20,8 @@ type lsOptions struct {
 	output    string // -o: one of listFormats
 	filter    listFilter
 	noHeaders bool
+	// all is -A: every sandbox (ls_all.go).
+	all bool
 }
 
 func newLsCmd(f *factory) *cobra.Command {
@@ -32,8 +35,16 @@ finished ones included) with their live processes, then the terminals.
   -o wide   adds the pids, the state directory, age, CPU and memory
   -o name   prints only pgids, one a line, for scripts:
             sandtop kill $(sandtop ls -o name --tag build)
-  -o json   a stable document, described in the README`,
+  -o json   a stable document, described in the README
+
+With -A it lists every sandbox: the local one, each config target, and
+those the target flags add (--e2b: every E2B sandbox, --e2b-metadata the
+matching ones), at most 16 at once, in one table with a SANDBOX column.
+A sandbox that cannot be listed is a row of its own (an "error" in JSON);
+the others are still listed, and ls then exits 1. -o name prints
+SANDBOX/PGID, which kill, signal and logs take.`,
 		Example: `  sandtop ls --state running
+  sandtop ls -A --e2b
   sandtop ls --tag 'ci-*' -o wide --no-headers`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -42,6 +53,7 @@ finished ones included) with their live processes, then the terminals.
 	}
 	c.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: "+strings.Join(listFormats, ", "))
 	c.Flags().BoolVar(&opts.noHeaders, "no-headers", false, "leave out the header lines of the tables")
+	c.Flags().BoolVarP(&opts.all, "all-sandboxes", "A", false, "every sandbox: local, the config's targets and those the target flags add (--e2b: every E2B sandbox), with a SANDBOX column")
 	opts.filter.register(c)
 	_ = c.RegisterFlagCompletionFunc("output", fixedCompletion(listFormats...))
 	return c
@@ -54,6 +66,9 @@ func runLs(ctx context.Context, f *factory, opts lsOptions) error {
 	}
 	if err := opts.filter.check(); err != nil {
 		return err
+	}
+	if opts.all {
+		return runLsAll(ctx, f, opts)
 	}
 	r, err := f.Resolve(ctx)
 	if err != nil {
@@ -98,52 +113,11 @@ var listFormats = []string{"table", "wide", "name", "json"}
 
 func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	switch {
-	case !headers:
-	case wide:
-		fmt.Fprintln(tw, "PGID\tSTATE\tEXIT\tTAG\tAGE\tCPU%\tRSS\tPIDS\tID\tCOMMAND")
-	default:
-		fmt.Fprintln(tw, "PGID\tSTATE\tEXIT\tTAG\tPROCS\tCOMMAND")
+	if headers {
+		fmt.Fprintln(tw, groupHeader(wide))
 	}
 	for _, g := range doc.Groups {
-		exit := "-"
-		switch {
-		case g.Signal != "":
-			exit = g.Signal
-		case g.ExitCode != nil:
-			exit = strconv.Itoa(*g.ExitCode)
-		case g.Problem != "" && g.State == string(seam.GroupSettled):
-			exit = "unknown"
-		}
-		cmdline := strings.Join(g.Command, " ")
-		var pids []string
-		var cpu float64
-		var rss uint64
-		for _, m := range g.Members {
-			cpu, rss = cpu+m.CPUPercent, rss+m.RSSBytes
-			if !m.Wrapper {
-				pids = append(pids, strconv.Itoa(m.PID))
-			}
-		}
-		if wide {
-			age, usage, mem := "-", "-", "-"
-			if g.Started != nil {
-				age = shortAge(now.Sub(*g.Started))
-			}
-			if len(g.Members) > 0 && rss > 0 {
-				usage, mem = strconv.FormatFloat(cpu, 'f', 1, 64), shortBytes(rss)
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.PGID, g.State, exit, dash(g.Tag), age, usage, mem, dash(strings.Join(pids, ",")), g.ID, clip(cmdline, 120))
-		} else {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", g.PGID, g.State, exit, dash(g.Tag), len(pids), clip(cmdline, 60))
-		}
-		if exit == "unknown" {
-			fmt.Fprintf(tw, "  └ %s\t\t\t\t\t\n", clip(g.Problem, 100))
-		}
-		// Escapees sit under their group, marked, with their own pid.
-		for _, e := range g.Escapees {
-			fmt.Fprintf(tw, "  └ %d\tescapee\t\t\t\t%s\n", e.PID, clip(strings.Join(e.Argv, " "), 60))
-		}
+		writeGroupRows(tw, g, wide, now, "")
 	}
 	tw.Flush()
 	if n := wrapped(doc.Groups); n > 0 && headers {
@@ -155,21 +129,10 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if headers {
 		fmt.Fprintln(w)
-		fmt.Fprintln(tw, "TERMINAL\tSIZE\tFOREGROUND\tINPUT\tTAG\tCOMMAND")
+		fmt.Fprintln(tw, terminalHeader)
 	}
 	for _, t := range doc.Terminals {
-		size, fg, input := "-", "-", "-"
-		if t.Rows > 0 {
-			size = fmt.Sprintf("%dx%d", t.Cols, t.Rows)
-		}
-		if t.ForegroundPGID > 0 {
-			fg = strconv.Itoa(t.ForegroundPGID)
-			input = "busy"
-			if t.InputWaiting {
-				input = "waiting"
-			}
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.PID, size, fg, input, dash(t.Tag), clip(strings.Join(t.Argv, " "), 60))
+		writeTerminalRow(tw, t, "")
 	}
 	tw.Flush()
 }
@@ -185,23 +148,91 @@ func wrapped(groups []listGroup) int {
 	return n
 }
 
+func groupHeader(wide bool) string {
+	if wide {
+		return "PGID\tSTATE\tEXIT\tTAG\tAGE\tCPU%\tRSS\tPIDS\tID\tCOMMAND"
+	}
+	return "PGID\tSTATE\tEXIT\tTAG\tPROCS\tCOMMAND"
+}
+
+const terminalHeader = "TERMINAL\tSIZE\tFOREGROUND\tINPUT\tTAG\tCOMMAND"
+
+// writeGroupRows writes a group's row and the lines under it (why its exit
+// is unknown, its escapees); prefix is the cells before (ls -A's SANDBOX).
+func writeGroupRows(tw io.Writer, g listGroup, wide bool, now time.Time, prefix string) {
+	under := ""
+	if prefix != "" {
+		under = "\t"
+	}
+	exit := "-"
+	switch {
+	case g.Signal != "":
+		exit = g.Signal
+	case g.ExitCode != nil:
+		exit = strconv.Itoa(*g.ExitCode)
+	case g.Problem != "" && g.State == string(seam.GroupSettled):
+		exit = "unknown"
+	}
+	cmdline := strings.Join(g.Command, " ")
+	var pids []string
+	var cpu float64
+	var rss uint64
+	for _, m := range g.Members {
+		cpu, rss = cpu+m.CPUPercent, rss+m.RSSBytes
+		if !m.Wrapper {
+			pids = append(pids, strconv.Itoa(m.PID))
+		}
+	}
+	if wide {
+		age, usage, mem := "-", "-", "-"
+		if g.Started != nil {
+			age = shortAge(now.Sub(*g.Started))
+		}
+		if len(g.Members) > 0 && rss > 0 {
+			usage, mem = strconv.FormatFloat(cpu, 'f', 1, 64), shortBytes(rss)
+		}
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", prefix, g.PGID, g.State, exit, dash(g.Tag), age, usage, mem, dash(strings.Join(pids, ",")), dash(g.ID), clip(cmdline, 120))
+	} else {
+		fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%d\t%s\n", prefix, g.PGID, g.State, exit, dash(g.Tag), len(pids), clip(cmdline, 60))
+	}
+	if exit == "unknown" {
+		// Under COMMAND, the last column: in the first it widened PGID.
+		columns := 6
+		if wide {
+			columns = 10
+		}
+		fmt.Fprintf(tw, "%s%s└ %s\n", under, strings.Repeat("\t", columns-1), clip(g.Problem, 100))
+	}
+	// Escapees sit under their group, marked, with their own pid.
+	for _, e := range g.Escapees {
+		fmt.Fprintf(tw, "%s  └ %d\tescapee\t\t\t\t%s\n", under, e.PID, clip(strings.Join(e.Argv, " "), 60))
+	}
+}
+
+func writeTerminalRow(tw io.Writer, t listTerminal, prefix string) {
+	size, fg, input := "-", "-", "-"
+	if t.Rows > 0 {
+		size = fmt.Sprintf("%dx%d", t.Cols, t.Rows)
+	}
+	if t.ForegroundPGID > 0 {
+		fg = strconv.Itoa(t.ForegroundPGID)
+		input = "busy"
+		if t.InputWaiting {
+			input = "waiting"
+		}
+	}
+	fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s\t%s\n", prefix, t.PID, size, fg, input, dash(t.Tag), clip(strings.Join(t.Argv, " "), 60))
+}
+
+// dash is a table cell for s, cleaned (it may come from the sandbox), or
+// "-" when s is empty.
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return safetext.Line(s)
 }
 
-// clip shortens s to n runes and makes it one line, for table cells.
-func clip(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// clip shortens s to n runes and makes it one line without control
+// characters, for table cells.
+func clip(s string, n int) string { return safetext.Clip(s, n) }

@@ -16,9 +16,32 @@ import (
 type globalFlags struct {
 	configPath string
 	logFile    string
-	readOnly   bool
-	target     targetFlags
-	log        *slog.Logger // never nil once a command runs
+	// readOnly and target are the running command's own sandbox flags,
+	// copied from sandbox by bind once its command line is parsed.
+	readOnly bool
+	target   targetFlags
+	log      *slog.Logger // never nil once a command runs
+	// sandbox holds each command's own flag state: a flag registered on
+	// two commands must not share (and so lose) what it was given.
+	sandbox map[*cobra.Command]*sandboxFlags
+}
+
+// sandboxFlags are the flags of one command that acts on a sandbox.
+type sandboxFlags struct {
+	readOnly bool
+	target   targetFlags
+}
+
+// bind makes cmd's own sandbox flags the ones the run uses: those it
+// registered, or its family's (e2b's subcommands share e2b's). The root
+// calls it before any command runs, and completion before it lists.
+func (g *globalFlags) bind(cmd *cobra.Command) {
+	for c := cmd; c != nil; c = c.Parent() {
+		if sf, ok := g.sandbox[c]; ok {
+			g.readOnly, g.target = sf.readOnly, sf.target
+			return
+		}
+	}
 }
 
 func newRootCmd() *cobra.Command {
@@ -36,7 +59,10 @@ default shown first); --target, --socket and --envd (each repeatable) and
 --e2b (every E2B sandbox, running or paused, or --e2b=ID; looking never
 resumes or extends one) name the sandboxes instead.
 In the TUI, c or :ctx switches between them. The other commands work on
-one sandbox. The local sandbox's daemon starts on first use and keeps
+one sandbox, except ls -A, which lists every one, and kill, signal and
+logs, which take SANDBOX/PGID for a group elsewhere. A target flag a
+command cannot honour is an error, never a quiet fall-back to the local
+sandbox. The local sandbox's daemon starts on first use and keeps
 running, with every process it supervises, after sandtop exits.`,
 		Args:          unknownCommand,
 		SilenceErrors: true,
@@ -82,6 +108,7 @@ running, with every process it supervises, after sandtop exits.`,
 		}
 	}
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		g.bind(cmd)
 		return g.startLog(cmd)
 	}
 	return root
@@ -106,8 +133,13 @@ func (g *globalFlags) registerSandboxFlags(c *cobra.Command) {
 	if c.HasParent() && c.HasSubCommands() {
 		fs = c.PersistentFlags() // a family such as e2b: its subcommands act
 	}
-	fs.BoolVar(&g.readOnly, "read-only", false, "refuse every action that changes the sandbox")
-	g.target.register(fs)
+	sf := &sandboxFlags{}
+	if g.sandbox == nil {
+		g.sandbox = map[*cobra.Command]*sandboxFlags{}
+	}
+	g.sandbox[c] = sf
+	fs.BoolVar(&sf.readOnly, "read-only", false, "refuse every action that changes the sandbox")
+	sf.target.register(fs)
 	_ = c.RegisterFlagCompletionFunc("target", targetCompletion(g))
 }
 
@@ -135,11 +167,17 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 type tuiFlags struct {
 	theme string
 	mouse bool
+	// printContexts (hidden --print-contexts) prints the sandboxes the TUI
+	// would open, as JSON, instead of opening it: how the binary's tests
+	// check which sandboxes the target flags chose without a terminal.
+	printContexts bool
 }
 
 func (t *tuiFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.theme, "theme", "", "colour theme (dark, light, high-contrast)")
 	fs.BoolVar(&t.mouse, "mouse", false, "capture the mouse (wheel scrolling; disables the terminal's own selection)")
+	fs.BoolVar(&t.printContexts, "print-contexts", false, "print the sandboxes the TUI would open, as JSON, and exit")
+	_ = fs.MarkHidden("print-contexts")
 }
 
 // flagSet reports whether the named flag was given on the command line,

@@ -20,79 +20,118 @@ import (
 
 // signalOptions is what "sandtop signal" was asked for.
 type signalOptions struct {
-	sig   syscall.Signal
-	pgids []int
+	sig  syscall.Signal
+	refs []groupRef
 }
 
 func newSignalCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "signal SIG PGID...",
+		Use:   "signal SIG [SANDBOX/]PGID...",
 		Short: "Send a signal to every process of one or more process groups",
+		Long: `Sends SIG to every process of each group. A bare PGID is in the sandbox the
+target flags select; SANDBOX/PGID names a group in any sandbox, SANDBOX as
+'sandtop ls -A' prints it.`,
 		Example: `  sandtop signal INT 4123
   sandtop signal SIGSTOP 4123 4130
-  sandtop signal 10 4123`,
+  sandtop signal 10 4123 e2b:isb7x2k/812`,
 		Args: usageArgs(cobra.MinimumNArgs(2)),
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) == 0 {
 				return signalNameCompletion(), cobra.ShellCompDirectiveNoFileComp
 			}
-			return liveGroups(cmd, f), cobra.ShellCompDirectiveNoFileComp
+			return liveGroups(cmd, f, toComplete), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sig, err := parseSignal(args[0])
 			if err != nil {
 				return usagef(err)
 			}
-			pgids, err := parsePGIDs(args[1:])
+			refs, err := parseGroupRefs(args[1:])
 			if err != nil {
 				return err
 			}
-			return runSignal(cmd.Context(), f, signalOptions{sig: sig, pgids: pgids})
+			return runSignal(cmd.Context(), f, signalOptions{sig: sig, refs: refs})
 		},
 	}
 }
 
-// runSignal sends opts.sig to each group, reporting every group it could
-// not reach.
+// runSignal sends opts.sig to each group, in its own sandbox, reporting
+// every group it could not reach.
 func runSignal(ctx context.Context, f *factory, opts signalOptions) error {
-	s, err := f.MutableSession(ctx, "send a signal")
+	in, err := openSandboxes(ctx, f, opts.refs, "send a signal")
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer in.close()
 	var failed []error
-	for _, pgid := range opts.pgids {
-		delivered, err := s.Runtime.Control().SignalGroup(ctx, pgid, opts.sig)
-		switch {
-		case err != nil:
-			failed = append(failed, fmt.Errorf("process group %d: %w", pgid, err))
-		case !delivered:
-			failed = append(failed, errNoGroup(pgid))
-		default:
-			fmt.Fprintf(f.Out, "sent %s to process group %d\n", sigName(opts.sig), pgid)
+	for _, sg := range in {
+		for _, ref := range sg.refs {
+			delivered, err := sg.s.Runtime.Control().SignalGroup(ctx, ref.pgid, opts.sig)
+			switch {
+			case err != nil:
+				failed = append(failed, fmt.Errorf("process group %s: %w", ref, err))
+			case !delivered:
+				failed = append(failed, sg.noGroup(ref))
+			default:
+				fmt.Fprintf(f.Out, "sent %s to process group %s\n", sigName(opts.sig), ref)
+			}
 		}
 	}
 	return errors.Join(failed...)
 }
 
-// parsePGIDs reads pgid arguments, each once.
-func parsePGIDs(args []string) ([]int, error) {
-	var pgids []int
-	for _, a := range args {
-		pgid, err := parsePositiveID("pgid", a)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(pgids, pgid) {
-			pgids = append(pgids, pgid)
-		}
+// sandboxGroups are the groups named in one sandbox, and its session.
+type sandboxGroups struct {
+	s    *session
+	refs []groupRef
+}
+
+// noGroup is errNoGroup, naming the sandbox when the operator did.
+func (sg sandboxGroups) noGroup(ref groupRef) error {
+	if ref.sandbox == "" {
+		return errNoGroup(ref.pgid)
 	}
-	return pgids, nil
+	return fmt.Errorf("no process group %d in sandbox %s (see 'sandtop ls -A')", ref.pgid, ref.sandbox)
+}
+
+type sandboxesGroups []sandboxGroups
+
+func (in sandboxesGroups) close() {
+	for _, sg := range in {
+		sg.s.Close()
+	}
+}
+
+// openSandboxes opens, for a change (what says which), each sandbox the
+// refs name, once: two names for one sandbox share its session.
+func openSandboxes(ctx context.Context, f *factory, refs []groupRef, what string) (sandboxesGroups, error) {
+	var in sandboxesGroups
+	byName := map[string]int{}
+	for _, ref := range refs {
+		i, ok := byName[ref.sandbox]
+		if !ok {
+			s, err := f.MutableSessionIn(ctx, ref.sandbox, what)
+			if err != nil {
+				in.close()
+				return nil, err
+			}
+			i = slices.IndexFunc(in, func(sg sandboxGroups) bool { return sg.s.Target.Name == s.Target.Name })
+			if i < 0 {
+				in = append(in, sandboxGroups{s: s})
+				i = len(in) - 1
+			} else {
+				s.Close()
+			}
+			byName[ref.sandbox] = i
+		}
+		in[i].refs = append(in[i].refs, ref)
+	}
+	return in, nil
 }
 
 // killOptions is what "sandtop kill" was asked for.
 type killOptions struct {
-	pgids []int
+	refs []groupRef
 	// grace is --grace when graceSet; otherwise the config's grace applies.
 	grace    time.Duration
 	graceSet bool
@@ -101,23 +140,26 @@ type killOptions struct {
 func newKillCmd(f *factory) *cobra.Command {
 	var opts killOptions
 	c := &cobra.Command{
-		Use:   "kill PGID... [--grace 5s]",
+		Use:   "kill [SANDBOX/]PGID... [--grace 5s]",
 		Short: "Tear process groups down: SIGTERM, grace, SIGKILL, until each is proven empty",
 		Long: `Runs the teardown transaction on each process group, all at once, and
 prints each phase: SIGTERM to the whole group, up to --grace for it to
 empty, then SIGKILL and up to --grace again. It succeeds only once every
 group is proven empty (zombies do not count); otherwise it fails, naming
-the groups, and may be retried.`,
+the groups, and may be retried. A bare PGID is in the sandbox the target
+flags select; SANDBOX/PGID names a group in any sandbox, SANDBOX as
+'sandtop ls -A' prints it, and one call may mix sandboxes.`,
 		Example: `  sandtop kill 4123
-  sandtop kill $(sandtop ls -o name --tag build) --grace 2s`,
+  sandtop kill $(sandtop ls -o name --tag build) --grace 2s
+  sandtop kill $(sandtop ls -A -o name --tag build)`,
 		Args:              usageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: pgidArgs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pgids, err := parsePGIDs(args)
+			refs, err := parseGroupRefs(args)
 			if err != nil {
 				return err
 			}
-			opts.pgids, opts.graceSet = pgids, flagSet(cmd.Flags(), "grace")
+			opts.refs, opts.graceSet = refs, flagSet(cmd.Flags(), "grace")
 			return runKill(cmd.Context(), f, opts)
 		},
 	}
@@ -125,44 +167,54 @@ the groups, and may be retried.`,
 	return c
 }
 
-// runKill tears every group down at once, printing each phase, and fails
-// unless each is proven empty. A group that is not live is refused before
-// any is touched.
+// runKill tears every group down at once, each in its sandbox, printing
+// each phase, and fails unless each is proven empty. A group that is not
+// live is refused before any is touched.
 func runKill(ctx context.Context, f *factory, opts killOptions) error {
-	s, err := f.MutableSession(ctx, "tear down a group")
+	in, err := openSandboxes(ctx, f, opts.refs, "tear down a group")
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer in.close()
 	grace := opts.grace
 	if !opts.graceSet {
-		grace = s.cfg.Grace
+		grace = in[0].s.cfg.Grace
 	}
 	if grace <= 0 {
 		return usagef(fmt.Errorf("--grace %s must be positive", grace))
 	}
-	// One reading of the table for every group: on stock envd each
-	// reading is a command.
-	rows, err := s.Runtime.Control().Processes(ctx)
-	if err != nil {
-		return err
-	}
-	for _, pgid := range opts.pgids {
-		if !control.GroupLiveIn(rows, pgid) {
-			return fmt.Errorf("no live process group %d in this sandbox (see 'sandtop ls')", pgid)
+	// One reading of the table a sandbox for all its groups: on stock envd
+	// each reading is a command.
+	for _, sg := range in {
+		rows, err := sg.s.Runtime.Control().Processes(ctx)
+		if err != nil {
+			return err
+		}
+		for _, ref := range sg.refs {
+			if !control.GroupLiveIn(rows, ref.pgid) {
+				if ref.sandbox != "" {
+					return fmt.Errorf("no live process group %d in sandbox %s (see 'sandtop ls -A')", ref.pgid, ref.sandbox)
+				}
+				return fmt.Errorf("no live process group %d in this sandbox (see 'sandtop ls')", ref.pgid)
+			}
 		}
 	}
 	// Every group gets its SIGTERM at once, so the grace is waited for
 	// once, not once per group.
 	var wg sync.WaitGroup
-	errs := make([]error, len(opts.pgids))
+	var errs []error
+	var mu sync.Mutex
 	out := &lockedWriter{w: f.Out}
-	for i, pgid := range opts.pgids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = teardownPrinting(ctx, out, s, pgid, grace)
-		}()
+	for _, sg := range in {
+		for _, ref := range sg.refs {
+			wg.Go(func() {
+				if err := teardownPrinting(ctx, out, sg.s, ref, grace); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			})
+		}
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -181,28 +233,29 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // teardownPrinting runs TeardownGroup and prints each phase as it happens.
-func teardownPrinting(ctx context.Context, w io.Writer, s *session, pgid int, grace time.Duration) error {
+func teardownPrinting(ctx context.Context, w io.Writer, s *session, ref groupRef, grace time.Duration) error {
 	start := time.Now()
-	err := s.Runtime.TeardownGroup(ctx, pgid, grace, func(ev seam.TeardownEvent) {
+	pgid := ref // prints as the operator named it
+	err := s.Runtime.TeardownGroup(ctx, ref.pgid, grace, func(ev seam.TeardownEvent) {
 		at := ev.At.Sub(start).Round(time.Millisecond)
 		switch ev.Phase {
 		case seam.PhaseTermSent:
 			if ev.Err != nil {
-				fmt.Fprintf(w, "%7s  SIGTERM to group %d failed: %v\n", at, pgid, ev.Err)
+				fmt.Fprintf(w, "%7s  SIGTERM to group %s failed: %v\n", at, pgid, ev.Err)
 			} else {
-				fmt.Fprintf(w, "%7s  SIGTERM sent to group %d\n", at, pgid)
+				fmt.Fprintf(w, "%7s  SIGTERM sent to group %s\n", at, pgid)
 			}
 		case seam.PhaseWaiting:
 			fmt.Fprintf(w, "%7s  waiting up to %s for the group to empty\n", at, ev.Deadline.Sub(ev.At).Round(time.Millisecond))
 		case seam.PhaseKillSent:
-			fmt.Fprintf(w, "%7s  SIGKILL sent to group %d (members outlived the grace)\n", at, pgid)
+			fmt.Fprintf(w, "%7s  SIGKILL sent to group %s (members outlived the grace)\n", at, pgid)
 		case seam.PhaseEmpty:
 			for _, e := range ev.Escapees {
 				fmt.Fprintf(w, "%7s  ended escapee %d (%s), which had left the group\n", at, e.Pid, escapeeName(e))
 			}
-			fmt.Fprintf(w, "%7s  group %d is empty\n", at, pgid)
+			fmt.Fprintf(w, "%7s  group %s is empty\n", at, pgid)
 		case seam.PhaseFailed:
-			fmt.Fprintf(w, "%7s  teardown of group %d failed: %v\n", at, pgid, ev.Err)
+			fmt.Fprintf(w, "%7s  teardown of group %s failed: %s\n", at, pgid, clip(fmt.Sprint(ev.Err), 1000))
 		}
 	})
 	return err
@@ -212,5 +265,5 @@ func escapeeName(e seam.Escapee) string {
 	if len(e.Argv) > 0 {
 		return clip(strings.Join(e.Argv, " "), 60)
 	}
-	return e.Comm
+	return clip(e.Comm, 60)
 }

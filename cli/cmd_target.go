@@ -29,6 +29,9 @@ type targetFlags struct {
 	// agent_workspace for every target the flags select.
 	runtimeRoot    string
 	agentWorkspace string
+	// exts are this flag set's own extensions (one fresh instance of each
+	// kind per command), so one command's flags never answer for another's.
+	exts []targetExtension
 }
 
 func (t *targetFlags) register(fs *pflag.FlagSet) {
@@ -39,22 +42,25 @@ func (t *targetFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.user, "user", "", "sandbox user to run processes as, where the daemon allows it")
 	fs.StringVar(&t.runtimeRoot, "runtime-root", "", "where sandtop keeps its state in a stock envd's sandbox (default ~/.local/state/sandtop of the sandbox user)")
 	fs.StringVar(&t.agentWorkspace, "agent-workspace", "", "a DeepSeek Harness agent's workspace in the sandbox, whose .dsh-e2b/ is read too (agent groups are found without it)")
-	for _, x := range targetExtensions {
+	t.exts = nil
+	for _, newExt := range targetExtensions {
+		x := newExt()
 		x.register(fs)
+		t.exts = append(t.exts, x)
 	}
 }
 
 // targetExtension is the hook for further kinds of sandbox (E2B, say): it
 // adds its flags and, when one of them is set, fills in the target config.
-// Its file appends it to targetExtensions in an init func; nothing else
-// needs to change.
+// Its file appends its constructor to targetExtensions in an init func;
+// nothing else needs to change. Each registration gets its own instance.
 type targetExtension interface {
 	register(fs *pflag.FlagSet)
 	// apply reports whether its flags were given, after filling c.
 	apply(c *target.Config) (bool, error)
 }
 
-var targetExtensions []targetExtension
+var targetExtensions []func() targetExtension
 
 // selection is one sandbox (or, for an extension such as --e2b, one
 // listing of sandboxes) that the flags and the config chose.
@@ -70,7 +76,12 @@ type selection struct {
 	expands bool
 	// e2bKeyFile is a config target's e2b_api_key_file, read on resolving.
 	e2bKeyFile string
+	// fromEnv: chosen by $SANDTOP_TARGET, a default rather than a flag.
+	fromEnv bool
 }
+
+// isE2B says whether the selection names E2B sandboxes.
+func (s selection) isE2B() bool { return s.cfg.E2B || s.cfg.E2BSandboxID != "" }
 
 // envTarget names the target to use when no target flag does, like
 // --target.
@@ -121,7 +132,7 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 	for _, e := range t.envds {
 		sels = append(sels, selection{name: envdName(e), cfg: target.Config{EnvdURL: e}, readOnly: cfg.ReadOnly})
 	}
-	for _, x := range targetExtensions {
+	for _, x := range t.exts {
 		var c target.Config
 		ok, err := x.apply(&c)
 		if err != nil {
@@ -147,6 +158,7 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 			if err != nil {
 				return nil, fmt.Errorf("$%s: %w", envTarget, err)
 			}
+			sel.fromEnv = true
 			sels = append(sels, sel)
 		}
 	}
@@ -164,6 +176,19 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 		seen[sels[i].name] = true
 	}
 	return sels, nil
+}
+
+// dedupe drops repeated values of the repeatable flags.
+func (t *targetFlags) dedupe() {
+	for _, p := range []*[]string{&t.names, &t.sockets, &t.envds} {
+		var kept []string
+		for _, v := range *p {
+			if !slicesContains(kept, v) {
+				kept = append(kept, v)
+			}
+		}
+		*p = kept
+	}
 }
 
 // applyLayout sets the sandbox paths the flags name, which must be

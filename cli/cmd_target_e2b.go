@@ -23,18 +23,34 @@ const e2bAll = "all"
 // E2B_SANDBOX_URL as E2B's SDKs read them). Finding and watching them
 // never resumes or extends them.
 type e2bExtension struct {
-	value    string
+	value    e2bValue
 	metadata []string
-	flag     *pflag.Flag // to tell "--e2b=" from no flag at all
 }
 
-func init() { targetExtensions = append(targetExtensions, &e2bExtension{}) }
+func init() {
+	targetExtensions = append(targetExtensions, func() targetExtension { return &e2bExtension{} })
+}
 
 func (x *e2bExtension) register(fs *pflag.FlagSet) {
-	fs.StringVar(&x.value, "e2b", "", "E2B sandboxes (needs E2B_API_KEY): --e2b for every one (running or paused), --e2b=ID for one")
-	x.flag = fs.Lookup("e2b")
-	x.flag.NoOptDefVal = e2bAll
+	fs.Var(&x.value, "e2b", "E2B sandboxes (needs E2B_API_KEY): --e2b for every one (running or paused), --e2b=ID for one")
+	fs.Lookup("e2b").NoOptDefVal = e2bAll
 	stringArrayVarP(fs, &x.metadata, "e2b-metadata", "", "only the E2B sandboxes whose metadata has KEY=VALUE (repeatable; implies --e2b)")
+}
+
+// e2bValue is --e2b's value; it remembers being set itself, to tell
+// "--e2b=" from no flag at all without holding on to a *pflag.Flag (one
+// such pointer, shared by every command, once made --e2b a no-op on all
+// but the last command registered).
+type e2bValue struct {
+	v   string
+	set bool
+}
+
+func (e *e2bValue) String() string { return e.v }
+func (e *e2bValue) Type() string   { return "string" }
+func (e *e2bValue) Set(s string) error {
+	e.v, e.set = s, true
+	return nil
 }
 
 func (x *e2bExtension) apply(c *target.Config) (bool, error) {
@@ -42,11 +58,11 @@ func (x *e2bExtension) apply(c *target.Config) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	given := x.flag != nil && x.flag.Changed
+	given := x.value.set
 	if !given && md == nil {
 		return false, nil
 	}
-	v := strings.TrimSpace(x.value)
+	v := strings.TrimSpace(x.value.v)
 	switch {
 	case !given:
 		c.E2B = true
@@ -93,7 +109,8 @@ func e2bTargetConfig(ct config.Target) target.Config {
 
 // readAPIKey reads an e2b_api_key_file: one non-empty line.
 func readAPIKey(file string) (string, error) {
-	b, err := os.ReadFile(file)
+	// A FIFO or /dev/zero here must not hang or fill memory (as config).
+	b, err := config.ReadSmallFile(file)
 	if err != nil {
 		return "", fmt.Errorf("e2b_api_key_file: %w", err)
 	}

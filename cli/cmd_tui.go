@@ -40,6 +40,9 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 	opener := &tuiOpener{cfg: cfg, log: g.logger()}
 	defer opener.closeAll()
 	contexts, initial := opener.contexts(ctx, sels, initial)
+	if tf.printContexts {
+		return printContexts(os.Stdout, contexts, initial)
+	}
 	// One sandbox that cannot even be resolved is an error, as in the CLI;
 	// with several, the picker shows which one failed and why.
 	if len(contexts) == 1 && contexts[0].Err != nil {
@@ -53,6 +56,7 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 		return err
 	}
 	opts.Contexts, opts.Initial = contexts, initial
+	opts.Logger = g.logger()
 	opts.Warnings = warningsSoFar()
 	// The TUI needs a terminal; say so plainly instead of a garbled screen.
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {

@@ -2,14 +2,18 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"time"
 
+	"sandtop/backend/e2b"
 	"sandtop/backend/seam"
 	"sandtop/backend/target"
 	"sandtop/config"
+	"sandtop/stuck"
 	"sandtop/ui"
 	"sandtop/uisource"
 )
@@ -19,13 +23,50 @@ import (
 const openTimeout = 15 * time.Second
 
 // tuiOpener turns selections into TUI contexts and remembers the sessions
-// the TUI opened, to drop their connections (only) when it exits.
+// the TUI opened, to drop their connections (only) when it exits. E2B
+// sandboxes go through a fleet (one listing for all, see e2bFleet) and a
+// bounded pool of envd connections (envdPool).
 type tuiOpener struct {
 	cfg config.Config
 	log *slog.Logger
 
+	// listPeriod and metricsGap override the fleet's defaults
+	// (fleetListPeriod, fleetMetricsGap) when set: tests shorten them.
+	listPeriod, metricsGap time.Duration
+
 	mu       sync.Mutex
 	sessions []*target.Session
+	pool     *envdPool
+	closed   bool
+}
+
+// openSessions counts the pool's open envd sessions.
+func (o *tuiOpener) openSessions() int {
+	o.mu.Lock()
+	pool := o.pool
+	o.mu.Unlock()
+	if pool == nil {
+		return 0
+	}
+	return pool.open()
+}
+
+// stuckRules are the config's [stuck] rules.
+func (o *tuiOpener) stuckRules() *stuck.Rules {
+	r := o.cfg.Stuck.Rules()
+	return &r
+}
+
+// newFleet is a fleet with the opener's periods.
+func (o *tuiOpener) newFleet(c *e2b.Client, opts e2b.ListOptions) *e2bFleet {
+	f := newE2BFleet(c, opts)
+	if o.listPeriod > 0 {
+		f.period = o.listPeriod
+	}
+	if o.metricsGap > 0 {
+		f.metricsGap = o.metricsGap
+	}
+	return f
 }
 
 // contexts expands the selections (an --e2b listing may give several
@@ -39,6 +80,10 @@ func (o *tuiOpener) contexts(ctx context.Context, sels []selection, initial int)
 		if i == initial {
 			first = len(out)
 		}
+		if teamListing(sel) {
+			out = append(out, o.fleetContexts(ctx, sel)...)
+			continue
+		}
 		ts, err := sel.targets(ctx)
 		if err != nil {
 			out = append(out, ui.Context{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)})
@@ -48,14 +93,15 @@ func (o *tuiOpener) contexts(ctx context.Context, sels []selection, initial int)
 			c := ui.Context{Name: t.Name, Kind: string(t.Kind), Target: t.Endpoint, ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t), Err: t.Err}
 			switch {
 			case t.E2B != nil:
-				// Described, not connected: opening describes it again and
-				// dials only a running sandbox, so a paused one stays paused
-				// until the operator resumes it.
-				c.Plane, c.PlaneInfo = e2bPlane{c: t.ControlPlane(), id: t.SandboxID}, planeInfo(*t.E2B)
-				if c.Target == "" {
-					c.Target = "e2b sandbox " + t.SandboxID
+				// Described once by the resolution; from now on its own
+				// small fleet refreshes it.
+				f := o.newFleet(t.ControlPlane(), e2b.ListOptions{})
+				f.only = t.SandboxID
+				f.setListed([]e2b.Sandbox{*t.E2B})
+				if t.Err == nil {
+					f.described[t.SandboxID] = describedTarget{t: t, at: f.now()}
 				}
-				c.Open = o.openE2B(t, c.Cwd)
+				o.e2bContext(&c, f, t)
 			case t.Err == nil:
 				c.Open = o.open(t, c.Cwd)
 			}
@@ -63,6 +109,111 @@ func (o *tuiOpener) contexts(ctx context.Context, sels []selection, initial int)
 		}
 	}
 	return out, min(first, max(0, len(out)-1))
+}
+
+// teamListing says whether sel is an E2B team (or a metadata selection of
+// it) and nothing else: those are read as a fleet, from the listing alone.
+func teamListing(sel selection) bool {
+	c := sel.cfg
+	return c.E2B && c.E2BSandboxID == "" && !sel.startLocal && c.Local == "" && c.EnvdURL == ""
+}
+
+// fleetContexts lists the team once (its pages) and makes a context of
+// every sandbox, none of them described or dialled yet.
+func (o *tuiOpener) fleetContexts(ctx context.Context, sel selection) []ui.Context {
+	fail := func(err error) []ui.Context {
+		return []ui.Context{{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)}}
+	}
+	tc := sel.cfg
+	tc.Warn = warnOnce
+	if sel.e2bKeyFile != "" {
+		key, err := readAPIKey(sel.e2bKeyFile)
+		if err != nil {
+			return fail(err)
+		}
+		tc.E2BConfig.APIKey = key
+	}
+	client, err := target.E2BClient(tc)
+	if err != nil {
+		return fail(err)
+	}
+	f := o.newFleet(client, e2b.ListOptions{Metadata: tc.E2BMetadata})
+	sbs, err := f.list(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	sort.Slice(sbs, func(i, j int) bool { return sbs[i].ID < sbs[j].ID })
+	out := make([]ui.Context, 0, len(sbs))
+	for _, sb := range sbs {
+		t := target.FromListing(client, tc, sb)
+		c := ui.Context{Name: t.Name, Kind: string(t.Kind), ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t), Err: t.Err}
+		o.e2bContext(&c, f, t)
+		out = append(out, c)
+	}
+	return out
+}
+
+// e2bContext gives c its control plane, its Open (describe once, dial
+// only a running sandbox, pin the session while it is shown) and its
+// Summary (one snapshot over a pooled connection).
+func (o *tuiOpener) e2bContext(c *ui.Context, f *e2bFleet, t target.Target) {
+	c.Plane, c.PlaneInfo = e2bPlane{f: f, id: t.SandboxID}, planeInfo(*t.E2B)
+	c.Target = "e2b sandbox " + t.SandboxID
+	cwd := c.Cwd
+	c.Open = func(ctx context.Context) (ui.Source, error) {
+		s, release, err := o.e2bSession(ctx, f, t, true)
+		if err != nil {
+			return nil, err
+		}
+		release(false) // pinned: it stays open while the TUI runs
+		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: s.Target.Endpoint, Cwd: cwd, Grace: o.cfg.Grace, Stuck: o.stuckRules()})
+	}
+	c.Summary = func(ctx context.Context) (ui.Snapshot, error) {
+		s, release, err := o.e2bSession(ctx, f, t, false)
+		if err != nil {
+			return ui.Snapshot{}, err
+		}
+		snap, err := uisource.Summary(ctx, s.Runtime, o.stuckRules())
+		release(err != nil)
+		return snap, err
+	}
+}
+
+// e2bSession borrows t's session from the pool, describing the sandbox
+// first if it never was.
+func (o *tuiOpener) e2bSession(ctx context.Context, f *e2bFleet, t target.Target, pin bool) (*target.Session, func(bool), error) {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil, nil, errors.New("the TUI is closing")
+	}
+	if o.pool == nil {
+		o.pool = newEnvdPool(poolMax, poolIdle)
+	}
+	pool := o.pool
+	o.mu.Unlock()
+	return pool.acquire(ctx, t.Name, pin, func(ctx context.Context) (*target.Session, error) {
+		now, err := f.connTarget(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		c, cancel := context.WithTimeout(ctx, openTimeout)
+		defer cancel()
+		s, err := target.Open(c, now, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: contextCwdOf(now), Logger: o.log})
+		if err != nil {
+			f.connFailed(t.SandboxID)
+			return nil, err
+		}
+		return s, nil
+	})
+}
+
+// contextCwdOf is an E2B target's default directory.
+func contextCwdOf(t target.Target) string {
+	if t.Cwd != "" {
+		return t.Cwd
+	}
+	return "/"
 }
 
 // open dials t and adapts it for the TUI.
@@ -77,22 +228,7 @@ func (o *tuiOpener) open(t target.Target, cwd string) func(context.Context) (ui.
 		o.mu.Lock()
 		o.sessions = append(o.sessions, s)
 		o.mu.Unlock()
-		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace})
-	}
-}
-
-// openE2B describes the sandbox again (no side effect) and dials it only
-// if it runs; a paused one gives an error wrapping target.ErrPaused.
-func (o *tuiOpener) openE2B(t target.Target, cwd string) func(context.Context) (ui.Source, error) {
-	return func(ctx context.Context) (ui.Source, error) {
-		now, err := target.Refresh(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		if now.Err != nil {
-			return nil, now.Err
-		}
-		return o.open(now, cwd)(ctx)
+		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace, Stuck: o.stuckRules()})
 	}
 }
 
@@ -114,11 +250,16 @@ func (o *tuiOpener) retry(sel selection) func(context.Context) (ui.Source, error
 // closeAll drops every connection; nothing in the sandboxes is signalled.
 func (o *tuiOpener) closeAll() {
 	o.mu.Lock()
-	defer o.mu.Unlock()
+	pool := o.pool
+	o.pool, o.closed = nil, true
 	for _, s := range o.sessions {
 		s.Close()
 	}
 	o.sessions = nil
+	o.mu.Unlock()
+	if pool != nil {
+		pool.closeAll()
+	}
 }
 
 // contextCwd is where :run starts programs: the caller's directory on the

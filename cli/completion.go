@@ -32,9 +32,12 @@ func fixedCompletion(values ...string) completeFunc {
 }
 
 // liveGroups lists the live groups' pgids, each with its command as the
-// description; nil when the sandbox cannot be reached in time.
-func liveGroups(cmd *cobra.Command, f *factory) []string {
-	doc, ok := completionListing(cmd, f)
+// description; nil when the sandbox cannot be reached in time. Once the
+// word being completed has a SANDBOX/ (as ls -A names sandboxes), they
+// are that sandbox's, as SANDBOX/PGID.
+func liveGroups(cmd *cobra.Command, f *factory, toComplete string) []string {
+	sandbox, prefix := completedSandbox(toComplete)
+	doc, ok := completionListing(cmd, f, sandbox)
 	if !ok {
 		return nil
 	}
@@ -43,14 +46,14 @@ func liveGroups(cmd *cobra.Command, f *factory) []string {
 		if grp.State == "settled" || grp.State == "unpublished" || grp.PGID <= 1 {
 			continue
 		}
-		out = append(out, strconv.Itoa(grp.PGID)+"\t"+clip(strings.Join(grp.Command, " "), 50))
+		out = append(out, prefix+strconv.Itoa(grp.PGID)+"\t"+clip(strings.Join(grp.Command, " "), 50))
 	}
 	return out
 }
 
 // liveProcesses lists the pids of live members and of terminals.
 func liveProcesses(cmd *cobra.Command, f *factory, terminalsOnly bool) []string {
-	doc, ok := completionListing(cmd, f)
+	doc, ok := completionListing(cmd, f, "")
 	if !ok {
 		return nil
 	}
@@ -71,10 +74,23 @@ func liveProcesses(cmd *cobra.Command, f *factory, terminalsOnly bool) []string 
 	return out
 }
 
-func completionListing(cmd *cobra.Command, f *factory) (listDoc, bool) {
+// completedSandbox is the SANDBOX of a SANDBOX/PGID being completed, and
+// the prefix its candidates take.
+func completedSandbox(toComplete string) (sandbox, prefix string) {
+	if i := strings.LastIndexByte(toComplete, '/'); i > 0 {
+		return toComplete[:i], toComplete[:i+1]
+	}
+	return "", ""
+}
+
+// completionListing lists the sandbox named ("" for the command's own).
+func completionListing(cmd *cobra.Command, f *factory, sandbox string) (listDoc, bool) {
+	if f.bind != nil {
+		f.bind(cmd)
+	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
-	s, err := f.Session(ctx)
+	s, err := f.SessionIn(ctx, sandbox)
 	if err != nil {
 		cobra.CompDebugln("sandtop: "+err.Error(), true)
 		return listDoc{}, false
@@ -90,8 +106,8 @@ func completionListing(cmd *cobra.Command, f *factory) (listDoc, bool) {
 
 // pgidArgs completes every argument with a live pgid.
 func pgidArgs(f *factory) completeFunc {
-	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-		return liveGroups(cmd, f), cobra.ShellCompDirectiveNoFileComp
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return liveGroups(cmd, f, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

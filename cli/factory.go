@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"sandtop/backend/seam"
 )
 
@@ -31,8 +33,18 @@ type factory struct {
 	// Resolve finds the one sandbox the command works on, without
 	// dialling it (ls must not dial a paused E2B sandbox).
 	Resolve func(ctx context.Context) (resolved, error)
+	// ResolveNamed finds a sandbox by the name ls -A prints for it (the
+	// SANDBOX of SANDBOX/PGID), without dialling it.
+	ResolveNamed func(ctx context.Context, name string) (resolved, error)
+	// Sandboxes lists every sandbox ls -A covers, without dialling any.
+	Sandboxes func(ctx context.Context) ([]sandboxEntry, error)
 	// Open dials a resolved sandbox.
 	Open func(ctx context.Context, r resolved) (*session, error)
+
+	// bind makes a command's own target flags the ones Resolve reads;
+	// completion calls it, since cobra runs no pre-run hook before
+	// completing. Nil where the factory is not over flags (tests).
+	bind func(*cobra.Command)
 }
 
 // newFactory is the binary's factory: the process's streams and clock,
@@ -41,7 +53,17 @@ func newFactory(g *globalFlags) *factory {
 	return &factory{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Now: time.Now,
 		Resolve: func(ctx context.Context) (resolved, error) { return resolveTarget(ctx, g) },
-		Open:    func(ctx context.Context, r resolved) (*session, error) { return r.open(ctx) },
+		ResolveNamed: func(ctx context.Context, name string) (resolved, error) {
+			return resolveNamedTarget(ctx, g, name)
+		},
+		Sandboxes: func(ctx context.Context) ([]sandboxEntry, error) { return allSandboxes(ctx, g) },
+		Open:      func(ctx context.Context, r resolved) (*session, error) { return r.open(ctx) },
+		bind: func(cmd *cobra.Command) {
+			g.bind(cmd)
+			// cobra parses a completion's flags twice, so each value of a
+			// repeatable flag is there twice.
+			g.target.dedupe()
+		},
 	}
 }
 
@@ -52,6 +74,35 @@ func (f *factory) Session(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	return f.Open(ctx, r)
+}
+
+// SessionIn opens the sandbox named (as ls -A names it), or with no name
+// the command's own.
+func (f *factory) SessionIn(ctx context.Context, name string) (*session, error) {
+	if name == "" {
+		return f.Session(ctx)
+	}
+	if f.ResolveNamed == nil {
+		return nil, usagef(fmt.Errorf("sandbox %s: naming a sandbox is not supported here", name))
+	}
+	r, err := f.ResolveNamed(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", name, err)
+	}
+	return f.Open(ctx, r)
+}
+
+// MutableSessionIn is MutableSession in the sandbox named.
+func (f *factory) MutableSessionIn(ctx context.Context, name, what string) (*session, error) {
+	s, err := f.SessionIn(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mutable(what); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // MutableSession opens the sandbox for a command that changes it (what

@@ -56,21 +56,21 @@ func TestInprocGroupLifecycle(t *testing.T) {
 	}
 
 	p.reset()
-	if err := runSignal(ctx, p.f, signalOptions{sig: syscall.SIGSTOP, pgids: []int{pgid}}); err != nil {
+	if err := runSignal(ctx, p.f, signalOptions{sig: syscall.SIGSTOP, refs: pgidRefs(pgid)}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := p.out.String(), "sent SIGSTOP to process group "+strconv.Itoa(pgid)+"\n"; got != want {
 		t.Fatalf("signal printed %q, want %q", got, want)
 	}
 	p.waitState(t, pgid, "stopped")
-	if err := runSignal(ctx, p.f, signalOptions{sig: syscall.SIGCONT, pgids: []int{pgid}}); err != nil {
+	if err := runSignal(ctx, p.f, signalOptions{sig: syscall.SIGCONT, refs: pgidRefs(pgid)}); err != nil {
 		t.Fatal(err)
 	}
 	p.waitState(t, pgid, "running")
 
 	p.reset()
 	start := time.Now()
-	if err := runKill(ctx, p.f, killOptions{pgids: []int{pgid}, grace: 2 * time.Second, graceSet: true}); err != nil {
+	if err := runKill(ctx, p.f, killOptions{refs: pgidRefs(pgid), grace: 2 * time.Second, graceSet: true}); err != nil {
 		t.Fatalf("kill: %v\n%s", err, p.out)
 	}
 	out := p.out.String()
@@ -95,10 +95,10 @@ func TestInprocGroupLifecycle(t *testing.T) {
 		t.Fatalf("after kill ls lists %+v; want settled by SIGTERM with no live member", g)
 	}
 
-	if err := runSignal(ctx, p.f, signalOptions{sig: syscall.SIGTERM, pgids: []int{pgid}}); err == nil || !strings.Contains(err.Error(), "no process group "+strconv.Itoa(pgid)) {
+	if err := runSignal(ctx, p.f, signalOptions{sig: syscall.SIGTERM, refs: pgidRefs(pgid)}); err == nil || !strings.Contains(err.Error(), "no process group "+strconv.Itoa(pgid)) {
 		t.Fatalf("signal to a torn-down group: %v", err)
 	}
-	if err := runKill(ctx, p.f, killOptions{pgids: []int{pgid}, grace: time.Second, graceSet: true}); err == nil || !strings.Contains(err.Error(), "no live process group") {
+	if err := runKill(ctx, p.f, killOptions{refs: pgidRefs(pgid), grace: time.Second, graceSet: true}); err == nil || !strings.Contains(err.Error(), "no live process group") {
 		t.Fatalf("kill of a torn-down group: %v", err)
 	}
 }
@@ -126,7 +126,7 @@ func TestInprocKillUsesTheConfigGraceThenSIGKILL(t *testing.T) {
 	})
 	p.reset()
 	start := time.Now()
-	if err := runKill(testCtx(t), p.f, killOptions{pgids: []int{pgid}, grace: time.Hour}); err != nil {
+	if err := runKill(testCtx(t), p.f, killOptions{refs: pgidRefs(pgid), grace: time.Hour}); err != nil {
 		t.Fatalf("kill: %v\n%s", err, p.out)
 	}
 	took, out := time.Since(start), p.out.String()
@@ -158,7 +158,7 @@ func TestInprocUnknownGroupIsAnError(t *testing.T) {
 	ctx := testCtx(t)
 	_, live := p.run(t, "", "sleep", "300")
 	p.reset()
-	err := runSignal(ctx, p.f, signalOptions{sig: syscall.SIGCONT, pgids: []int{live, nope}})
+	err := runSignal(ctx, p.f, signalOptions{sig: syscall.SIGCONT, refs: pgidRefs(live, nope)})
 	if err == nil || !strings.Contains(err.Error(), "no process group 4194303") || exitCodeOf(err) != exitError {
 		t.Fatalf("signal to %d and %d: %v", live, nope, err)
 	}
@@ -166,7 +166,7 @@ func TestInprocUnknownGroupIsAnError(t *testing.T) {
 		t.Fatalf("signal should report the group it reached, and only that: %q", p.out)
 	}
 	p.reset()
-	err = runKill(ctx, p.f, killOptions{pgids: []int{live, nope}, grace: time.Second, graceSet: true})
+	err = runKill(ctx, p.f, killOptions{refs: pgidRefs(live, nope), grace: time.Second, graceSet: true})
 	if err == nil || !strings.Contains(err.Error(), "no live process group 4194303") || exitCodeOf(err) != exitError {
 		t.Fatalf("kill %d %d: %v", live, nope, err)
 	}
@@ -193,8 +193,8 @@ func TestInprocReadOnlyRefusesChanges(t *testing.T) {
 		refusals := map[string]error{
 			"run":    runRun(ctx, p.f, runOptions{argv: []string{"true"}}),
 			"term":   runTerm(ctx, p.f, termOptions{argv: []string{"cat"}}),
-			"signal": runSignal(ctx, p.f, signalOptions{sig: syscall.SIGTERM, pgids: []int{12345}}),
-			"kill":   runKill(ctx, p.f, killOptions{pgids: []int{12345}, grace: time.Second, graceSet: true}),
+			"signal": runSignal(ctx, p.f, signalOptions{sig: syscall.SIGTERM, refs: pgidRefs(12345)}),
+			"kill":   runKill(ctx, p.f, killOptions{refs: pgidRefs(12345), grace: time.Second, graceSet: true}),
 			"attach": runAttach(ctx, p.f, attachOptions{pid: 12345}),
 			"prune":  runPrune(ctx, p.f, pruneOptions{}),
 		}
@@ -464,4 +464,13 @@ func TestInprocLsFlagsAndPausedSandbox(t *testing.T) {
 	if want := "sandtop: e2b:sbx1 is paused; nothing runs in it until it is resumed (sandtop e2b resume sbx1)\n"; errOut.String() != want {
 		t.Fatalf("ls of a paused sandbox said %q, want %q", errOut, want)
 	}
+}
+
+// pgidRefs names groups of the command's own sandbox.
+func pgidRefs(pgids ...int) []groupRef {
+	refs := make([]groupRef, len(pgids))
+	for i, p := range pgids {
+		refs[i] = groupRef{pgid: p}
+	}
+	return refs
 }

@@ -23,8 +23,10 @@ type listDoc struct {
 }
 
 type listGroup struct {
-	PGID int    `json:"pgid"`
-	ID   string `json:"id"` // state directory under <runtime root>/processes (an agent's: under its .dsh-e2b/processes)
+	// Sandbox is the group's sandbox, in ls -A only (as it names them).
+	Sandbox string `json:"sandbox,omitempty"`
+	PGID    int    `json:"pgid"`
+	ID      string `json:"id"` // state directory under <runtime root>/processes (an agent's: under its .dsh-e2b/processes)
 	// Origin is who started it: "sandtop" (through sandtop's wrapper) or
 	// "agent" (a DeepSeek Harness agent's provider).
 	Origin string `json:"origin"`
@@ -55,6 +57,10 @@ type listGroup struct {
 	// "wrapper" (the bash wrapper, where stock envd cannot run sandtop's
 	// supervisor: eight processes a group); absent once settled.
 	Supervisor string `json:"supervisor,omitempty"`
+	// Stuck is why the group looks stuck (package stuck's default rules:
+	// "waiting for input", "leader gone", "idle 12m", "spinning 11m");
+	// absent when it does not.
+	Stuck string `json:"stuck,omitempty"`
 }
 
 type listProcess struct {
@@ -74,7 +80,9 @@ type listProcess struct {
 }
 
 type listTerminal struct {
-	PID int `json:"pid"`
+	// Sandbox is the terminal's sandbox, in ls -A only.
+	Sandbox string `json:"sandbox,omitempty"`
+	PID     int    `json:"pid"`
 	// Origin is always "terminal": a program on a PTY.
 	Origin string   `json:"origin"`
 	ID     string   `json:"id"`
@@ -97,12 +105,12 @@ func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc
 		return doc, err
 	}
 	for _, g := range snap.Groups {
-		if g.StateDir == "" || g.Origin == seam.OriginOther {
-			continue // not a group this sandtop or an agent started
+		if g.Origin == seam.OriginOther || g.StateDir == "" && g.Origin != seam.OriginEnvd {
+			continue // not a group this sandtop, an agent or an envd client started
 		}
 		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
 			Command: g.Argv, ExitCode: g.ExitCode, Signal: g.Signal, Members: listProcesses(g.Members),
-			Escapees: listProcesses(g.Escapees), Problem: g.Problem, Supervisor: g.Supervisor}
+			Escapees: listProcesses(g.Escapees), Problem: g.Problem, Stuck: g.Stuck, Supervisor: g.Supervisor}
 		if lg.Members == nil {
 			lg.Members = []listProcess{}
 		}

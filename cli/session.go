@@ -58,6 +58,25 @@ func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
+	return resolveSelection(ctx, g, cfg, sel)
+}
+
+// resolveNamedTarget resolves a sandbox by the name ls -A gives it (the
+// SANDBOX of SANDBOX/PGID), without connecting to it.
+func resolveNamedTarget(ctx context.Context, g *globalFlags, name string) (resolved, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return resolved{}, err
+	}
+	sel, err := g.target.named(cfg, name)
+	if err != nil {
+		return resolved{}, err
+	}
+	return resolveSelection(ctx, g, cfg, sel)
+}
+
+// resolveSelection lists the one sandbox sel names.
+func resolveSelection(ctx context.Context, g *globalFlags, cfg config.Config, sel selection) (resolved, error) {
 	ts, err := sel.targetsUnchecked(ctx)
 	if err != nil {
 		return resolved{}, err
@@ -67,7 +86,7 @@ func resolveTarget(ctx context.Context, g *globalFlags) (resolved, error) {
 		for i, t := range ts {
 			names[i] = t.Name
 		}
-		return resolved{}, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one", len(ts), strings.Join(names, ", ")))
+		return resolved{}, usagef(fmt.Errorf("this command works on one sandbox and %d matched (%s); name one (ls -A lists them all)", len(ts), strings.Join(names, ", ")))
 	}
 	g.logger().Debug("opening sandbox", "target", ts[0].Name)
 	return resolved{Target: ts[0], cfg: cfg, sel: sel, readOnly: sel.readOnly || g.readOnly, logger: g.logger(),

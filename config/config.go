@@ -4,7 +4,11 @@
 // named with its file and key so a typo cannot silently do nothing.
 package config
 
-import "time"
+import (
+	"time"
+
+	"sandtop/stuck"
+)
 
 // LocalTarget names the embedded local sandbox; it needs no entry in
 // [targets].
@@ -33,6 +37,22 @@ type Config struct {
 	Keys map[string][]string `toml:"keys"`
 	// Confirm says which actions ask first.
 	Confirm Confirm `toml:"confirm"`
+	// Stuck are the thresholds that flag a group as stuck (package stuck).
+	Stuck Stuck `toml:"stuck"`
+}
+
+// Stuck is the [stuck] table: after = "10m", idle_cpu = 1.0,
+// spin_cpu = 95.0, off = false.
+type Stuck struct {
+	After   time.Duration `toml:"after"`
+	IdleCPU float64       `toml:"idle_cpu"`
+	SpinCPU float64       `toml:"spin_cpu"`
+	Off     bool          `toml:"off"`
+}
+
+// Rules are the table as package stuck takes them.
+func (s Stuck) Rules() stuck.Rules {
+	return stuck.Rules{After: s.After, IdleCPU: s.IdleCPU, SpinCPU: s.SpinCPU, Off: s.Off}
 }
 
 // Target is one remote (or non-default local) sandbox daemon.
@@ -96,5 +116,6 @@ func Defaults() Config {
 		ScrollbackBytes: 1 << 20,
 		Grace:           DefaultGrace,
 		Confirm:         Confirm{Signal: true, Teardown: true, BulkTeardown: true},
+		Stuck:           Stuck{After: stuck.DefaultAfter, IdleCPU: stuck.DefaultIdleCPU, SpinCPU: stuck.DefaultSpinCPU},
 	}
 }

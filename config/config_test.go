@@ -147,3 +147,27 @@ func TestPathPrecedence(t *testing.T) {
 		t.Fatal("no HOME and no XDG must be an error")
 	}
 }
+
+func TestStuckSection(t *testing.T) {
+	c, err := Parse("c.toml", []byte("[stuck]\nafter = \"3m\"\nspin_cpu = 80.0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Stuck.Rules(); r.After != 3*time.Minute || r.SpinCPU != 80 || r.IdleCPU != 1 {
+		t.Fatalf("rules %+v; want after 3m, spin 80, idle the default 1", r)
+	}
+	if r := Defaults().Stuck.Rules(); r.After != 10*time.Minute || r.IdleCPU != 1 || r.SpinCPU != 95 {
+		t.Fatalf("default rules %+v", r)
+	}
+	for _, tc := range []struct{ toml, want string }{
+		{"[stuck]\nafter = \"0s\"\n", "[stuck]: stuck: after must be a positive duration"},
+		{"[stuck]\nidle_cpu = 96.0\n", "idle_cpu must be below spin_cpu"},
+		{"[stuck]\nafter = \"soon\"\n", "c.toml"},
+		{"[stuck]\nidle = 1.0\n", "unknown key stuck.idle"},
+	} {
+		_, err := Parse("c.toml", []byte(tc.toml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v; want %q", tc.toml, err, tc.want)
+		}
+	}
+}

@@ -30,10 +30,11 @@ func Path(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".config", "sandtop", "config.toml"), nil
 }
 
-// Load reads path over Defaults. A missing file gives the defaults.
+// Load reads path over Defaults. A missing file gives the defaults; a
+// file that is not regular, or bigger than MaxFileSize, is an error.
 func Load(path string) (Config, error) {
 	c := Defaults()
-	data, err := os.ReadFile(path)
+	data, err := ReadSmallFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -12,7 +11,7 @@ import (
 // volumes in pods are 0644 by default. Errors name the path, never the
 // token.
 func ReadTokenFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadSmallFile(path)
 	if err != nil {
 		return "", fmt.Errorf("token file: %w", err)
 	}

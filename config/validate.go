@@ -22,6 +22,9 @@ func (c Config) Validate() error {
 	if c.Grace < 0 {
 		return fmt.Errorf("grace = %s must not be negative", c.Grace)
 	}
+	if err := c.Stuck.Rules().Check(); err != nil {
+		return fmt.Errorf("[stuck]: %w", err)
+	}
 	for _, name := range c.TargetNames() {
 		if err := c.Targets[name].validate(); err != nil {
 			return fmt.Errorf("[targets.%s]: %w", name, err)

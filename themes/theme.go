@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"sandtop/config"
 )
 
 //go:embed *.toml
@@ -106,7 +108,7 @@ func LoadFrom(dir, name string) (Theme, error) {
 	}
 	if dir != "" {
 		p := filepath.Join(dir, name+".toml")
-		data, err := os.ReadFile(p)
+		data, err := config.ReadSmallFile(p)
 		if err == nil {
 			t, err := Parse(data)
 			if err != nil {

@@ -132,6 +132,8 @@ func init() {
 		{key: "sort_age", section: "Sort", do: sort(sortAge)},
 		{key: "sort_pgid", section: "Sort", do: sort(sortPGID)},
 		{key: "sort_state", section: "Sort", do: sort(sortState)},
+		{key: "worst_first", section: "Sort",
+			do: func(m *Model) tea.Cmd { m.openContextPicker(); m.fleet.worst, m.fleet.offset = true, 0; return nil }},
 
 		// Finding.
 		{key: "filter", section: "Find", hints: hintList,

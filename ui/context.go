@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"sandtop/groupstate"
+	"sandtop/safetext"
 )
 
 // Context is one sandbox the TUI can show, like a k9s context. The TUI
@@ -37,6 +38,10 @@ type Context struct {
 	// the first refresh.
 	Plane     ControlPlane
 	PlaneInfo PlaneInfo
+	// Summary, when set, reads the sandbox once for the fleet view's
+	// counts, without the TUI opening it: such a context is dialled only
+	// when the operator visits it (see fleet.go).
+	Summary func(ctx context.Context) (Snapshot, error)
 }
 
 // openState is how far a context's Source has come.
@@ -81,7 +86,8 @@ type sandbox struct {
 	marks      map[int]bool
 	teardowns  map[int]*teardown
 
-	pl planeState
+	pl  planeState
+	sum fleetSummary
 }
 
 func newSandbox(spec Context, index int, log *eventLog) *sandbox {
@@ -161,5 +167,5 @@ func errText(err error) string {
 	if err == nil {
 		return "unknown error"
 	}
-	return err.Error()
+	return safetext.Line(err.Error())
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 )
 
-// TestGoldenContextPicker pins the sandbox picker: the one on screen
-// starred, each sandbox's groups, marks and teardowns, and an unreachable
-// one with its reason. Rewrite with: go test ./ui -run TestGolden -update
+// TestGoldenContextPicker pins the fleet view: the one on screen starred,
+// each sandbox's counts (groups, terminals, waiting, stuck), and an
+// unreachable one with its reason. Rewrite with: go test ./ui -run TestGolden -update
 func TestGoldenContextPicker(t *testing.T) {
 	for _, size := range [][2]int{{100, 34}, {160, 50}} {
 		t.Run(fmt.Sprintf("picker_%d", size[0]), func(t *testing.T) {

@@ -79,6 +79,12 @@ func (m *Model) switchTo(i int) tea.Cmd {
 	}
 	next := m.ctxs[i]
 	if next == m.cur {
+		if next.state == openPending && !next.planePaused() {
+			// Shown for the first time, after the fleet view.
+			next.state = openRunning
+			next.events.add(m.now(), levelInfo, "opening %s", next.targetName())
+			return m.openCmd(next)
+		}
 		return nil
 	}
 	if m.focus == focusAttached {
@@ -92,6 +98,11 @@ func (m *Model) switchTo(i int) tea.Cmd {
 	m.lay = computeLayout(m.width, m.height, len(next.terms), m.zoomed)
 	next.events.add(m.now(), levelInfo, "switched to %s", next.targetName())
 	switch next.state {
+	case openPending:
+		// A fleet's sandbox is dialled the first time it is shown.
+		next.state = openRunning
+		next.events.add(m.now(), levelInfo, "opening %s", next.targetName())
+		cmds = append(cmds, m.openCmd(next))
 	case openReady:
 		cmds = append(cmds, m.startWatching(next))
 	case openFailed:

@@ -3,6 +3,8 @@ package ui
 import (
 	"fmt"
 	"time"
+
+	"sandtop/safetext"
 )
 
 // eventLevel colours an event log line.
@@ -30,7 +32,7 @@ const maxEvents = 500
 type eventLog struct{ items []event }
 
 func (l *eventLog) add(at time.Time, level eventLevel, tag, format string, args ...any) {
-	l.items = append(l.items, event{at: at, level: level, tag: tag, text: fmt.Sprintf(format, args...)})
+	l.items = append(l.items, event{at: at, level: level, tag: tag, text: safetext.Line(fmt.Sprintf(format, args...))})
 	if over := len(l.items) - maxEvents; over > 0 {
 		l.items = append([]event(nil), l.items[over:]...)
 	}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandtop/groupstate"
+	"sandtop/safetext"
 )
 
 // tally reads the group's members under the one liveness rule.
@@ -45,7 +46,7 @@ func command(g *Group) string {
 		return argvString(g.Members[0].Argv, g.Members[0].Comm)
 	}
 	if g.Tag != "" {
-		return g.Tag
+		return safetext.Line(g.Tag)
 	}
 	return ""
 }
@@ -53,7 +54,7 @@ func command(g *Group) string {
 func argvString(argv []string, comm string) string {
 	if len(argv) == 0 {
 		if comm != "" {
-			return "[" + comm + "]"
+			return "[" + safetext.Line(comm) + "]"
 		}
 		return ""
 	}
@@ -64,7 +65,7 @@ func argvString(argv []string, comm string) string {
 		}
 		parts[i] = a
 	}
-	return strings.Join(parts, " ")
+	return safetext.Line(strings.Join(parts, " ")) // argv comes from the sandbox
 }
 
 func groupCPU(g *Group) float64 {

@@ -30,6 +30,8 @@ type KeyMap struct {
 	Wrap, Timestamps, Copy, Save key.Binding
 	// Sort the groups, htop-style; the same key again reverses.
 	SortCPU, SortRSS, SortAge, SortPGID, SortState key.Binding
+	// Worst puts the fleet view's worst sandboxes first (stuck, waiting).
+	Worst key.Binding
 	// Detach leaves an attached terminal. Every other key goes to the
 	// remote program while attached, Ctrl-C included.
 	Detach key.Binding
@@ -82,6 +84,7 @@ func DefaultKeyMap() KeyMap {
 		SortAge:      b("A", "sort by age", "A"),
 		SortPGID:     b("I", "sort by pgid", "I"),
 		SortState:    b("S", "sort by state", "S"),
+		Worst:        b("W", "worst first (sandboxes)", "W"),
 	}
 }
 
@@ -108,7 +111,8 @@ var keyFields = map[string]func(*KeyMap) *key.Binding{
 	"copy": func(k *KeyMap) *key.Binding { return &k.Copy }, "save": func(k *KeyMap) *key.Binding { return &k.Save },
 	"sort_cpu": func(k *KeyMap) *key.Binding { return &k.SortCPU }, "sort_rss": func(k *KeyMap) *key.Binding { return &k.SortRSS },
 	"sort_age": func(k *KeyMap) *key.Binding { return &k.SortAge }, "sort_pgid": func(k *KeyMap) *key.Binding { return &k.SortPGID },
-	"sort_state": func(k *KeyMap) *key.Binding { return &k.SortState },
+	"sort_state":  func(k *KeyMap) *key.Binding { return &k.SortState },
+	"worst_first": func(k *KeyMap) *key.Binding { return &k.Worst },
 }
 
 // get is the binding of the named action.

@@ -24,6 +24,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if m.dialog != nil {
 		return m.dialogKey(msg)
 	}
+	if m.fleet != nil {
+		return m.fleetKey(msg)
+	}
 	if m.focus == focusAttached {
 		return m.attachedKey(msg)
 	}

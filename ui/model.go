@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandtop/groupstate"
+	"sandtop/safetext"
 )
 
 // focus is the state machine at the root of the UI: where keys go.
@@ -66,6 +67,10 @@ type Model struct {
 	cur      *sandbox
 	log      eventLog
 	dialogSB *sandbox // the context the open dialog acts on
+	// fleet is the fleet view when it is open; fleetShown is how many
+	// sandboxes' counts it has shown so far (for the log).
+	fleet      *fleetView
+	fleetShown int
 
 	width, height int
 	lay           layout
@@ -151,13 +156,22 @@ func (m *Model) Init() tea.Cmd {
 		m.log.add(m.now(), levelWarn, "", "%s", w)
 	}
 	cmds := []tea.Cmd{clockCmd(time.Second), m.startPlanes()}
+	if m.fleetFirst() {
+		m.openContextPicker()
+	}
+	// A sandbox with a summary is dialled only when shown; the others (the
+	// local one, configured endpoints: a few) are opened now.
 	for _, sb := range m.ctxs {
-		if sb.state == openPending {
+		shown := sb == m.cur && m.fleet == nil
+		if sb.state == openPending && (sb.spec.Summary == nil || shown) {
 			sb.state = openRunning
 			cmds = append(cmds, m.openCmd(sb))
 		}
 	}
-	if sb := m.cur; sb.state == openReady {
+	cmds = append(cmds, m.scheduleSummaries(m.now()))
+	if m.fleet != nil {
+		m.log.add(m.now(), levelInfo, "", "%d sandboxes: c or enter shows one", len(m.ctxs))
+	} else if sb := m.cur; sb.state == openReady {
 		cmds = append(cmds, m.startWatching(sb))
 	} else {
 		// Opening may start a daemon or look a sandbox up; "connecting"
@@ -183,6 +197,17 @@ func (sb *sandbox) targetName() string {
 // context on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.reuseView = false
+	if sm, ok := msg.(scopedMsg); ok && sm.sb != nil {
+		if s, ok := sm.msg.(summaryMsg); ok {
+			// An idle fleet's refreshes mostly change nothing on screen:
+			// then the last frame is reused.
+			m.reuseView = !m.onSummary(sm.sb, s) && m.lastView != ""
+			if !m.reuseView {
+				m.lastView = ""
+			}
+			return m, nil
+		}
+	}
 	if _, tick := msg.(clockMsg); !tick {
 		m.lastView = "" // anything but a tick may change the screen
 	}
@@ -242,6 +267,9 @@ func (m *Model) updateScoped(sb *sandbox, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case openedMsg:
 		return m.onOpened(sb, msg), true
+	case summaryMsg:
+		m.onSummary(sb, msg)
+		return nil, true
 	case infoMsg:
 		m.onInfo(sb, msg)
 	case watchStartedMsg:
@@ -465,7 +493,19 @@ func (m *Model) onClock() tea.Cmd {
 			}
 		}
 	}
-	return tea.Batch(clockCmd(every), sync)
+	return tea.Batch(clockCmd(every), sync, m.scheduleSummaries(now))
+}
+
+// fleetFirst says whether the TUI opens on the fleet view: when there are
+// many provider sandboxes to choose from.
+func (m *Model) fleetFirst() bool {
+	n := 0
+	for _, sb := range m.ctxs {
+		if sb.spec.Summary != nil {
+			n++
+		}
+	}
+	return n >= fleetFirstAt
 }
 
 // clockChangesNothing says whether the frame drawn before this tick is
@@ -521,7 +561,7 @@ func (m *Model) expireGhosts(sb *sandbox, now time.Time) bool {
 
 // setStatus shows a transient message in the footer.
 func (m *Model) setStatus(level eventLevel, text string) {
-	m.status, m.statusLevel = text, level
+	m.status, m.statusLevel = safetext.Line(text), level // errors may quote the sandbox
 	m.statusUntil = m.now().Add(6 * time.Second)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -61,6 +62,8 @@ type Options struct {
 	// Clipboard receives the OSC 52 sequence of a copy; nil means stdout,
 	// the terminal the TUI draws on.
 	Clipboard io.Writer
+	// Logger receives the TUI's debug log (--log-file); nil drops it.
+	Logger *slog.Logger
 	// Now is the clock, for tests; nil means time.Now.
 	Now func() time.Time
 	// ProgramOptions are passed to tea.NewProgram by Run (input, output).

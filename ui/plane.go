@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"sandtop/safetext"
 )
 
 // ControlPlane is what a sandbox's provider (E2B) knows and does besides
@@ -28,6 +30,19 @@ type ControlPlane interface {
 	// DefaultTimeout is how long a resume or an extend makes the sandbox
 	// live when the operator names no duration: the provider's default.
 	DefaultTimeout() time.Duration
+}
+
+// PlaneBackoff is what a ControlPlane may also say: that it waits before
+// asking its provider again (after a 429 or a 5xx), how long and why.
+type PlaneBackoff interface {
+	Backoff() (wait time.Duration, reason string)
+}
+
+// SharedBackoff is a PlaneBackoff whose backoff is its provider's, shared
+// with every sandbox of that provider: BackoffOwner returns the provider
+// (a comparable value, such as a pointer), which is asked once.
+type SharedBackoff interface {
+	BackoffOwner() PlaneBackoff
 }
 
 // ErrSandboxGone, wrapped in a ControlPlane's error, says the provider no
@@ -99,7 +114,7 @@ func FormatMetadata(md map[string]string) string {
 	for i, k := range keys {
 		parts[i] = k + "=" + md[k]
 	}
-	return strings.Join(parts, ",")
+	return safetext.Line(strings.Join(parts, ","))
 }
 
 // templateName is the alias when the template has one, else its id.

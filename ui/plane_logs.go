@@ -7,6 +7,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"sandtop/safetext"
 )
 
 // The sandbox's own log, as its provider collects it: a dialog over the
@@ -79,7 +81,7 @@ func (d *planeLogsDialog) view(m *Model, w, h int) string {
 	case d.loading && len(d.lines) == 0:
 		lines = append(lines, st.muted.Render("loading…"))
 	case d.err != nil:
-		lines = append(lines, st.danger.Render("cannot read the log: "+d.err.Error()))
+		lines = append(lines, st.danger.Render("cannot read the log: "+safetext.Line(d.err.Error())))
 	case len(d.lines) == 0:
 		lines = append(lines, st.muted.Render("no log lines"))
 	}

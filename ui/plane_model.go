@@ -78,8 +78,28 @@ func (m *Model) planeTickCmd() tea.Cmd {
 // onPlaneTick asks each provider for what is due.
 func (m *Model) onPlaneTick() tea.Cmd {
 	now := m.now()
-	_, picking := m.dialog.(*contextPicker)
 	cmds := []tea.Cmd{m.planeTickCmd()}
+	// Metrics only for what is on screen: the sandbox shown, or in the
+	// fleet view the row measured longest ago (one per tick; the provider
+	// spaces them further).
+	measure := map[*sandbox]bool{}
+	if m.fleet == nil {
+		measure[m.cur] = true
+	} else {
+		var oldest *sandbox
+		for _, i := range m.fleet.window(m) {
+			sb := m.ctxs[i]
+			if sb.spec.Plane == nil || sb.pl.gone || sb.pl.info.Paused() || sb.pl.measuring {
+				continue
+			}
+			if oldest == nil || sb.pl.measuredAt.Before(oldest.pl.measuredAt) {
+				oldest = sb
+			}
+		}
+		if oldest != nil {
+			measure[oldest] = true
+		}
+	}
 	for _, sb := range m.ctxs {
 		p := &sb.pl
 		if sb.spec.Plane == nil || p.gone {
@@ -88,7 +108,7 @@ func (m *Model) onPlaneTick() tea.Cmd {
 		if !p.describing && now.Sub(p.describedAt) >= m.opts.PlaneRefresh {
 			cmds = append(cmds, m.describeCmd(sb))
 		}
-		if (sb == m.cur || picking) && !p.info.Paused() && !p.measuring && now.Sub(p.measuredAt) >= m.opts.MetricsRefresh {
+		if measure[sb] && !p.info.Paused() && !p.measuring && now.Sub(p.measuredAt) >= m.opts.MetricsRefresh {
 			p.measuring, p.measuredAt = true, now
 			plane, ctx := sb.spec.Plane, m.ctx
 			cmds = append(cmds, func() tea.Msg {
@@ -271,6 +291,9 @@ func (m *Model) planeBadge() string {
 	}
 	if p.hasMetrics {
 		s += st.header.Render("  " + formatMetrics(p.metrics))
+	}
+	if wait, why := m.planeBackoff(); wait > 0 {
+		s += st.header.Render("  ") + st.warning.Render(fmt.Sprintf("⚠ control plane backing off (%s), %s", why, wait.Round(time.Second)))
 	}
 	return s
 }

@@ -71,6 +71,7 @@ const (
 	OriginForeign Origin = iota // another client, or not started through the daemon
 	OriginSandtop               // started by sandtop
 	OriginAgent                 // started by a DeepSeek Harness agent
+	OriginEnvd                  // started by a plain envd Start (E2B's SDK, say)
 )
 
 func (o Origin) String() string {
@@ -79,6 +80,8 @@ func (o Origin) String() string {
 		return "sandtop"
 	case OriginAgent:
 		return "agent"
+	case OriginEnvd:
+		return "envd"
 	}
 	return "other"
 }
@@ -101,6 +104,9 @@ type Group struct {
 	// Settled means no live member is left.
 	Settled bool
 	Started time.Time
+	// Stuck is why the group looks stuck ("waiting for input", "idle
+	// 12m", …), as the source judged it; empty when it does not.
+	Stuck string
 }
 
 // ExitStatus is how a leader ended.

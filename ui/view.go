@@ -29,6 +29,18 @@ func (m *Model) View() string {
 func (m *Model) draw() string {
 	var parts []string
 	parts = append(parts, m.viewHeader())
+	if m.fleet != nil {
+		parts = append(parts, m.viewFleet(m.width, max(m.height-2, 3)), m.fleetFooter())
+		screen := strings.Join(parts, "\n")
+		if m.dialog != nil {
+			if _, inline := m.dialog.(inlineDialog); !inline {
+				screen = overlayCenter(screen, m.dialog.view(m, m.width, m.height), m.width, m.height)
+			} else {
+				screen = strings.Join(append(parts[:len(parts)-1], m.viewFooter()), "\n")
+			}
+		}
+		return screen
+	}
 	if m.lay.zoomed {
 		parts = append(parts, m.viewDetail())
 	} else {
@@ -51,6 +63,8 @@ func (m *Model) viewHeader() string {
 	sep := st.header.Render("  ")
 	conn := st.header.Render("○ connecting")
 	switch {
+	case sb.state == openPending:
+		conn = st.header.Render("○ not connected")
 	case sb.state == openFailed:
 		conn = st.header.Render("✗ unreachable")
 	case sb.conn == connUp:

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"sandtop/groupstate"
+	"sandtop/safetext"
 	"strings"
 )
 
@@ -63,7 +64,7 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 		lines = append(lines, fmt.Sprintf("%s · %d members · %s · sid %d", m.stateCell(g, m.now()), liveMembers(g), m.originCell(g.Origin), g.SID))
 		var pids []string
 		for _, p := range g.Members {
-			pids = append(pids, fmt.Sprintf("%d %s", p.PID, p.Comm))
+			pids = append(pids, fmt.Sprintf("%d %s", p.PID, safetext.Line(p.Comm)))
 		}
 		lines = append(lines, st.muted.Render("members: "+strings.Join(pids, ", ")))
 	} else {
@@ -98,7 +99,7 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 	case d.pid == 0:
 		lines = append(lines, st.muted.Render("No output stream: this group was not started through the daemon."))
 	case d.err != nil:
-		lines = append(lines, st.danger.Render("output: "+d.err.Error()))
+		lines = append(lines, st.danger.Render("output: "+safetext.Line(d.err.Error())))
 	default:
 		lines = append(lines, o.render(st, w)...)
 		if d.ended && len(lines) < h {
@@ -130,7 +131,7 @@ func (m *Model) terminalDetail(w, h int) (string, []string) {
 	}
 	switch {
 	case d.err != nil:
-		return title, []string{st.danger.Render("attach: " + d.err.Error())}
+		return title, []string{st.danger.Render("attach: " + safetext.Line(d.err.Error()))}
 	case d.term == nil:
 		return title, nil
 	}

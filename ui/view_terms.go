@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"sandtop/safetext"
 )
 
 func (m *Model) viewTerminals() string {
@@ -25,7 +27,7 @@ func (m *Model) viewTerminals() string {
 		if t.InputWaiting {
 			badge = st.warning.Render(fit("● wait", 8))
 		}
-		title := t.Title
+		title := safetext.Line(t.Title)
 		if title == "" {
 			title = argvString(t.Argv, "")
 		}

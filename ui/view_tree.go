@@ -2,12 +2,14 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 
 	"sandtop/groupstate"
+	"sandtop/safetext"
 )
 
 // treeColumn is one column of the group tree. Optional columns are dropped,
@@ -31,11 +33,20 @@ var (
 	colExit    = treeColumn{"exit", "EXIT", 4, true}
 	colTTY     = treeColumn{"tty", "TTY", 6, false}
 	colTag     = treeColumn{"tag", "TAG", 12, false}
+	// colStuck is why a group looks stuck (package stuck's rules).
+	colStuck = treeColumn{"stuck", "STUCK", 16, false}
 	// optionalCols in the order they are given up.
-	optionalCols = []treeColumn{colTag, colWho, colMembers, colAge, colCPU, colRSS, colExit, colTTY}
+	optionalCols = []treeColumn{colTag, colWho, colMembers, colAge, colCPU, colRSS, colExit, colTTY, colStuck}
 )
 
 const minCommandWidth = 14
+
+// stuckColumn says whether the tree on screen has room for STUCK.
+func (m *Model) stuckColumn() bool {
+	w, _ := m.lay.tree.inner()
+	cols, _ := treeColumns(w)
+	return slices.Contains(cols, colStuck)
+}
 
 // treeColumns picks the columns that fit in w cells, leaving the rest to
 // the command.
@@ -169,7 +180,10 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 		}
 		cells["exit"] = exitString(g.Exit)
 		cells["tty"] = groupTTY(g)
-		cells["tag"] = st.accent.Render(g.Tag)
+		cells["tag"] = st.accent.Render(safetext.Line(g.Tag))
+		if g.Stuck != "" && stateOf(g) != groupstate.Settled {
+			cells["stuck"] = st.danger.Render(safetext.Line(g.Stuck))
+		}
 		cells["cmd"] = command(g)
 		if stateOf(g) == groupstate.Settled {
 			cells["cmd"] = st.muted.Render(cells["cmd"])
@@ -223,6 +237,10 @@ func (m *Model) stateCell(g *Group, now time.Time) string {
 		return st.warning.Render(td.label(now))
 	}
 	s := stateOf(g)
+	if g.Stuck != "" && s != groupstate.Settled && !m.stuckColumn() {
+		// Where the STUCK column does not fit, the state says it.
+		return st.danger.Render("⚠ " + g.Stuck)
+	}
 	var sty lipgloss.Style
 	switch s {
 	case groupstate.Running:
@@ -243,6 +261,8 @@ func (m *Model) originCell(o Origin) string {
 		return m.st.managed.Render("sandtop")
 	case OriginAgent:
 		return m.st.agent.Render("agent")
+	case OriginEnvd:
+		return m.st.agent.Render("envd")
 	}
 	return m.st.foreign.Render("other")
 }

@@ -11,6 +11,7 @@ import (
 
 	"sandtop/backend/seam"
 	"sandtop/config"
+	"sandtop/stuck"
 	"sandtop/ui"
 )
 
@@ -28,6 +29,9 @@ type Options struct {
 	// means one second. Without the extension the table is polled, never
 	// more often than once a second.
 	Interval time.Duration
+	// Stuck are the rules that flag groups as stuck; nil means the
+	// defaults.
+	Stuck *stuck.Rules
 }
 
 // backendSource is the real Source: every read and change goes through the

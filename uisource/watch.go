@@ -30,7 +30,7 @@ func (s *backendSource) Watch(ctx context.Context) (<-chan ui.Snapshot, error) {
 	if err := s.conn.wait(ctx); err != nil {
 		return fail(err)
 	}
-	w, err := s.rt.Watch(ctx, seam.WatchOptions{Interval: s.opts.Interval, Workspaces: []string{s.opts.Cwd}, MaxFinished: maxFinished})
+	w, err := s.rt.Watch(ctx, seam.WatchOptions{Interval: s.opts.Interval, Workspaces: []string{s.opts.Cwd}, MaxFinished: maxFinished, Stuck: s.opts.Stuck})
 	if err != nil {
 		if ctx.Err() == nil {
 			err = s.lossError(err, false)
@@ -83,7 +83,7 @@ func toUI(s seam.Snapshot) ui.Snapshot {
 			continue
 		}
 		ug := ui.Group{PGID: g.Pgid, SID: g.Sid, LeaderPID: g.LeaderPid, Tag: g.Tag, Origin: originOf(g.Origin),
-			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members)}
+			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members), Stuck: g.Stuck}
 		if g.ExitCode != nil {
 			ug.Exit = &ui.ExitStatus{Code: *g.ExitCode}
 			if g.Signal != "" {
@@ -119,6 +119,8 @@ func originOf(o seam.GroupOrigin) ui.Origin {
 		return ui.OriginSandtop
 	case seam.OriginAgent:
 		return ui.OriginAgent
+	case seam.OriginEnvd:
+		return ui.OriginEnvd
 	}
 	return ui.OriginForeign
 }

@@ -59,7 +59,7 @@ func RenderANSI(s *Screen, o ANSIOptions) string {
 				pen = st
 			}
 			r := c.Rune
-			if r < ' ' || (r >= 0x80 && joinsPair(prev, r)) {
+			if r < ' ' || r == softHyphen || (r >= 0x80 && joinsPair(prev, r)) {
 				r = ' ' // would merge with its neighbour and shorten the line
 			}
 			prev = r

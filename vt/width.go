@@ -7,7 +7,9 @@ import "github.com/charmbracelet/x/ansi"
 // expects. Zero-width runes (combining marks, joiners) return 0.
 func runeWidth(r rune) int {
 	if r < 0x300 {
-		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+		// The soft hyphen is the one rune below U+0300 that x/ansi gives no
+		// cell: counted as one, it left every line holding it a cell short.
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == softHyphen {
 			return 0
 		}
 		return 1
@@ -20,6 +22,8 @@ func runeWidth(r rune) int {
 	}
 	return w
 }
+
+const softHyphen = '\u00AD'
 
 func encodeRune(p []byte, r rune) int {
 	switch {

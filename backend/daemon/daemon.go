@@ -42,7 +42,10 @@ type Config struct {
 	ExitRetention time.Duration // 0 → 60s
 	Token         string
 	WriteTimeout  time.Duration // one write to a client, 0 → 15s
-	Logger        *slog.Logger  // nil → discard
+	// AuthTimeout closes a connection that has carried no authorised
+	// request for this long after it was accepted; 0 → 10s.
+	AuthTimeout time.Duration
+	Logger      *slog.Logger // nil → discard
 
 	// ReapAllOrphans makes the daemon reap every child it did not start
 	// itself. Set it only when the daemon owns its OS process (RunServe
@@ -61,6 +64,7 @@ type Daemon struct {
 	reg     *registry
 	cpu     *cpuSampler
 	idents  *identityCache
+	units   plainUnits
 	watch   watchTable
 	settled settledStates
 	handler http.Handler
@@ -77,6 +81,10 @@ type Daemon struct {
 	// spareStarting is closed when the spare being started is there (or
 	// failed); nil while none is being started.
 	spareStarting chan struct{}
+
+	// shimKey is what a shim asks of a daemon that reconnects (see
+	// shimkey.go).
+	shimKey string
 }
 
 // New validates cfg, prepares the runtime root, makes this OS process a child
@@ -96,6 +104,9 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = defaultWriteTimeout
+	}
+	if cfg.AuthTimeout <= 0 {
+		cfg.AuthTimeout = defaultAuthTimeout
 	}
 	if cfg.ExitRetention <= 0 {
 		cfg.ExitRetention = defaultExitRetention
@@ -127,6 +138,7 @@ func New(cfg Config) (*Daemon, error) {
 		idents: newIdentityCache(),
 		done:   make(chan struct{}),
 	}
+	d.shimKey = loadShimKey(root, log)
 	d.handler = d.buildHandler()
 	theReaper.register(d)
 	if !cfg.Compat {

@@ -69,8 +69,14 @@ func (d *Daemon) sandboxGroups(t procTable, started map[int]*proc) map[int]bool 
 		}
 	}
 	walk(d.self.pid)
+	// A shimless group is the sandbox's, with the job groups of its
+	// session, though it may descend from no one the daemon knows.
+	shimless := map[int]bool{}
+	for _, l := range d.reg.shimlessGroups() {
+		shimless[l.pgid] = true
+	}
 	for _, st := range t.stats {
-		if started[st.pgid] != nil || started[st.sid] != nil {
+		if started[st.pgid] != nil || started[st.sid] != nil || shimless[st.sid] {
 			wanted[st.pgid] = true
 		}
 	}
@@ -112,7 +118,7 @@ func (d *Daemon) snapshotGroups(pgidFilter, sidFilter uint32) []*sandtopv1.Group
 				}
 				return []*sandtopv1.Group{g}
 			}
-		} else if noProcessIn(int(pgidFilter)) {
+		} else if noProcessIn(int(pgidFilter)) && !d.maybeUnit(int(pgidFilter)) {
 			// Without a live shim a group has no escapees, and with no
 			// process in it (not even a zombie) it has no members: the
 			// whole read below would find nothing. A group whose shim has
@@ -134,6 +140,9 @@ func (d *Daemon) groupsFrom(t procTable, pgidFilter, sidFilter uint32, now time.
 	shims := map[int]*shimLink{} // by group pgid
 	for _, l := range d.reg.liveShims() {
 		shims[l.pgid] = l
+	}
+	for _, l := range d.reg.shimlessGroups() {
+		shims[l.pgid] = l // for its state directory and argv
 	}
 
 	byPgid := map[int]*sandtopv1.Group{}
@@ -175,6 +184,19 @@ func (d *Daemon) groupsFrom(t procTable, pgidFilter, sidFilter uint32, now time.
 		}
 		sort.Slice(g.Escapees, func(i, j int) bool { return g.Escapees[i].Pid < g.Escapees[j].Pid })
 	}
+	// What plain Starts run sits in the daemon's own group: listed as
+	// units (see plainUnits).
+	for root, members := range d.readUnits(t, tree) {
+		if pgidFilter != 0 && uint32(root) != pgidFilter || sidFilter != 0 && uint32(members[0].sid) != sidFilter {
+			continue
+		}
+		g := group(root, members[0].sid)
+		g.Origin = originEnvd
+		for _, st := range members {
+			seen[st.pid] = true
+			g.Members = append(g.Members, d.procInfo(st, now))
+		}
+	}
 	if pgidFilter == 0 && sidFilter == 0 {
 		d.cpu.forgetExcept(seen)
 		d.idents.forgetExcept(seen)
@@ -200,6 +222,11 @@ func markOrigin(g *sandtopv1.Group, started *proc) {
 		g.Origin, g.StateDir = originSandtop, started.shim.dir
 		return
 	}
+	if started != nil {
+		// A plain Start: a client of envd's API (E2B's SDK, an agent)
+		// asked for it, unless the wrapper's argv below says whose it is.
+		g.Origin = originEnvd
+	}
 	for _, m := range g.Members {
 		if m.Pid != g.Pgid {
 			continue
@@ -216,6 +243,7 @@ func markOrigin(g *sandtopv1.Group, started *proc) {
 const (
 	originSandtop = "sandtop"
 	originAgent   = "agent"
+	originEnvd    = "envd"
 )
 
 func (d *Daemon) procInfo(st procStat, now time.Time) *sandtopv1.ProcInfo {

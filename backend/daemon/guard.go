@@ -89,16 +89,18 @@ func (d *Daemon) Guard(next http.Handler) http.Handler {
 	timeout := d.cfg.WriteTimeout
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /health stays open, as in envd, so clients can tell "down" from
-		// "denied".
-		if r.URL.Path != "/health" {
-			if msg := d.refusal(r, want); msg != "" {
-				reject(w, r, msg)
-				return
-			}
+		// "denied"; only a request that would pass ends its connection's
+		// probation (see unauth.go).
+		msg := d.refusal(r, want)
+		if msg == "" {
+			markAuthenticated(r.Context())
+		} else if r.URL.Path != "/health" {
+			reject(w, r, msg)
+			return
 		}
-		dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
+		dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout, progress: &writeProgress{}}
 		defer dw.disarm()
-		next.ServeHTTP(dw, r)
+		next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), progressKey{}, dw.progress)))
 	})
 }
 
@@ -170,7 +172,18 @@ type deadlineWriter struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	armedAt time.Time
+	// progress notes each piece the client took, so the output hub can
+	// tell a client that reads a large message slowly from one that
+	// stopped reading.
+	progress *writeProgress
 }
+
+// progressKey holds a request's *writeProgress in its context.
+type progressKey struct{}
+
+// writePiece is how much of a write goes to the client between two notes
+// of progress.
+const writePiece = 64 << 10
 
 func (w *deadlineWriter) arm() {
 	// Re-arming costs a message to the h2 connection's loop; doing it once a
@@ -190,7 +203,18 @@ func (w *deadlineWriter) disarm() {
 
 func (w *deadlineWriter) Write(b []byte) (int, error) {
 	w.arm()
-	return w.ResponseWriter.Write(b)
+	n := 0
+	for len(b) > 0 {
+		piece := b[:min(len(b), writePiece)]
+		m, err := w.ResponseWriter.Write(piece)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		w.progress.note()
+		b = b[m:]
+	}
+	return n, nil
 }
 
 // Flush ends every message Connect sends on a stream, so the deadline is

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -34,27 +35,35 @@ type chunk struct {
 // at most lagWindow more while some subscriber still has to read it.
 //
 // When a subscriber trails the newest byte by more than lagWindow, the writer
-// waits for it, as a pipe would, but only while it keeps reading: once it has
-// read nothing for stallTimeout it is cut off with ResourceExhausted and the
-// writer moves on. So a subscriber that keeps reading is never dropped (a
-// reader slower than the process paces it, as a terminal does), a stalled one
-// can hold the process up for at most stallTimeout once, and neither costs
-// memory beyond the shared window.
+// waits for it, as a pipe would. A subscriber is cut off with
+// ResourceExhausted only once it has read nothing for the whole stallTimeout,
+// whatever the load: one that merely waits for the CPU, or reads slower than
+// the process writes, paces the writer (as a terminal does) and loses
+// nothing.
 //
-// The stall grace comes out of one budget per process: time the writer
-// spends waiting on subscribers that read nothing meanwhile is taken from
-// it, and it grows back at 1/stallBudgetRefill of the time that passes. So
-// a fresh stalled subscriber every second cannot throttle a process without
-// end: once the budget is spent, a lagging subscriber that has read nothing
-// for minStallGrace is cut at once.
+// A stalled subscriber holds the writer for up to stallTimeout before it is
+// cut. So that a stream of fresh stalled subscribers cannot throttle a
+// process without end, that time comes out of one budget per process
+// (stallBudgetStalls stall limits, growing back at 1/stallBudgetRefill of the
+// time that passes). The budget is charged only when a subscriber is cut,
+// with the time the writer waited on it: waits on subscribers that go on to
+// read are pacing and cost nothing, so readers that keep reading never spend
+// it. Once stalled subscribers have spent it, the writer stops waiting for a
+// lagging subscriber whose wait would exceed what is left: it is let go
+// (detached) and no longer holds the log. If it reads again before the log
+// moves past its cursor it carries on; if the output it had not read is gone
+// by then, its stream ends with ResourceExhausted saying which bytes it lost
+// and why. Only a subscriber that stalls for the whole limit is cut for
+// stalling.
 type hub struct {
 	replay int64
 	window int64
 	stall  time.Duration
 
-	budget   time.Duration // stall grace left, at most stall
+	budget   time.Duration // stall time the writer may still spend waiting
 	budgetAt time.Time     // when budget was last brought up to date
-	waited   time.Duration // total time writers waited on subscribers (for tests)
+	waited   time.Duration // total time the writer waited on subscribers
+	charged  time.Duration // waited, up to which the budget has been charged
 
 	mu       sync.Mutex
 	chunks   []chunk   // contiguous, ordered by off
@@ -69,9 +78,18 @@ type hub struct {
 }
 
 type subscriber struct {
-	h            *hub
-	cursor       int64
-	lastRead     time.Time
+	h        *hub
+	cursor   int64
+	lastRead time.Time
+	// waitMark is h.waited when it last read: the writer's waits since
+	// then are what it would be charged if it were cut.
+	waitMark time.Duration
+	// detached: the writer no longer waits for it, and the log may be
+	// trimmed past its cursor.
+	detached bool
+	// wrote, when set, is when the client last took some of what is being
+	// sent to it: a reader in the middle of a large message is reading.
+	wrote        *writeProgress
 	cut          error
 	deliveredEnd bool
 	// held are the pooled buffers of what next last returned: the caller
@@ -79,12 +97,19 @@ type subscriber struct {
 	held []*outBuf
 }
 
+// stallBudgetStalls is the budget in stall limits: one stalled subscriber
+// (a `logs -f` suspended with Ctrl-Z) never leaves the others without it.
+const (
+	stallBudgetStalls = 2
+	stallBudgetRefill = 8
+)
+
 func newHub(replay int, stall time.Duration) *hub {
 	return &hub{
 		replay:   int64(replay),
 		window:   int64(replay) + lagWindow,
 		stall:    stall,
-		budget:   stall,
+		budget:   stallBudgetStalls * stall,
 		budgetAt: time.Now(),
 		subs:     make(map[*subscriber]struct{}),
 		changed:  make(chan struct{}),
@@ -130,9 +155,10 @@ func (h *hub) publishOwned(kind streamKind, data []byte, o *outBuf) {
 	h.trim()
 }
 
-// enforceWindow makes sure no subscriber trails by more than the window:
-// it waits out the grace of those that do, and cuts off those whose grace is
-// spent. Called with h.mu held; may release it while waiting.
+// enforceWindow makes sure no subscriber the writer waits for trails by more
+// than the window: it waits while they read, cuts off those that have read
+// nothing for the stall limit, and lets go of those it cannot wait for any
+// longer. Called with h.mu held; may release it while waiting.
 func (h *hub) enforceWindow() {
 	for {
 		limit := h.end - h.window
@@ -140,17 +166,26 @@ func (h *hub) enforceWindow() {
 			return
 		}
 		now := time.Now()
-		grace := h.grace(now)
+		h.refill(now)
 		var wait time.Duration = -1
 		for s := range h.subs {
 			if s.cursor >= limit {
 				continue
 			}
-			left := grace - now.Sub(s.lastRead)
-			if left <= 0 {
-				h.cutOff(s, now.Sub(s.lastRead))
+			idle := now.Sub(s.lastActive())
+			if idle >= h.stall {
+				h.cutOff(s, idle)
 				continue
 			}
+			if s.detached {
+				continue
+			}
+			room := h.budget - h.pending(s)
+			if room <= 0 {
+				s.detached = true
+				continue
+			}
+			left := min(h.stall-idle, room)
 			if wait < 0 || left < wait {
 				wait = left
 			}
@@ -168,42 +203,71 @@ func (h *hub) enforceWindow() {
 		t.Stop()
 		h.mu.Lock()
 		h.waited += time.Since(now)
-		h.charge(now)
-	}
-}
-
-const (
-	stallBudgetRefill = 8
-	minStallGrace     = 50 * time.Millisecond
-)
-
-// grace is how long a lagging subscriber may go without reading before it
-// is cut: the budget left, but never less than minStallGrace.
-func (h *hub) grace(now time.Time) time.Duration {
-	if now.After(h.budgetAt) {
-		h.budget = min(h.stall, h.budget+now.Sub(h.budgetAt)/stallBudgetRefill)
-		h.budgetAt = now
-	}
-	return max(h.budget, min(minStallGrace, h.stall))
-}
-
-// charge takes a wait that began at since from the budget when some lagging
-// subscriber read nothing during all of it: a stalled reader held the
-// writer up. A wait on readers that keep reading is pacing, and free.
-func (h *hub) charge(since time.Time) {
-	limit := h.end - h.window
-	for s := range h.subs {
-		if s.cursor < limit && s.lastRead.Before(since) {
-			h.budget = max(0, h.budget-time.Since(since))
-			return
+		for s := range h.subs {
+			if s.lastActive().After(now) { // read during the wait: pacing
+				s.waitMark = h.waited
+			}
 		}
 	}
 }
 
-func (h *hub) cutOff(s *subscriber, stalled time.Duration) {
+// writeProgress is when a request's response last moved to the client
+// (see deadlineWriter), in Unix nanoseconds.
+type writeProgress struct{ at atomic.Int64 }
+
+func (p *writeProgress) note() { p.at.Store(time.Now().UnixNano()) }
+
+// lastActive is the latest of its last read from the log and the client's
+// last taking of bytes. Called with the hub's lock.
+func (s *subscriber) lastActive() time.Time {
+	t := s.lastRead
+	if s.wrote != nil {
+		if w := time.Unix(0, s.wrote.at.Load()); w.After(t) {
+			t = w
+		}
+	}
+	return t
+}
+
+// watchWrites makes the client's taking of bytes through p count as reading.
+func (s *subscriber) watchWrites(p *writeProgress) {
+	s.h.mu.Lock()
+	s.wrote = p
+	s.h.mu.Unlock()
+}
+
+// refill grows the budget back with the time that passed.
+func (h *hub) refill(now time.Time) {
+	if now.After(h.budgetAt) {
+		h.budget = min(stallBudgetStalls*h.stall, h.budget+now.Sub(h.budgetAt)/stallBudgetRefill)
+		h.budgetAt = now
+	}
+}
+
+// pending is the writer's waiting that s would be charged with if it were
+// cut now: the waits since it last read, less what was charged already (two
+// subscribers stalled at once held the writer once).
+func (h *hub) pending(s *subscriber) time.Duration {
+	return h.waited - max(s.waitMark, h.charged)
+}
+
+// cutOff ends a subscriber that has read nothing for the stall limit, and
+// charges the budget with the time the writer waited on it.
+func (h *hub) cutOff(s *subscriber, idle time.Duration) {
+	h.budget = max(0, h.budget-h.pending(s))
+	h.charged = h.waited
 	s.cut = connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
 		"subscriber fell behind by %d bytes and read nothing for %s (limit %s); reconnect to resume from the replay buffer",
-		h.end-s.cursor, stalled.Round(time.Millisecond), h.stall))
+		h.end-s.cursor, idle.Round(time.Millisecond), h.stall))
+	delete(h.subs, s)
+}
+
+// overrun ends a detached subscriber whose unread output the log has
+// dropped. Called with h.mu held.
+func (h *hub) overrun(s *subscriber) {
+	s.cut = connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
+		"subscriber lost output bytes %d to %d: it fell more than %d bytes behind after other subscribers that read nothing for %s had used up this process's stall budget, so the process was not held for it; reconnect to resume from the replay buffer",
+		s.cursor, h.start, h.window, h.stall))
 	delete(h.subs, s)
 }
 
@@ -212,7 +276,7 @@ func (h *hub) cutOff(s *subscriber, stalled time.Duration) {
 func (h *hub) trim() {
 	keep := h.end - h.replay
 	for s := range h.subs {
-		if s.cursor < keep {
+		if s.cursor < keep && !s.detached {
 			keep = s.cursor
 		}
 	}
@@ -245,7 +309,7 @@ func (h *hub) trim() {
 func (h *hub) subscribe(replay bool) *subscriber {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := &subscriber{h: h, cursor: h.end, lastRead: time.Now()}
+	s := &subscriber{h: h, cursor: h.end, lastRead: time.Now(), waitMark: h.waited}
 	if replay {
 		s.cursor = max(h.start, h.end-h.replay)
 	}
@@ -320,6 +384,11 @@ func (s *subscriber) next(maxBytes int) (out []chunk, final *process.ProcessEven
 	if s.cut != nil {
 		return nil, nil, s.cut, nil
 	}
+	if s.cursor < h.start {
+		h.overrun(s)
+		return nil, nil, s.cut, nil
+	}
+	s.detached = false
 	if s.cursor < h.end {
 		i := sort.Search(len(h.chunks), func(i int) bool {
 			c := h.chunks[i]
@@ -344,6 +413,7 @@ func (s *subscriber) next(maxBytes int) (out []chunk, final *process.ProcessEven
 			s.cursor = c.off + int64(len(c.data))
 		}
 		s.lastRead = time.Now()
+		s.waitMark = h.waited
 		h.wakeWriters()
 		// The returned chunks are copies of the headers, and their pooled
 		// buffers are held above: trimming only drops the log's holds on

@@ -1,8 +1,11 @@
 package daemon
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"sandtop/backend/gen/process"
 )
 
 // A subscriber that reads everything and leaves must not pin the lag
@@ -110,5 +113,93 @@ func TestMergeRunsJoinsConsecutiveChunksOfOneStream(t *testing.T) {
 	}
 	if string(in[0].data) != "ab" {
 		t.Error("the hub's chunk was written into")
+	}
+}
+
+// A reader that keeps reading, however slowly and with pauses shorter than
+// the stall limit, loses nothing while a stalled one beside it is cut after
+// the whole limit, and not before. The writer is held up only by the
+// stalled one, for about the limit.
+func TestHubCutsOnlyAReaderThatStalledForTheLimit(t *testing.T) {
+	const stall = 400 * time.Millisecond
+	h := newHub(64<<10, stall)
+	slow := h.subscribe(false)
+	stalled := h.subscribe(false)
+	const total = 24 << 20
+	done := make(chan int)
+	go func() {
+		read := 0
+		for {
+			out, final, err, wait := slow.next(1 << 20)
+			if err != nil {
+				t.Errorf("the slow reader was cut: %v", err)
+				break
+			}
+			if final != nil || (wait == nil && len(out) == 0) {
+				break
+			}
+			for _, c := range out {
+				read += len(c.data)
+			}
+			if wait != nil {
+				<-wait
+				continue
+			}
+			time.Sleep(stall / 2) // descheduled, or slower than the writer
+		}
+		slow.unsubscribe()
+		done <- read
+	}()
+	chunk := make([]byte, 1<<20)
+	began := time.Now()
+	for range total / len(chunk) {
+		h.publish(kindStdout, chunk)
+	}
+	h.close(&process.ProcessEvent_EndEvent{})
+	if read := <-done; read != total {
+		t.Fatalf("the slow reader read %d of %d bytes", read, total)
+	}
+	_, _, err, _ := stalled.next(1 << 20)
+	if err == nil || !strings.Contains(err.Error(), "(limit 400ms)") {
+		t.Fatalf("the stalled reader: %v; want cut, naming the 400ms limit", err)
+	}
+	idle, _ := time.ParseDuration(strings.Fields(err.Error()[strings.Index(err.Error(), "read nothing for ")+len("read nothing for "):])[0])
+	if idle < stall || idle > 3*stall {
+		t.Errorf("the stalled reader was cut after %s without a read; the limit is %s: %v", idle, stall, err)
+	}
+	t.Logf("slow reader read all %d MiB in %s; stalled one: %v", total>>20, time.Since(began).Round(time.Millisecond), err)
+}
+
+// Once stalled subscribers have spent the budget, the writer lets go of a
+// lagging subscriber instead of waiting for it. If it then finds its
+// unread output gone, its stream ends saying which bytes it lost and why.
+func TestHubDetachedSubscriberIsToldWhatItLost(t *testing.T) {
+	const stall = 100 * time.Millisecond
+	h := newHub(64<<10, stall)
+	chunk := make([]byte, 1<<20)
+	// Stalled subscribers, one after another, spend the budget.
+	for range stallBudgetStalls + 1 {
+		h.subscribe(false)
+		for range h.window>>20 + 2 {
+			h.publish(kindStdout, chunk)
+		}
+	}
+	if h.budget > stall/2 {
+		t.Fatalf("stalled subscribers left %s of the budget", h.budget)
+	}
+	late := h.subscribe(false)
+	began := time.Now()
+	for range 2*h.window>>20 + 2 {
+		h.publish(kindStdout, chunk)
+	}
+	if held := time.Since(began); held > stall {
+		t.Errorf("with the budget spent the writer waited %s for a subscriber", held)
+	}
+	_, _, err, _ := late.next(1 << 20)
+	if err == nil || !strings.Contains(err.Error(), "lost output bytes") || !strings.Contains(err.Error(), "stall budget") {
+		t.Fatalf("detached subscriber: %v; want it told what it lost", err)
+	}
+	if h.retained() > h.window+int64(len(chunk)) {
+		t.Errorf("the log holds %d bytes, beyond the window", h.retained())
 	}
 }

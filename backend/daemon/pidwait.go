@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,3 +64,69 @@ func waitPidfd(fd uintptr, flags int) bool {
 // the pid cannot be recycled meanwhile: a kill of a shim not yet reaped
 // still reaches only that zombie. Shims are never listed as work.
 const shimReapDelay = 20 * time.Millisecond
+
+// waitWithoutThread is os/exec's Wait for a plain Start's child without
+// the thread: Wait blocks one OS thread in waitid per running child, and
+// the Go runtime keeps every thread it ever made, so a thousand processes
+// that an SDK starts and that all end leave a thousand idle threads behind.
+// It opens a pidfd for pid, which must be an unreaped child nothing else
+// waits for; the returned wait blocks (in the runtime's poller) until the
+// child exits, reaps it and gives its status.
+func waitWithoutThread(pid int) (wait func() (syscall.WaitStatus, error), err error) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("pidfd of %d: %w", pid, err)
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() (syscall.WaitStatus, error) {
+		defer f.Close()
+		var info unix.Siginfo
+		var werr error
+		err := rc.Read(func(fd uintptr) bool {
+			info = unix.Siginfo{}
+			werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG, nil)
+			if errors.Is(werr, unix.EINTR) || errors.Is(werr, unix.EAGAIN) {
+				return false
+			}
+			return werr != nil || info.Signo == int32(unix.SIGCHLD)
+		})
+		if err == nil {
+			err = werr
+		}
+		if err != nil {
+			return 0, fmt.Errorf("wait for %d: %w", pid, err)
+		}
+		return waitStatusOf(&info), nil
+	}, nil
+}
+
+// The si_code values of a child's exit (linux/signal.h).
+const (
+	cldExited = 1
+	cldKilled = 2
+	cldDumped = 3
+)
+
+// waitStatusOf encodes a waitid result the way wait4 reports it, so exit
+// facts read the same whichever call reaped the child.
+func waitStatusOf(info *unix.Siginfo) syscall.WaitStatus {
+	// si_status follows si_pid and si_uid in the union, which starts after
+	// three ints, aligned for a pointer.
+	const ptr = unsafe.Sizeof(uintptr(0))
+	const union = (12 + ptr - 1) &^ (ptr - 1)
+	status := *(*int32)(unsafe.Add(unsafe.Pointer(info), union+8))
+	switch info.Code {
+	case cldExited:
+		return syscall.WaitStatus(uint32(status&0xff) << 8)
+	case cldKilled:
+		return syscall.WaitStatus(uint32(status & 0x7f))
+	case cldDumped:
+		return syscall.WaitStatus(uint32(status&0x7f) | 0x80)
+	}
+	return syscall.WaitStatus(uint32(status&0xff) << 8)
+}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"sandtop/backend/gen/process"
 	"sandtop/backend/shim"
@@ -27,7 +30,10 @@ type proc struct {
 	argv    []string
 	started time.Time
 	cmd     *exec.Cmd
-	out     *hub
+	// wait reaps the started process and gives its status (see
+	// waitWithoutThread); set once it started.
+	wait func() (syscall.WaitStatus, error)
+	out  *hub
 
 	pty     *os.File // PTY master; nil for pipes
 	ttyName string   // e.g. /dev/pts/3
@@ -92,32 +98,45 @@ func (p *proc) armStop() {
 
 // pump copies one output stream into the hub until EOF. A PTY master
 // reports EIO once every slave fd is closed; that counts as EOF.
+//
+// An idle stream holds no buffer: a read buffer is taken from a pool only
+// once the poller says the pipe has data, so a thousand quiet processes
+// (an SDK's background commands) cost no read buffers at all. A stream
+// that fills a whole buffer gets, as the shim does, a larger pipe and a
+// buffer of its own for larger reads.
 func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 	defer wg.Done()
-	buf := make([]byte, readBufSize)
-	var rc syscall.RawConn // set once the stream is fast
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	var fast []byte // set once the stream is fast
 	for {
 		var n int
 		var err error
-		if rc != nil {
+		if fast != nil {
 			// As the shim does: read what the pipe holds, once a few
 			// KiB became more (see shim.Pending).
 			var avail int
-			if avail, n, err = shim.Pending(rc, buf); avail > 0 {
-				n, err = f.Read(buf[:min(avail, len(buf))])
+			if avail, n, err = shim.Pending(rc, fast); avail > 0 {
+				n, err = f.Read(fast[:min(avail, len(fast))])
+			}
+			if n > 0 {
+				publishRead(p.out, kind, fast[:n])
 			}
 		} else {
-			n, err = f.Read(buf)
-		}
-		if n > 0 {
-			publishRead(p.out, kind, buf[:n])
-		}
-		if n == len(buf) && len(buf) < shim.FastReadSize && kind != kindPTY {
-			// A full pipe: as the shim does, a larger pipe and larger reads
-			// for a stream this fast, and only for it.
-			shim.GrowPipe(f)
-			buf = make([]byte, shim.MaxOutputFrame)
-			rc, _ = f.SyscallConn()
+			var buf *[]byte
+			buf, n, err = readWhenReady(rc)
+			if n > 0 {
+				publishRead(p.out, kind, (*buf)[:n])
+			}
+			if buf != nil {
+				readBufs.Put(buf)
+			}
+			if n == readBufSize && kind != kindPTY {
+				shim.GrowPipe(f)
+				fast = make([]byte, shim.MaxOutputFrame)
+			}
 		}
 		if err != nil {
 			return
@@ -125,13 +144,56 @@ func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 	}
 }
 
+// readBufs holds the read buffers of streams that are not fast.
+var readBufs = sync.Pool{New: func() any {
+	b := make([]byte, readBufSize)
+	return &b
+}}
+
+// readWhenReady reads once from a pollable descriptor, waiting in the
+// runtime's poller (not in a thread) until it has data, into a buffer it
+// takes from readBufs only then; the caller puts it back. End of file is
+// io.EOF.
+func readWhenReady(rc syscall.RawConn) (buf *[]byte, n int, err error) {
+	werr := rc.Read(func(fd uintptr) bool {
+		if buf == nil {
+			buf = readBufs.Get().(*[]byte)
+		}
+		for {
+			n, err = unix.Read(int(fd), *buf)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if err == unix.EAGAIN {
+			readBufs.Put(buf)
+			buf = nil
+			return false
+		}
+		return true
+	})
+	switch {
+	case werr != nil:
+		return buf, 0, werr
+	case err != nil:
+		return buf, 0, err
+	case n == 0:
+		return buf, 0, io.EOF
+	}
+	return buf, n, nil
+}
+
 // supervise waits for the leader and the output readers, then publishes the
 // end event and retires the process.
 func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
-	waitErr := p.cmd.Wait()
+	ws, waitErr := p.wait()
 	p.exitedAt = time.Now()
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+	if waitErr == nil {
 		p.status, p.hasState = ws, true
+		if !ws.Exited() || ws.ExitStatus() != 0 {
+			// What os/exec's Wait returned, which envd passes on.
+			waitErr = errors.New(exitText(ws))
+		}
 	}
 	close(p.leaderExited)
 	if p.stopArmed.Load() {
@@ -156,22 +218,32 @@ func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
 func (p *proc) endEvent(waitErr error) *process.ProcessEvent_EndEvent {
 	ev := &process.ProcessEvent_EndEvent{ExitCode: -1}
 	if ws, ok := p.waitStatus(); ok {
-		switch {
-		case ws.Exited():
+		if ws.Exited() {
 			ev.ExitCode, ev.Exited = int32(ws.ExitStatus()), true
-			ev.Status = "exit status " + strconv.Itoa(ws.ExitStatus())
-		case ws.Signaled():
-			ev.Status = "signal: " + ws.Signal().String()
 		}
-		if ws.CoreDump() {
-			ev.Status += " (core dumped)"
-		}
+		ev.Status = exitText(ws)
 	}
 	if waitErr != nil {
 		msg := waitErr.Error()
 		ev.Error = &msg
 	}
 	return ev
+}
+
+// exitText says how a process ended as os/exec's ProcessState does:
+// "exit status 3", "signal: killed", with " (core dumped)" after a dump.
+func exitText(ws syscall.WaitStatus) string {
+	var s string
+	switch {
+	case ws.Exited():
+		s = "exit status " + strconv.Itoa(ws.ExitStatus())
+	case ws.Signaled():
+		s = "signal: " + ws.Signal().String()
+	}
+	if ws.CoreDump() {
+		s += " (core dumped)"
+	}
+	return s
 }
 
 // waitStatus returns the raw wait status of an exited process.

@@ -90,7 +90,26 @@ func (r *reaper) scan() {
 			continue
 		}
 		var ws unix.WaitStatus
-		_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == pid {
+			r.reaped(pid, ws)
+		}
+	}
+}
+
+// reaped publishes the exit of a shimless group's leader, which its shim
+// can no longer publish, when this process was the one to reap it.
+func (r *reaper) reaped(pid int, ws unix.WaitStatus) {
+	r.mu.Lock()
+	var found []*shimLink
+	var by []*Daemon
+	for d := range r.daemons {
+		if l := d.reg.shimlessByPgid(pid); l != nil {
+			found, by = append(found, l), append(by, d)
+		}
+	}
+	r.mu.Unlock()
+	for i, l := range found {
+		by[i].publishShimlessExit(l, ws)
 	}
 }
 
@@ -125,7 +144,7 @@ func (r *reaper) mayReap(pid, pgid, sid int) bool {
 			return false
 		}
 		all = all || d.cfg.ReapAllOrphans
-		adopted = adopted || d.reg.startedGroup(pgid) || d.reg.startedGroup(sid)
+		adopted = adopted || d.reg.startedGroup(pgid) || d.reg.startedGroup(sid) || d.reg.shimlessByPgid(pgid) != nil
 	}
 	return all || adopted
 }

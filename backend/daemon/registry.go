@@ -25,6 +25,8 @@ type registry struct {
 	shims        map[int]*shimLink
 	shimGroups   map[int]*shimLink // the same links by their group's pgid
 	shimChildren map[int]bool
+	// shimless: groups whose shim is gone while members live, by pgid.
+	shimless map[int]*shimLink
 }
 
 func newRegistry(retention time.Duration) *registry {
@@ -210,4 +212,44 @@ func (r *registry) isShimChild(pid int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.shimChildren[pid]
+}
+
+// addShimless records a shimless group; false when its group has one.
+func (r *registry) addShimless(l *shimLink) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shimless == nil {
+		r.shimless = map[int]*shimLink{}
+	}
+	if r.shimless[l.pgid] != nil {
+		return false
+	}
+	r.shimless[l.pgid] = l
+	return true
+}
+
+func (r *registry) removeShimless(l *shimLink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shimless[l.pgid] == l {
+		delete(r.shimless, l.pgid)
+	}
+}
+
+// shimlessByPgid finds the shimless group pgid.
+func (r *registry) shimlessByPgid(pgid int) *shimLink {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shimless[pgid]
+}
+
+// shimlessGroups lists the shimless groups.
+func (r *registry) shimlessGroups() []*shimLink {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*shimLink, 0, len(r.shimless))
+	for _, l := range r.shimless {
+		out = append(out, l)
+	}
+	return out
 }

@@ -57,6 +57,12 @@ func RunServe(ctx context.Context, o ServeOptions) error {
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return fmt.Errorf("create state dir %s: %w", state, err)
 	}
+	// Before anything is adopted, or a socket taken over.
+	lock, err := lockStateDir(state)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	logFile, err := os.OpenFile(filepath.Join(state, "daemon.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)

@@ -56,9 +56,11 @@ func (d *Daemon) Serve(l net.Listener) error {
 		Handler:           d.handler,
 		Protocols:         &protos,
 		ReadHeaderTimeout: 10 * time.Second,
-		ConnContext:       d.connContext,
-		IdleTimeout:       640 * time.Second, // above common proxy idle timeouts, as envd
-		ErrorLog:          nil,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return d.connContext(gateContext(ctx, c), c)
+		},
+		IdleTimeout: 640 * time.Second, // above common proxy idle timeouts, as envd
+		ErrorLog:    nil,
 	}
 	d.srvMu.Lock()
 	select {
@@ -71,7 +73,8 @@ func (d *Daemon) Serve(l net.Listener) error {
 	d.servers = append(d.servers, srv)
 	d.srvMu.Unlock()
 	// A process stream writes messages of up to 1 MiB (see rawsock).
-	if err := srv.Serve(rawsock.Listener{Listener: l}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	gated := newGateListener(rawsock.Listener{Listener: l}, d.cfg.AuthTimeout)
+	if err := srv.Serve(gated); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -124,6 +127,7 @@ func (d *Daemon) KillAll(ctx context.Context) error {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	d.killAllEscapees()
+	d.killShimless()
 	for _, p := range procs {
 		select {
 		case <-p.done:

@@ -160,6 +160,11 @@ func writeProcessInput(ctx context.Context, p *proc, in *process.ProcessInput) e
 }
 
 func (s processService) SendSignal(ctx context.Context, req *connect.Request[process.SendSignalRequest]) (*connect.Response[process.SendSignalResponse], error) {
+	if pid := req.Msg.GetProcess().GetPid(); pid != 0 {
+		if err := s.d.checkNotShim(int(pid)); err != nil {
+			return nil, connect.NewError(connect.CodeInvalidArgument, err)
+		}
+	}
 	// envd looks the process up first, then refuses other signals.
 	p, err := s.d.reg.lookupLive(req.Msg.GetProcess())
 	if err != nil {

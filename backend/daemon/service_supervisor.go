@@ -183,6 +183,21 @@ func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request
 	case int(pgid) == s.d.self.pgid:
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("pgid %d is the daemon's own process group", pgid))
 	}
+	// A shim leads its own session and group, which holds it alone.
+	if err := s.d.checkNotShim(int(pgid)); err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	if s.d.maybeUnit(int(pgid)) {
+		// A plain Start's process and its descendants, in the daemon's own
+		// group: signalled one by one (see plainUnits).
+		signal := syscall.Signal(sig)
+		if p := s.d.reg.byPid(pgid); p != nil && !p.exited() && (signal == syscall.SIGTERM || signal == syscall.SIGKILL) {
+			p.armStop()
+		}
+		if delivered, ok := s.d.signalUnit(int(pgid), signal); ok {
+			return connect.NewResponse(&sandtopv1.SignalGroupResponse{Delivered: delivered}), nil
+		}
+	}
 	if err := s.d.checkSandboxGroup(int(pgid)); err != nil {
 		return nil, err
 	}
@@ -214,7 +229,7 @@ func (s supervisorService) SignalGroup(ctx context.Context, req *connect.Request
 func (d *Daemon) checkSandboxGroup(pgid int) error {
 	// A shim's group, or one a live start of ours leads, is the sandbox's
 	// without reading all of /proc (every teardown signals at least twice).
-	if d.reg.shimByPgid(pgid) != nil {
+	if d.reg.shimByPgid(pgid) != nil || d.reg.shimlessByPgid(pgid) != nil {
 		return nil
 	}
 	if p := d.reg.byPid(uint32(pgid)); p != nil && !p.exited() {

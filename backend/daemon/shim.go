@@ -35,7 +35,7 @@ type shimLink struct {
 	dir  string // state directory
 	tag  *string
 	argv []string
-	conn net.Conn
+	conn net.Conn // nil for a shimless group
 }
 
 // spawnShim starts the command of a session-dir Start under a shim and
@@ -66,7 +66,7 @@ func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, err
 	spec := shim.Spec{
 		StateDir: dir, Path: path, Argv: argv, Env: env, Dir: cwd,
 		StdoutSpill: outCap, StderrSpill: errCap, Tag: req.GetTag(),
-		RingBytes: int64(d.cfg.ReplayBytes),
+		RingBytes: int64(d.cfg.ReplayBytes), Key: d.shimKey,
 	}
 	if execErr != nil {
 		spec.ExecError, spec.ExecCode = execErr.Error(), 126
@@ -272,6 +272,9 @@ func (d *Daemon) followShim(p *proc, hello shim.Hello) {
 	}
 	_ = link.conn.Close()
 	d.reg.removeShim(link)
+	// A shim that was killed leaves its group running: a plain group of
+	// the sandbox from now on.
+	d.keepShimless(link)
 	// The shim is gone (or its socket broke): nothing more will come.
 	leaderExit(0, false)
 	markEOF(0)
@@ -287,24 +290,41 @@ func (d *Daemon) adoptShims() {
 	if err != nil {
 		return
 	}
+	// Read once, and only if some directory's shim is gone.
+	var table *procTable
+	readTable := func() procTable {
+		if table == nil {
+			t := readProcTable()
+			table = &t
+		}
+		return *table
+	}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
 		dir := filepath.Join(processes, e.Name())
-		if err := d.adoptShim(dir); err != nil {
+		if err := d.adoptShim(dir, readTable); err != nil {
 			d.log.Debug("not adopted", "dir", dir, "err", err)
 		}
 	}
 }
 
-func (d *Daemon) adoptShim(dir string) error {
+func (d *Daemon) adoptShim(dir string, table func() procTable) error {
 	sd, err := shim.OpenStateDir(dir)
 	if err != nil {
 		return err
 	}
 	defer sd.Close()
 	f, err := sd.Open(wrapper.SupervisorFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A shim writes it once the program runs; one killed before then
+		// may have left the group running.
+		if err := d.adoptShimless(sd, dir, table); err != nil {
+			return fmt.Errorf("no supervisor file, and no group: %w", err)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -321,7 +341,11 @@ func (d *Daemon) adoptShim(dir string) error {
 		return fmt.Errorf("supervisor file %q", b[:n])
 	}
 	if pr, err := shim.ReadProc(pid); err != nil || pr.StartTicks != ticks || pr.Sid != pid {
-		return fmt.Errorf("shim %d is gone", pid)
+		// Killed, with the group perhaps running on without it.
+		if err := d.adoptShimless(sd, dir, table); err != nil {
+			return fmt.Errorf("shim %d is gone, and its group: %w", pid, err)
+		}
+		return nil
 	}
 	if d.reg.shimByPid(pid) != nil {
 		return nil // ours already
@@ -331,7 +355,11 @@ func (d *Daemon) adoptShim(dir string) error {
 		return err
 	}
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	hello, err := readHello(conn)
+	err = shim.WriteFrame(conn, shim.FrameAuth, []byte(d.shimKey))
+	var hello shim.Hello
+	if err == nil {
+		hello, err = readHello(conn)
+	}
 	_ = conn.SetDeadline(time.Time{})
 	if err != nil || hello.ShimPid != pid {
 		_ = conn.Close()

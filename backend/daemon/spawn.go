@@ -147,7 +147,23 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		if err := cmd.Start(); err != nil {
 			return err
 		}
-		p.pid = uint32(cmd.Process.Pid)
+		pid := cmd.Process.Pid // Release forgets it
+		wait, err := waitWithoutThread(pid)
+		if err != nil {
+			// Without a pidfd, os/exec's own Wait (a thread while it runs).
+			wait = func() (syscall.WaitStatus, error) {
+				err := cmd.Wait()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+					return ws, nil
+				}
+				return 0, err
+			}
+		} else {
+			// The pidfd reaps it now; os/exec must not hold a claim too.
+			_ = cmd.Process.Release()
+		}
+		p.wait = wait
+		p.pid = uint32(pid)
 		p.started = time.Now()
 		d.reg.add(p)
 		return nil

@@ -54,6 +54,12 @@ func (s supervisorService) ReadStates(ctx context.Context, _ *connect.Request[sa
 		if dir, ok := s.d.settled.read(int(procs.Fd()), name); ok {
 			if _, problem := dir.GetFiles()[wrapper.ProblemFile]; !exited(dir) && !problem {
 				dir.SupervisorRunning = s.d.shimOwns(dir) // a fresh answer, not a cached one
+				if !dir.SupervisorRunning && (hasEntry(dir, wrapper.SupervisorFile) || s.d.shimlessOwns(dir)) {
+					// A shim ran this group and will not publish its end (it
+					// was killed): its command is known only from here,
+					// live or not.
+					addArgv(int(procs.Fd()), dir)
+				}
 			}
 			res.Dirs = append(res.Dirs, dir)
 		}
@@ -202,4 +208,45 @@ func (d *Daemon) shimOwns(dir *sandtopv1.StateDir) bool {
 func emptied(pidFile []byte) bool {
 	pgid, err := wrapper.ParsePgid(string(pidFile))
 	return err == nil && noProcessIn(pgid)
+}
+
+// shimlessOwns says whether dir is a shimless group's.
+func (d *Daemon) shimlessOwns(dir *sandtopv1.StateDir) bool {
+	pgid, err := wrapper.ParsePgid(string(dir.GetFiles()[wrapper.PidFile]))
+	if err != nil {
+		return false
+	}
+	l := d.reg.shimlessByPgid(pgid)
+	return l != nil && filepath.Base(l.dir) == dir.GetId()
+}
+
+func hasEntry(dir *sandtopv1.StateDir, name string) bool {
+	for _, e := range dir.GetEntries() {
+		if e.GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// addArgv adds the argv file to dir's files when the directory has one and
+// it was not read yet.
+func addArgv(parent int, dir *sandtopv1.StateDir) {
+	if _, ok := dir.Files[wrapper.ArgvFile]; ok {
+		return
+	}
+	for _, e := range dir.GetEntries() {
+		if e.GetName() != wrapper.ArgvFile {
+			continue
+		}
+		fd, err := unix.Openat(parent, dir.GetId(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return
+		}
+		if b, ok := readSmallFile(fd, wrapper.ArgvFile, stateFileCaps[wrapper.ArgvFile]); ok {
+			dir.Files[wrapper.ArgvFile] = b
+		}
+		_ = unix.Close(fd)
+		return
+	}
 }

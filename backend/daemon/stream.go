@@ -43,6 +43,9 @@ const maxKeepaliveSeconds = 24 * 60 * 60
 // subscriber was cut off (that error goes to the client).
 func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Duration, send func(*process.ProcessEvent) error) error {
 	defer sub.unsubscribe()
+	if p, ok := ctx.Value(progressKey{}).(*writeProgress); ok {
+		sub.watchWrites(p)
+	}
 	ka := time.NewTimer(interval)
 	defer ka.Stop()
 	for {

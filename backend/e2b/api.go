@@ -202,7 +202,10 @@ func (c *Client) do(ctx context.Context, method, path, sandboxID string, in, out
 	if err != nil {
 		// A *url.Error names the URL, which holds no secret: the key travels
 		// in a header.
-		return nil, fmt.Errorf("e2b: control plane unreachable: %w", err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("e2b: %s %s: %w", method, routeOf(path), ctx.Err())
+		}
+		return nil, &ThrottledError{err: fmt.Errorf("e2b: control plane unreachable: %w", err)}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -210,7 +213,11 @@ func (c *Client) do(ctx context.Context, method, path, sandboxID string, in, out
 		return nil, fmt.Errorf("e2b: %s %s: reading the answer: %w", method, routeOf(path), err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, c.statusError(method, path, sandboxID, resp.StatusCode, raw)
+		err := c.statusError(method, path, sandboxID, resp.StatusCode, raw)
+		if throttling(resp.StatusCode) {
+			err = &ThrottledError{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now()), err: err}
+		}
+		return nil, err
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {

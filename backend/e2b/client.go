@@ -143,7 +143,7 @@ func NewClient(cfg Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: e2bRequestTimeout}
 	}
-	return &Client{cfg: cfg, http: hc}, nil
+	return &Client{cfg: cfg, http: guardRedirects(hc)}, nil
 }
 
 // Config returns the effective configuration, defaults filled in.

@@ -68,6 +68,9 @@ type GroupOrigin = discover.Origin
 const (
 	OriginSandtop = discover.OriginSandtop
 	OriginAgent   = discover.OriginAgent
+	// OriginEnvd: started by a plain Start of envd's API (E2B's SDK, or
+	// any client but sandtop), on sandtop's daemon, which says so.
+	OriginEnvd GroupOrigin = "envd"
 )
 
 // DshGroup is one process group a dsh agent started.

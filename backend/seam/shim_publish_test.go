@@ -36,7 +36,14 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 		return GroupInfo{}
 	}
 	g := list()
+	// The shim writes its supervisor file after the start event (see its
+	// settle), so a loaded machine may list the group first.
+	deadline := time.Now().Add(20 * time.Second)
 	b, err := os.ReadFile(filepath.Join(g.StateDir, wrapper.SupervisorFile))
+	for err != nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+		b, err = os.ReadFile(filepath.Join(g.StateDir, wrapper.SupervisorFile))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +61,7 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 		}
 	}()
 	// The program ends and stays unreaped while its shim is stopped.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline = time.Now().Add(20 * time.Second)
 	for g = list(); g.State == GroupRunning && time.Now().Before(deadline); g = list() {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -57,6 +57,11 @@ type GroupView struct {
 	// Supervisor is what supervises a live group sandtop started (one of
 	// the Supervisor… constants); "" when the table cannot tell.
 	Supervisor string
+	// OutputAt is when the group last wrote output to its spill files
+	// (zero when unknown); Stuck is why the group looks stuck under the
+	// rules of package stuck, "" when it does not.
+	OutputAt time.Time
+	Stuck    string
 }
 
 // What supervises a group sandtop started: the shim of sandtop's daemon,

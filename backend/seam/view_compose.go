@@ -102,28 +102,33 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 		if hidden[g.Pgid] {
 			continue
 		}
+		wrapped := false
 		if l := g.Leader(); l != nil {
 			if dir, argv, ok := wrapper.Inner(l.Argv); ok {
+				wrapped = true
 				g.Argv = argv
 				stateDirs[g.Pgid] = dir
 				g.Supervisor = SupervisorWrapper
 				if pid := outerPid[dir]; pid != 0 {
 					g.LeaderPid = pid
 				}
-			} else if sh, ok := shims[g.Pgid]; ok && g.Argv == nil {
-				// No wrapper: sandtop's daemon runs it under a shim and names
-				// its state directory.
-				g.Argv = sh.argv
-				stateDirs[g.Pgid] = sh.stateDir
-				g.Supervisor = SupervisorShim
 			} else if dir, ok := supervisorOf[l.Ppid]; ok && g.Argv == nil {
 				// Stock envd started the supervisor, which started the
 				// leader: the supervisor's output is the group's. The
 				// argv comes from the published state (see addPublished).
+				wrapped = true
 				stateDirs[g.Pgid] = dir
 				g.LeaderPid = l.Ppid
 				g.Supervisor = SupervisorStandalone
 			}
+		}
+		if sh, ok := shims[g.Pgid]; ok && !wrapped && g.Argv == nil {
+			// No wrapper: sandtop's daemon runs it under a shim (or ran it,
+			// for a group whose shim is gone) and names its state
+			// directory, whether or not the leader still runs.
+			g.Argv = sh.argv
+			stateDirs[g.Pgid] = sh.stateDir
+			g.Supervisor = SupervisorShim
 		}
 		kept = append(kept, g)
 	}
@@ -140,7 +145,8 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 //     sandtop;
 //  4. in the session of a sandtop terminal, i.e. a job typed into a shell
 //     sandtop manages (top, a build): sandtop;
-//  5. anything else: other.
+//  5. started by a plain Start, as sandtop's daemon says: envd;
+//  6. anything else: other.
 func originOf(g *GroupView, root string, agentPgids, sandtopSessions map[int]bool) GroupOrigin {
 	if g.StateDir != "" {
 		switch {
@@ -159,6 +165,8 @@ func originOf(g *GroupView, root string, agentPgids, sandtopSessions map[int]boo
 		return OriginSandtop
 	case g.Sid > 1 && sandtopSessions[g.Sid]:
 		return OriginSandtop
+	case g.Origin == OriginEnvd:
+		return OriginEnvd
 	}
 	return OriginOther
 }

@@ -147,6 +147,9 @@ func readExtTerminals(ctx context.Context, sup supervisorReader, prev []Terminal
 // later, by compose.
 func groupFromWire(g *sandtopv1.Group) GroupView {
 	out := GroupView{Pgid: int(g.GetPgid()), Sid: int(g.GetSid()), LeaderPid: int(g.GetStartedPid()), Tag: g.GetTag(), PTY: g.GetPty()}
+	if g.GetOrigin() == string(OriginEnvd) {
+		out.Origin = OriginEnvd
+	}
 	out.Members = processesFromWire(g.GetMembers())
 	out.Escapees = processesFromWire(g.GetEscapees())
 	return out

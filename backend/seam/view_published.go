@@ -184,6 +184,7 @@ func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]stri
 			continue
 		}
 		g.ExitCode, g.Signal, g.Problem = pg.ExitCode, pg.Signal, pg.Problem
+		g.OutputAt = pg.OutputAt
 		if g.Tag == "" {
 			g.Tag = pg.Tag
 		}

@@ -9,6 +9,7 @@ import (
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/seam/control"
+	"sandtop/stuck"
 )
 
 // WatchOptions shape a Watch (and a Snapshot).
@@ -22,6 +23,14 @@ type WatchOptions struct {
 	Workspaces []string
 	// MaxFinished bounds the finished groups shown; zero shows them all.
 	MaxFinished int
+	// Stuck are the rules that flag a group as stuck; nil means
+	// stuck.Default().
+	Stuck *stuck.Rules
+	// LiveOnly makes a Snapshot read only the live table and the
+	// terminals, not the published state of finished groups or agents'
+	// workspaces: enough to count what runs (a fleet's summary), at half
+	// the requests.
+	LiveOnly bool
 }
 
 // firstTableTimeout bounds a watch's first read, so that a dead daemon is
@@ -59,7 +68,9 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 			return Snapshot{}, err
 		}
 		t = extTable(resp.GetTakenUnixMs(), resp.GetGroups(), readExtTerminals(ctx, ext.Supervisor, nil))
-		own, ownErr = r.publishedOwn(ctx)
+		if !opts.LiveOnly {
+			own, ownErr = r.publishedOwn(ctx)
+		}
 	} else {
 		// On stock envd the table and the published state are a command
 		// each: both run at once (the scan judges against the same ps,
@@ -67,7 +78,9 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 		scanned := make(chan struct{})
 		go func() {
 			defer close(scanned)
-			own, ownErr = r.publishedOwn(ctx)
+			if !opts.LiveOnly {
+				own, ownErr = r.publishedOwn(ctx)
+			}
 		}()
 		f := openCompatFeed(r, 0)
 		var err error
@@ -78,6 +91,11 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 		}
 	}
 	pub := newPublishedState()
+	if opts.LiveOnly {
+		snap := compose(t, pub, r.RuntimeRoot(), opts.MaxFinished)
+		judgeStuck(&snap, opts.Stuck, r.info.Extension, time.Now())
+		return snap, nil
+	}
 	if ownErr != nil {
 		return Snapshot{}, ownErr
 	}
@@ -91,7 +109,9 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 	for dir := range pub.groups {
 		delete(pub.agent, dir) // our own root, found again from the table
 	}
-	return compose(t, pub, r.RuntimeRoot(), opts.MaxFinished), nil
+	snap := compose(t, pub, r.RuntimeRoot(), opts.MaxFinished)
+	judgeStuck(&snap, opts.Stuck, r.info.Extension, time.Now())
+	return snap, nil
 }
 
 // publishedOwn reads sandtop's own state dirs, all of them in one call on
@@ -190,6 +210,7 @@ func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
 	var last Snapshot
 	var table liveTable
 	var published uint64
+	var judged time.Time
 	for {
 		if ext, ok := f.(*extFeed); ok {
 			w.table.Store(ext.table())
@@ -203,7 +224,15 @@ func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
 			}
 			published = gen
 			last = compose(table, w.pub, w.r.RuntimeRoot(), w.opts.MaxFinished)
+			judged = time.Now()
+			judgeStuck(&last, w.opts.Stuck, w.r.info.Extension, judged)
 			if !w.send(ctx, last) {
+				return
+			}
+		} else if time.Since(judged) >= stuckRecheck {
+			// Nothing changed but the time: a group may have become idle.
+			judged = time.Now()
+			if judgeStuck(&last, w.opts.Stuck, w.r.info.Extension, judged) && !w.send(ctx, last) {
 				return
 			}
 		}

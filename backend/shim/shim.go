@@ -59,7 +59,16 @@ const execFailedSubcommand = "__sandtop-exec-failed"
 // Main runs the shim with fd 3 connected to the daemon and returns the exit
 // code. The daemon sends the program's stdin (see SendStdin), then the spec.
 func Main() int {
-	fc, err := net.FileConn(os.NewFile(3, "daemon"))
+	// First, so that even a spare survives them. The channel is never
+	// read: each signal is dropped once one waits.
+	signal.Notify(make(chan os.Signal, 1), survived...)
+	keepFromPrograms()
+	f := os.NewFile(3, "daemon")
+	fc, err := net.FileConn(f)
+	// FileConn holds its own duplicate: fd 3 itself, left open, would
+	// reach the program, which could then write frames to the daemon, and
+	// would keep the daemon's end open after the shim died.
+	_ = f.Close()
 	if err != nil {
 		return 2
 	}
@@ -107,16 +116,42 @@ func Main() int {
 // with it.
 var subreaperErr error
 
+// keepFromPrograms marks every descriptor the shim inherited beyond its
+// stdio close-on-exec, so that none reaches the program: not the daemon's
+// socket (fd 3), nor whatever the daemon's own starter left open.
+func keepFromPrograms() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	// Kernels before 5.11: one by one.
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
+
+// survived are the signals a program or an operator can reasonably send
+// the shim (kill $PPID, a kill of the shim's session, a terminal's hangup
+// had it one). Each would end a Go program and leave the group without
+// its supervisor; the shim catches them and does nothing. Caught, not
+// ignored: a caught signal is reset to its default for the program on
+// exec, where an ignored one would be inherited. SIGKILL and SIGSTOP
+// cannot be caught; a group whose shim is gone anyway stays a plain group
+// of the sandbox (see the daemon's shimless groups).
+var survived = []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM}
+
 // warmUp does the shim's work that needs no spec, while it waits for one:
-// it becomes the child subreaper, catches SIGHUP (a session leader whose
-// terminal went away would get it; the shim has none, and a caught signal
-// is reset for the program on exec, where an ignored one would be kept),
-// and fills encoding/json's caches for the frames it reads and writes.
+// it becomes the child subreaper and fills encoding/json's caches for the frames it reads and writes.
 func warmUp() {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		subreaperErr = fmt.Errorf("shim: become child subreaper: %w", err)
 	}
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 	var spec Spec
 	_ = json.Unmarshal([]byte("{}"), &spec)
 	_, _ = json.Marshal(Hello{})
@@ -485,8 +520,9 @@ func GrowPipe(r *os.File) {
 }
 
 // accept hands each daemon that connects the group (see router.attach). Only
-// the shim's own user (or root) may connect; the directory already keeps
-// others out.
+// the shim's own user (or root) may connect, the directory already keeps
+// others out, and only with the daemon's key: any other process of the
+// user that connected would take the group's output from its daemon.
 func (s *supervisor) accept() {
 	for {
 		c, err := s.ln.AcceptUnix()
@@ -497,8 +533,27 @@ func (s *supervisor) accept() {
 			_ = c.Close()
 			continue
 		}
-		s.out.attach(c)
+		if s.spec.Key == "" {
+			s.out.attach(c)
+			continue
+		}
+		go s.admit(c)
 	}
+}
+
+// authWait bounds how long a connection may take to send the key.
+const authWait = 5 * time.Second
+
+// admit attaches c once it has sent the daemon's key; it closes it
+// otherwise, with nothing said.
+func (s *supervisor) admit(c *net.UnixConn) {
+	_ = c.SetReadDeadline(time.Now().Add(authWait))
+	if !ReadAuth(c, s.spec.Key) {
+		_ = c.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	s.out.attach(c)
 }
 
 // reap collects every child until none is left: the program (whose status

@@ -57,6 +57,9 @@ func RecvStdin(c *net.UnixConn) (*os.File, error) {
 	case b[0] == stdinNone && len(fds) == 0:
 		return nil, nil
 	case b[0] == stdinFD && len(fds) == 1:
+		// Received descriptors are inheritable; the program gets this one
+		// as its fd 0 alone.
+		unix.CloseOnExec(fds[0])
 		return os.NewFile(uintptr(fds[0]), "stdin"), nil
 	}
 	for _, fd := range fds {

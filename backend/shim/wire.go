@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"crypto/subtle"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,9 @@ const (
 	FrameExit byte = 8
 	// shim → daemon: something the daemon should log (publication failed).
 	FrameLog byte = 9
+	// daemon → shim: first frame on a reconnection, the daemon's key (the
+	// Spec's Key); a shim drops a connection without it.
+	FrameAuth byte = 10
 )
 
 // maxFrame bounds a frame: output frames carry one pipe read (64 KiB); a
@@ -63,6 +67,28 @@ type Spec struct {
 	ExecCode  int    `json:"exec_code,omitempty"`
 	// RingBytes bounds the output kept while no daemon reads.
 	RingBytes int64 `json:"ring_bytes"`
+	// Key is the daemon's secret: a daemon that reconnects must send it
+	// (FrameAuth), so no other process of the user can take the group
+	// from its daemon. Empty: any connection of the user is taken.
+	Key string `json:"key,omitempty"`
+}
+
+// ReadAuth reads the FrameAuth that must open a reconnection and says
+// whether it carries key. Anything else, or a frame of another size, is
+// refused before its payload is read.
+func ReadAuth(r io.Reader, key string) bool {
+	var hdr [5]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return false
+	}
+	if hdr[0] != FrameAuth || binary.BigEndian.Uint32(hdr[1:]) != uint32(len(key)) {
+		return false
+	}
+	got := make([]byte, len(key))
+	if _, err := io.ReadFull(r, got); err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare(got, []byte(key)) == 1
 }
 
 // Hello describes the group to a (re)connecting daemon.

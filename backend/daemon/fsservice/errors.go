@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
+	"strings"
+	"syscall"
 
 	"connectrpc.com/connect"
 	"golang.org/x/sys/unix"
@@ -21,7 +24,49 @@ func fsError(err error, format string, args ...any) error {
 	if errors.As(err, &ce) {
 		return err
 	}
-	return connect.NewError(codeOf(err), fmt.Errorf(format+": %w", append(args, err)...))
+	return connect.NewError(codeOf(err), fmt.Errorf(format+": %w", append(clipArgs(args), bare(err))...))
+}
+
+// maxQuoted is how much of a path or other client string an error message
+// quotes: a huge path is not echoed back whole.
+const maxQuoted = 200
+
+// clip shortens s to maxQuoted bytes for a message, saying how long it was.
+func clip(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	return fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(s[:maxQuoted], ""), len(s))
+}
+
+func clipArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			a = clip(s)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// bare is err without the path it may carry: the message quotes the path
+// once, clipped, and the cause need not repeat it.
+func bare(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	case errors.As(err, &errno):
+		return errno
+	case len(err.Error()) > 2*maxQuoted:
+		return errors.New(clip(err.Error()))
+	}
+	return err
 }
 
 func codeOf(err error) connect.Code {
@@ -44,7 +89,7 @@ func codeOf(err error) connect.Code {
 }
 
 func errorf(code connect.Code, format string, args ...any) error {
-	return connect.NewError(code, fmt.Errorf(format, args...))
+	return connect.NewError(code, fmt.Errorf(format, clipArgs(args)...))
 }
 
 // httpStatus is the /files status for an error, as envd answers: 400 bad

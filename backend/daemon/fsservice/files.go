@@ -3,6 +3,8 @@ package fsservice
 import (
 	"bufio"
 	"compress/gzip"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"connectrpc.com/connect"
 	"golang.org/x/sys/unix"
@@ -48,7 +51,7 @@ func (s *Service) FilesHandler() http.Handler {
 			s.upload(w, r)
 		default:
 			w.Header().Set("Allow", "GET, HEAD, POST")
-			jsonError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on /files", r.Method))
+			jsonError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on /files", clip(r.Method)))
 		}
 	})
 }
@@ -104,7 +107,7 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request) {
 			return errorf(connect.CodeNotFound, "path '%s' does not exist", p)
 		}
 		if err != nil {
-			return fsError(&fs.PathError{Op: "open", Path: p, Err: err}, "download")
+			return fsError(err, "download %s", p)
 		}
 		f = os.NewFile(uintptr(fd), p)
 		return nil
@@ -195,7 +198,7 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 		defer gz.Close()
 		body = gz
 	default:
-		jsonError(w, http.StatusBadRequest, fmt.Errorf("unsupported Content-Encoding %q: only gzip", enc))
+		jsonError(w, http.StatusBadRequest, fmt.Errorf("unsupported Content-Encoding %q: only gzip", clip(enc)))
 		return
 	}
 	query, hasPath := r.URL.Query(), r.URL.Query().Has("path")
@@ -229,7 +232,7 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			if err != nil {
-				jsonError(w, http.StatusBadRequest, fmt.Errorf("read multipart body: %w", err))
+				jsonError(w, http.StatusBadRequest, fmt.Errorf("read multipart body: %w", bare(err)))
 				return
 			}
 			if part.FormName() != "file" {
@@ -255,7 +258,7 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 			}
 			if seen[p] {
 				part.Close()
-				jsonError(w, http.StatusBadRequest, fmt.Errorf("cannot upload several files to the same path '%s' in one request; the first one was written", p))
+				jsonError(w, http.StatusBadRequest, fmt.Errorf("cannot upload several files to the same path '%s' in one request; the first one was written", clip(p)))
 				return
 			}
 			seen[p] = true
@@ -268,7 +271,7 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 			done = append(done, uploaded{Path: p, Name: filepath.Base(p), Type: "file"})
 		}
 	default:
-		jsonError(w, http.StatusBadRequest, fmt.Errorf("unsupported content type %q: want multipart/form-data or application/octet-stream", r.Header.Get("Content-Type")))
+		jsonError(w, http.StatusBadRequest, fmt.Errorf("unsupported content type %q: want multipart/form-data or application/octet-stream", clip(r.Header.Get("Content-Type"))))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -286,20 +289,22 @@ func connectOr(err error, code connect.Code) error {
 	return connect.NewError(code, err)
 }
 
-// writeFile creates or truncates p (making its parent directories) as the
-// identity, so both are the user's, then streams src into it.
+// writeFile writes src to p as the identity (making p's parent directories,
+// so both are the user's). It writes a temporary file beside the target and
+// renames it over the target once it is complete, so a reader, a concurrent
+// upload or a client that goes away never leaves a torn file: the target
+// holds one whole upload or its old content. A file that exists keeps its
+// permission bits, and its owner where the daemon may set it (as root);
+// the user must be able to write it, as when it was rewritten in place.
+// A symlink is followed: its target is replaced, not the link. Only a
+// regular file is written: a FIFO, a device or a socket is refused, and
+// nothing is opened in a way that could wait.
 func writeFile(id Identity, p string, src io.Reader) error {
-	var f *os.File
+	var t *upload
 	err := id.do(func() error {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return fsError(err, "make parent directories of %s", p)
-		}
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return errorf(connect.CodeInvalidArgument, "path is a directory: %s", p)
-		}
 		var err error
-		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
-		return fsError(err, "open %s", p)
+		t, err = prepareUpload(p)
+		return err
 	})
 	if err != nil {
 		return err
@@ -307,11 +312,136 @@ func writeFile(id Identity, p string, src io.Reader) error {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	// io.CopyBuffer with a plain writer: the buffer is ours and fixed.
-	_, err = io.CopyBuffer(struct{ io.Writer }{f}, src, *bp)
-	if cerr := f.Close(); err == nil {
+	_, err = io.CopyBuffer(struct{ io.Writer }{t.f}, src, *bp)
+	if err == nil && t.temp != "" && id.Cred != nil && t.existed {
+		// As root, outside the identity: give the new file the old one's
+		// owner. The user could write the old file, so it may hold their
+		// bytes under that owner, as an in-place write would.
+		err = t.f.Chown(int(t.uid), int(t.gid))
+		if err == nil {
+			err = t.f.Chmod(t.perm) // chown clears set-id bits
+		}
+	}
+	if cerr := t.f.Close(); err == nil {
 		err = cerr
 	}
-	return fsError(err, "write %s", p)
+	if t.temp == "" { // written in place
+		return fsError(err, "write %s", p)
+	}
+	if err == nil {
+		err = id.do(func() error { return os.Rename(t.temp, t.target) })
+	}
+	if err != nil {
+		_ = id.do(func() error { return os.Remove(t.temp) })
+		return fsError(err, "write %s", p)
+	}
+	return nil
+}
+
+// upload is a file being written for writeFile.
+type upload struct {
+	f       *os.File
+	target  string // what is replaced: p, or where its symlink leads
+	temp    string // the temporary file, or "" when writing target in place
+	existed bool
+	perm    os.FileMode
+	uid     uint32
+	gid     uint32
+}
+
+// prepareUpload opens what writeFile writes into. Run as the identity.
+func prepareUpload(p string) (*upload, error) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, fsError(err, "make parent directories of %s", p)
+	}
+	u := &upload{target: p, perm: 0o666}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		u.target = real
+	}
+	fi, err := os.Stat(u.target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fsError(err, "upload to %s", p)
+	case fi.IsDir():
+		return nil, errorf(connect.CodeInvalidArgument, "path is a directory: %s", p)
+	case !fi.Mode().IsRegular():
+		return nil, errorf(connect.CodeInvalidArgument, "path '%s' is %s, not a regular file: uploads write regular files only", p, fileKind(fi.Mode()))
+	default:
+		u.existed = true
+		u.perm = fi.Mode().Perm()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			u.uid, u.gid = st.Uid, st.Gid
+		}
+		// The user must be able to write the file itself. O_NONBLOCK: if
+		// a FIFO took its place meanwhile, the open must not wait.
+		fd, err := unix.Open(u.target, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+		if err != nil {
+			return nil, fsError(err, "upload to %s", p)
+		}
+		u.f = os.NewFile(uintptr(fd), u.target)
+	}
+	temp, f, err := createTemp(filepath.Dir(u.target), u.perm)
+	if err == nil {
+		if u.existed {
+			_ = u.f.Close()
+			// The mode was created under the umask; the old file's is kept.
+			if err = f.Chmod(u.perm); err != nil {
+				f.Close()
+				os.Remove(temp)
+				return nil, fsError(err, "upload to %s", p)
+			}
+		}
+		u.f, u.temp = f, temp
+		return u, nil
+	}
+	if !u.existed {
+		return nil, fsError(err, "create %s", p)
+	}
+	// A directory the user may not write, holding a file they may: write
+	// it in place, as before, once it is known to be a regular file.
+	if fi, serr := u.f.Stat(); serr != nil || !fi.Mode().IsRegular() {
+		u.f.Close()
+		return nil, errorf(connect.CodeInvalidArgument, "path '%s' is not a regular file: uploads write regular files only", p)
+	}
+	if err := u.f.Truncate(0); err != nil {
+		u.f.Close()
+		return nil, fsError(err, "truncate %s", p)
+	}
+	return u, nil
+}
+
+// createTemp makes a new file, mode perm less the umask, in dir.
+func createTemp(dir string, perm os.FileMode) (string, *os.File, error) {
+	var rnd [8]byte
+	for range 10 {
+		_, _ = rand.Read(rnd[:])
+		name := filepath.Join(dir, ".sandtop-upload-"+hex.EncodeToString(rnd[:]))
+		fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, uint32(perm))
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return "", nil, &fs.PathError{Op: "create", Path: name, Err: err}
+		}
+		return name, os.NewFile(uintptr(fd), name), nil
+	}
+	return "", nil, fmt.Errorf("create a temporary file in %s: every name tried exists", dir)
+}
+
+// fileKind names a non-regular file's type for a message.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	}
+	return "a special file"
 }
 
 // multipartReader streams the parts of a multipart body part by part (never

@@ -33,7 +33,15 @@ type Config struct {
 	// Done closes when the daemon shuts down: streams end, watchers close.
 	Done   <-chan struct{}
 	Logger *slog.Logger
+	// WatcherIdle is how long a polling watcher lives without a
+	// GetWatcherEvents; 0 → DefaultWatcherIdle.
+	WatcherIdle time.Duration
 }
+
+// DefaultWatcherIdle: a polling watcher whose client has not polled for this
+// long is taken to be abandoned, and removed, so that clients that go away
+// without RemoveWatcher cannot use up the user's inotify instances.
+const DefaultWatcherIdle = 10 * time.Minute
 
 // Service implements filesystemconnect.FilesystemHandler and /files.
 type Service struct {
@@ -47,6 +55,9 @@ type Service struct {
 func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.WatcherIdle <= 0 {
+		cfg.WatcherIdle = DefaultWatcherIdle
 	}
 	s := &Service{cfg: cfg, watchers: map[string]*pollWatcher{}}
 	if cfg.Done != nil {

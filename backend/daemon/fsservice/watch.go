@@ -63,12 +63,12 @@ func (s *Service) openWatch(id Identity, p string, recursive, withEntry, allowNe
 		}
 		w, err := fsnotify.NewWatcher()
 		if err != nil {
-			return fsError(err, "watch %s", p)
+			return watchLimit(err, p)
 		}
 		dw.w = w
 		if err := dw.add(p); err != nil {
 			w.Close()
-			return fsError(err, "watch %s", p)
+			return watchLimit(err, p)
 		}
 		return nil
 	})
@@ -149,6 +149,19 @@ func (dw *dirWatch) events(e fsnotify.Event) ([]*fspb.FilesystemEvent, error) {
 	return out, nil
 }
 
+// watchLimit explains the errors inotify gives when a limit is reached:
+// EMFILE is the user's inotify instances (or the daemon's open files) used
+// up, ENOSPC the user's watches (not a full disk).
+func watchLimit(err error, p string) error {
+	switch {
+	case errors.Is(err, unix.EMFILE), errors.Is(err, unix.ENFILE):
+		return errorf(connect.CodeResourceExhausted, "watch %s: no inotify instance left: the user's limit (fs.inotify.max_user_instances) or the daemon's open-file limit is reached; remove watchers no longer needed (RemoveWatcher, or end WatchDir streams); abandoned polling watchers expire", p)
+	case errors.Is(err, unix.ENOSPC):
+		return errorf(connect.CodeResourceExhausted, "watch %s: no inotify watch left: the user's limit (fs.inotify.max_user_watches) is reached; watch fewer directories (recursive watches take one per directory)", p)
+	}
+	return fsError(err, "watch %s", p)
+}
+
 func watchFailed(err error) error {
 	if errors.Is(err, fsnotify.ErrEventOverflow) {
 		return errorf(connect.CodeResourceExhausted, "watch: too many changes at once, events were lost: %v", err)
@@ -214,6 +227,10 @@ type pollWatcher struct {
 	dw   *dirWatch
 	stop chan struct{}
 	done chan struct{}
+	// idle removes the watcher once its client has not polled for the
+	// service's WatcherIdle; polled is when it last did (under s.mu).
+	idle   *time.Timer
+	polled time.Time
 
 	mu      sync.Mutex
 	pending []*fspb.FilesystemEvent
@@ -257,6 +274,9 @@ func (pw *pollWatcher) collect() {
 }
 
 func (pw *pollWatcher) close() {
+	if pw.idle != nil {
+		pw.idle.Stop()
+	}
 	close(pw.stop)
 	pw.dw.Close()
 	<-pw.done
@@ -274,22 +294,48 @@ func (s *Service) CreateWatcher(_ context.Context, req *connect.Request[fspb.Cre
 	var raw [12]byte
 	_, _ = rand.Read(raw[:])
 	wid := "w" + hex.EncodeToString(raw[:])
-	pw := &pollWatcher{dw: dw, stop: make(chan struct{}), done: make(chan struct{})}
+	pw := &pollWatcher{dw: dw, stop: make(chan struct{}), done: make(chan struct{}), polled: time.Now()}
 	go pw.collect()
 	s.mu.Lock()
 	s.watchers[wid] = pw
+	pw.idle = time.AfterFunc(s.cfg.WatcherIdle, func() { s.expire(wid, pw) })
 	s.mu.Unlock()
 	return connect.NewResponse(&fspb.CreateWatcherResponse{WatcherId: wid}), nil
 }
 
+// expire removes watcher wid if its client has not polled it for
+// WatcherIdle, and otherwise looks again when that would be so.
+func (s *Service) expire(wid string, pw *pollWatcher) {
+	s.mu.Lock()
+	if s.watchers[wid] != pw {
+		s.mu.Unlock()
+		return
+	}
+	if left := s.cfg.WatcherIdle - time.Since(pw.polled); left > 0 {
+		pw.idle.Reset(left)
+		s.mu.Unlock()
+		return
+	}
+	delete(s.watchers, wid)
+	s.mu.Unlock()
+	s.cfg.Logger.Info("polling watcher expired", "watcher", wid, "path", clip(pw.dw.root), "idle", s.cfg.WatcherIdle)
+	pw.close()
+}
+
+// watcher finds wid, and notes that its client polled it.
 func (s *Service) watcher(wid string) (*pollWatcher, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pw, ok := s.watchers[wid]
 	if !ok {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("watcher %q not found", wid))
+		return nil, s.notFound(wid)
 	}
+	pw.polled = time.Now()
 	return pw, nil
+}
+
+func (s *Service) notFound(wid string) error {
+	return connect.NewError(connect.CodeNotFound, fmt.Errorf("watcher %q not found (a watcher not polled for %s is removed)", clip(wid), s.cfg.WatcherIdle))
 }
 
 // GetWatcherEvents hands over (and forgets) the events collected so far, or
@@ -316,7 +362,7 @@ func (s *Service) RemoveWatcher(_ context.Context, req *connect.Request[fspb.Rem
 	delete(s.watchers, wid)
 	s.mu.Unlock()
 	if !ok {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("watcher %q not found", wid))
+		return nil, s.notFound(wid)
 	}
 	pw.close()
 	return connect.NewResponse(&fspb.RemoveWatcherResponse{}), nil

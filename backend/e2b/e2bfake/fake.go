@@ -3,10 +3,14 @@
 // and metadata filters, detail, metrics, logs, connect, resume, timeout,
 // kill), checks X-API-Key, pages the listing through X-Next-Token, records
 // every call, and hands out envd URLs the test chooses — typically a
-// loopback daemon in envd-compatible mode.
+// loopback daemon in envd-compatible mode. It counts requests per route and
+// can refuse the next requests with 429 or a 5xx, for tests of backoff.
+// It stays cheap with a thousand sandboxes: the listing pages 100 at a time
+// from an index kept sorted, and the call log can be switched off.
 package e2bfake
 
 import (
+	"maps"
 	"net/http/httptest"
 	"sort"
 	"sync"
@@ -61,6 +65,10 @@ type Call struct {
 	Method, Route string // route with the sandbox id folded: /sandboxes/{id}
 	SandboxID     string
 	Body          string
+	At            time.Time
+	// Refused is the status of a refusal asked for with FailNext (429,
+	// 5xx); 0 for a call the fake served normally.
+	Refused int
 }
 
 // Mutating reports whether the call changes a sandbox's lifecycle: it
@@ -82,9 +90,14 @@ type Fake struct {
 
 	mu        sync.Mutex
 	sandboxes map[string]Sandbox
+	ids       []string // the keys of sandboxes, sorted; nil when stale
 	pageSize  int
 	calls     map[string]int
 	log       []Call
+	noLog     bool
+	failLeft  int // requests still to refuse with failWith
+	failWith  int
+	failAfter time.Duration // Retry-After of a 429
 	onKill    func(id string)
 	lastTTL   map[string]int
 }
@@ -92,6 +105,13 @@ type Fake struct {
 // New starts a fake that accepts apiKey; it stops when the test ends.
 func New(t testing.TB, apiKey string) *Fake {
 	t.Helper()
+	f := Start(apiKey)
+	t.Cleanup(f.Close)
+	return f
+}
+
+// Start starts a fake outside a test (the benchmark's); Close stops it.
+func Start(apiKey string) *Fake {
 	f := &Fake{
 		APIKey:    apiKey,
 		sandboxes: map[string]Sandbox{},
@@ -101,8 +121,31 @@ func New(t testing.TB, apiKey string) *Fake {
 	}
 	f.srv = httptest.NewServer(f.routes())
 	f.URL = f.srv.URL
-	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// Close stops the fake's server.
+func (f *Fake) Close() { f.srv.Close() }
+
+// KeepLog switches the call log (Log, MutatingCalls) on, the default, or
+// off, for long runs that only need the counts.
+func (f *Fake) KeepLog(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noLog = !on
+	if !on {
+		f.log = nil
+	}
+}
+
+// FailNext refuses the next n requests, whatever their route, with status
+// (429 or a 5xx) and E2B's error body; a 429 says Retry-After: retryAfter,
+// rounded up to whole seconds, when that is positive. The refusals are
+// counted and logged like any call, with Call.Refused set.
+func (f *Fake) FailNext(n, status int, retryAfter time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failLeft, f.failWith, f.failAfter = n, status, retryAfter
 }
 
 // Add registers (or replaces) a sandbox.
@@ -124,6 +167,9 @@ func (f *Fake) Add(sb Sandbox) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if _, known := f.sandboxes[sb.ID]; !known {
+		f.ids = nil
+	}
 	f.sandboxes[sb.ID] = sb
 }
 
@@ -133,6 +179,7 @@ func (f *Fake) Remove(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.sandboxes, id)
+	f.ids = nil
 }
 
 // SetPageSize makes the listing page through X-Next-Token every n entries.
@@ -147,6 +194,25 @@ func (f *Fake) Calls(route string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[route]
+}
+
+// Counts is the number of requests per route so far ("GET /v2/sandboxes":
+// 12), refusals included.
+func (f *Fake) Counts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.calls)
+}
+
+// Total is the number of requests so far, refusals included.
+func (f *Fake) Total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		n += c
+	}
+	return n
 }
 
 // Log is every call served so far, in order.
@@ -190,17 +256,38 @@ func (f *Fake) EnvdURLFor(sandboxID, domain string) string {
 	return "http://127.0.0.1:1"
 }
 
-func (f *Fake) sorted(state map[string]bool) []Sandbox {
+// sorted returns the sandboxes in one of the states (any when empty) by
+// id, from the first id after "after" (all when empty), at most limit of
+// them (no bound when limit ≤ 0), and whether more follow.
+func (f *Fake) sorted(state map[string]bool, after string, limit int, keep func(Sandbox) bool) ([]Sandbox, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []Sandbox
-	for _, sb := range f.sandboxes {
-		if len(state) == 0 || state[sb.State] {
-			out = append(out, sb)
+	if f.ids == nil {
+		f.ids = make([]string, 0, len(f.sandboxes))
+		for id := range f.sandboxes {
+			f.ids = append(f.ids, id)
+		}
+		sort.Strings(f.ids)
+	}
+	start := 0
+	if after != "" {
+		start = sort.SearchStrings(f.ids, after)
+		if start < len(f.ids) && f.ids[start] == after {
+			start++
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	var out []Sandbox
+	for _, id := range f.ids[start:] {
+		sb := f.sandboxes[id]
+		if (len(state) != 0 && !state[sb.State]) || (keep != nil && !keep(sb)) {
+			continue
+		}
+		if limit > 0 && len(out) == limit {
+			return out, true
+		}
+		out = append(out, sb)
+	}
+	return out, false
 }
 
 func (f *Fake) lookup(id string) (Sandbox, bool) {
@@ -210,9 +297,18 @@ func (f *Fake) lookup(id string) (Sandbox, bool) {
 	return sb, ok
 }
 
-func (f *Fake) record(c Call) {
+// record counts and logs a call, and says whether to refuse it (FailNext):
+// with which status and Retry-After.
+func (f *Fake) record(c Call) (refuse int, retryAfter time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failLeft > 0 {
+		f.failLeft--
+		c.Refused, retryAfter = f.failWith, f.failAfter
+	}
 	f.calls[c.Method+" "+c.Route]++
-	f.log = append(f.log, c)
+	if !f.noLog {
+		f.log = append(f.log, c)
+	}
+	return c.Refused, retryAfter
 }

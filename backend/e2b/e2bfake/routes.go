@@ -35,7 +35,14 @@ func (f *Fake) authenticated(next http.Handler) http.Handler {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		route, id := routeName(r.URL.Path)
-		f.record(Call{Method: r.Method, Route: route, SandboxID: id, Body: string(body)})
+		refuse, retryAfter := f.record(Call{Method: r.Method, Route: route, SandboxID: id, Body: string(body), At: time.Now()})
+		if refuse != 0 {
+			if refuse == http.StatusTooManyRequests && retryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int((retryAfter+time.Second-1)/time.Second)))
+			}
+			writeError(w, refuse, http.StatusText(refuse))
+			return
+		}
 		if r.Header.Get("X-API-Key") != f.APIKey {
 			writeError(w, http.StatusUnauthorized, "Invalid API key")
 			return
@@ -107,62 +114,55 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = min(limit, n)
 	}
-	all, err := f.matching(states, q.Get("metadata"))
+	keep, err := metadataFilter(q.Get("metadata"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	start := 0
+	after := ""
 	if tok := q.Get("nextToken"); tok != "" {
-		after, ok := strings.CutPrefix(tok, "after:")
-		if !ok {
+		var ok bool
+		if after, ok = strings.CutPrefix(tok, "after:"); !ok || after == "" {
 			writeError(w, http.StatusBadRequest, "invalid nextToken")
 			return
 		}
-		for start < len(all) && all[start].ID <= after {
-			start++
-		}
 	}
-	end := min(start+limit, len(all))
-	page := make([]listed, 0, end-start)
-	for _, sb := range all[start:end] {
+	sbs, more := f.sorted(states, after, limit, keep)
+	page := make([]listed, 0, len(sbs))
+	for _, sb := range sbs {
 		page = append(page, toListed(sb))
 	}
-	if end < len(all) {
-		w.Header().Set("X-Next-Token", "after:"+all[end-1].ID)
+	if more {
+		w.Header().Set("X-Next-Token", "after:"+sbs[len(sbs)-1].ID)
 	}
 	writeJSON(w, http.StatusOK, page)
 }
 
-// matching filters the sandboxes by state and by a metadata query
+// metadataFilter keeps the sandboxes that match a metadata query
 // ("k=v&k2=v2", each part URL-encoded): every pair must match.
-func (f *Fake) matching(states map[string]bool, metadata string) ([]Sandbox, error) {
+func metadataFilter(metadata string) (func(Sandbox) bool, error) {
 	want, err := url.ParseQuery(metadata)
 	if err != nil {
 		return nil, err
 	}
-	var out []Sandbox
-	for _, sb := range f.sorted(states) {
-		ok := true
+	return func(sb Sandbox) bool {
 		for k, vs := range want {
 			if sb.Metadata[k] != vs[0] {
-				ok = false
+				return false
 			}
 		}
-		if ok {
-			out = append(out, sb)
-		}
-	}
-	return out, nil
+		return true
+	}, nil
 }
 
 // listV1 is the deprecated listing: running sandboxes, one page.
 func (f *Fake) listV1(w http.ResponseWriter, r *http.Request) {
-	all, err := f.matching(map[string]bool{"running": true}, r.URL.Query().Get("metadata"))
+	keep, err := metadataFilter(r.URL.Query().Get("metadata"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	all, _ := f.sorted(map[string]bool{"running": true}, "", 0, keep)
 	page := make([]listed, 0, len(all))
 	for _, sb := range all {
 		page = append(page, toListed(sb))

@@ -218,6 +218,44 @@ func (c Compat) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	return nil, fmt.Errorf("read %s: cat exited %d: %s", path, r.ExitCode, ClipText(r.Stderr))
 }
 
+// readRangeScript prints the file's size on a line, then length bytes from
+// offset: tail seeks in a regular file, so no part before offset is read.
+const readRangeScript = `[ -f "$1" ] || exit 44
+size=$(wc -c <"$1") || exit 45
+printf '%s\n' "$size"
+tail -c +"$2" -- "$1" | head -c "$3"`
+
+func (c Compat) ReadRange(ctx context.Context, path string, offset int64, length int) ([]byte, int64, error) {
+	if err := checkRange(path, offset, length); err != nil {
+		return nil, 0, err
+	}
+	r, err := c.Runner.Run(ctx, readRangeScript, []string{path, strconv.FormatInt(offset+1, 10), strconv.Itoa(length)}, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	switch r.ExitCode {
+	case 0:
+	case 44:
+		return nil, 0, fmt.Errorf("read %s: %w", path, ErrFileNotFound)
+	default:
+		return nil, 0, fmt.Errorf("read %s: exit %d: %s", path, r.ExitCode, ClipText(r.Stderr))
+	}
+	line, data, ok := bytes.Cut(r.Stdout, []byte{'\n'})
+	size, perr := strconv.ParseInt(strings.TrimSpace(string(line)), 10, 64)
+	if !ok || perr != nil {
+		return nil, 0, fmt.Errorf("read %s: cannot tell its size from %q", path, ClipText(line))
+	}
+	return data, size, nil
+}
+
+// checkRange refuses a range a ReadRange cannot serve.
+func checkRange(path string, offset int64, length int) error {
+	if offset < 0 || length <= 0 || length > MaxReadRange {
+		return fmt.Errorf("read %s: bad range (offset %d, length %d; at most %d)", path, offset, length, MaxReadRange)
+	}
+	return nil
+}
+
 // listDirScript prints "<d|f> <size> <name>\0" per entry, with no forks
 // beyond the one stat per entry bash does for the tests.
 const listDirScript = `[ -d "$1" ] || exit 44

@@ -40,7 +40,10 @@ func entriesOf(table *sandtopv1.ListGroupsResponse) []ProcessEntry {
 	var rows []ProcessEntry
 	for _, g := range table.GetGroups() {
 		for _, m := range g.GetMembers() {
-			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(m.GetPgid()), Sid: int(m.GetSid()), State: m.GetState()})
+			// A member's row is under the group it is listed in: the same
+			// pgid, except in a plain Start's unit, whose members share the
+			// daemon's group and are listed under the unit's root pid.
+			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(g.GetPgid()), Sid: int(m.GetSid()), State: m.GetState()})
 		}
 		for _, m := range g.GetEscapees() {
 			rows = append(rows, ProcessEntry{Pid: int(m.GetPid()), Pgid: int(m.GetPgid()), Sid: int(m.GetSid()), State: m.GetState(), EscapeeOf: int(g.GetPgid())})
@@ -173,6 +176,30 @@ func (c Extension) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	}
 }
 
+func (c Extension) ReadRange(ctx context.Context, path string, offset int64, length int) ([]byte, int64, error) {
+	if err := checkRange(path, offset, length); err != nil {
+		return nil, 0, err
+	}
+	var out []byte
+	var size int64
+	for len(out) < length {
+		resp, err := c.Supervisor.ReadFile(ctx, connect.NewRequest(&sandtopv1.ReadFileRequest{Path: path,
+			Offset: uint64(offset) + uint64(len(out)), Length: uint64(length - len(out))}))
+		if err != nil {
+			if connect.CodeOf(err) == connect.CodeNotFound {
+				return nil, 0, fmt.Errorf("read %s: %w", path, ErrFileNotFound)
+			}
+			return nil, 0, fmt.Errorf("read %s: %w", path, err)
+		}
+		out = append(out, resp.Msg.GetData()...)
+		size = int64(resp.Msg.GetSize())
+		if resp.Msg.GetEof() || len(resp.Msg.GetData()) == 0 {
+			break
+		}
+	}
+	return out, size, nil
+}
+
 func (c Extension) ListDir(ctx context.Context, path string) ([]DirEntry, error) {
 	resp, err := c.Supervisor.ListDir(ctx, connect.NewRequest(&sandtopv1.ListDirRequest{Path: path}))
 	if err != nil {
@@ -206,7 +233,11 @@ func (c Extension) ReadAllStates(ctx context.Context, _ string) ([]StateFiles, e
 	for _, d := range resp.Msg.GetDirs() {
 		entries := make([]DirEntry, 0, len(d.GetEntries()))
 		for _, e := range d.GetEntries() {
-			entries = append(entries, DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize())})
+			de := DirEntry{Name: e.GetName(), Dir: e.GetDir(), Size: int64(e.GetSize())}
+			if ms := e.GetMtimeUnixMs(); ms != 0 {
+				de.ModTime = time.UnixMilli(ms) // the spills' last write: when the group last spoke
+			}
+			entries = append(entries, de)
 		}
 		files := d.GetFiles()
 		f := StateFilesFrom(d.GetId(), entries, func(name string) *string {
@@ -220,7 +251,10 @@ func (c Extension) ReadAllStates(ctx context.Context, _ string) ([]StateFiles, e
 		if ms := d.GetMtimeUnixMs(); ms != 0 {
 			f.ModTime = time.UnixMilli(ms)
 		}
-		if f.SupervisorRunning = d.GetSupervisorRunning(); f.SupervisorRunning && f.Argv == nil {
+		// The daemon sends the argv once the group is empty (or has
+		// ended), whatever else its directory holds: a group whose shim
+		// was killed has its command only here.
+		if f.SupervisorRunning = d.GetSupervisorRunning(); f.Argv == nil {
 			if b, ok := files[wrapper.ArgvFile]; ok {
 				s := string(b)
 				f.Argv = &s

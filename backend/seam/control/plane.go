@@ -41,6 +41,11 @@ type Plane interface {
 	// ReadFile reads a small file (published state) whole. A missing file is
 	// an error matching ErrFileNotFound.
 	ReadFile(ctx context.Context, path string) ([]byte, error)
+	// ReadRange reads up to length bytes (at most MaxReadRange) of a file
+	// from offset, for files too big to hold whole (spills). size is the
+	// file's size when it was read; fewer bytes than asked means its end.
+	// A missing file is an error matching ErrFileNotFound.
+	ReadRange(ctx context.Context, path string, offset int64, length int) (data []byte, size int64, err error)
 	// ListDir lists the entries of a directory (ErrFileNotFound if absent).
 	ListDir(ctx context.Context, path string) ([]DirEntry, error)
 	// Remove deletes files or directory trees; missing paths are fine.
@@ -50,6 +55,10 @@ type Plane interface {
 	// (wrapper.AgentStateDir), sorted and without repeats.
 	AgentStateDirs(ctx context.Context) ([]string, error)
 }
+
+// MaxReadRange bounds one ReadRange: sandtop's daemon answers at most this
+// much per call.
+const MaxReadRange = 1 << 20
 
 // ErrFileNotFound is matched (errors.Is) by Plane read errors for a
 // path that does not exist.

@@ -20,6 +20,10 @@ type StateFiles struct {
 	Pid, ExitCode          *string
 	Signal, Tag, Argv      *string
 	StdoutSize, StderrSize int64
+	// OutputAt is the newest modification of the spill files: when the
+	// group last wrote output (or when the files were made, if it never
+	// did); zero when there are none or the plane cannot tell.
+	OutputAt time.Time
 	// Problem and Supervised: what sandtop's shim leaves when it could not
 	// publish the exit status (see wrapper.ProblemFile).
 	Problem    *string
@@ -42,6 +46,11 @@ func StateFilesFrom(id string, entries []DirEntry, readFile func(name string) *s
 			f.StdoutSize = e.Size
 		case wrapper.StderrSpillFile:
 			f.StderrSize = e.Size
+		default:
+			continue
+		}
+		if e.ModTime.After(f.OutputAt) {
+			f.OutputAt = e.ModTime
 		}
 	}
 	read := func(name string) *string {

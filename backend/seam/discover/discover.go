@@ -43,6 +43,9 @@ type GroupInfo struct {
 	// written at the start, and a signal death adds one); zero when the
 	// control plane cannot tell.
 	Changed time.Time
+	// OutputAt is when the group last wrote to its spill files (see
+	// control.StateFiles.OutputAt); zero when unknown.
+	OutputAt time.Time
 	// Argv is the requested argv, which sandtop's wrapper keeps so that a
 	// finished group can still say what it ran; read once the direct
 	// command has exited (nil before, or when not kept).

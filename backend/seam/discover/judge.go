@@ -60,7 +60,7 @@ func Groups(ctx context.Context, rd StateReader, root string, origin Origin) ([]
 // otherwise the process table says whether a live member is left.
 func Judge(root string, f control.StateFiles, table []control.ProcessEntry, origin Origin) GroupInfo {
 	dir := wrapper.StateDir(root, f.ID)
-	g := GroupInfo{ID: f.ID, StateDir: dir, State: GroupUnpublished, Origin: origin, Changed: f.ModTime}
+	g := GroupInfo{ID: f.ID, StateDir: dir, State: GroupUnpublished, Origin: origin, Changed: f.ModTime, OutputAt: f.OutputAt}
 	if f.Tag != nil {
 		g.Tag = trimmed(*f.Tag)
 	}

@@ -43,6 +43,9 @@ func (f *fakeControl) ForegroundGroup(context.Context, int) (int, bool, bool, er
 func (f *fakeControl) ReadFile(context.Context, string) ([]byte, error) {
 	return nil, control.ErrFileNotFound
 }
+func (f *fakeControl) ReadRange(context.Context, string, int64, int) ([]byte, int64, error) {
+	return nil, 0, control.ErrFileNotFound
+}
 func (f *fakeControl) ListDir(context.Context, string) ([]control.DirEntry, error) { return nil, nil }
 func (f *fakeControl) Remove(context.Context, ...string) error                     { return nil }
 func (f *fakeControl) AgentStateDirs(context.Context) ([]string, error)            { return nil, nil }

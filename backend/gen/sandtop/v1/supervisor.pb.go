@@ -325,8 +325,11 @@ type Group struct {
 	Pty        bool    `protobuf:"varint,6,opt,name=pty,proto3" json:"pty,omitempty"`
 	// Who started the group, as far as its leader's argv (or its Start)
 	// tells: "sandtop" for sandtop's wrapper or a session-dir start, "agent"
-	// for a DeepSeek Harness provider's wrapper (dsh-subprocess-e2b), empty
-	// when unknown.
+	// for a DeepSeek Harness provider's wrapper (dsh-subprocess-e2b), "envd"
+	// for any other plain Start (a client of envd's API, such as E2B's SDK),
+	// empty when unknown. A plain Start's process shares the daemon's group:
+	// it is listed as a group whose pgid is its pid, with its descendants in
+	// that group as members, and signalled member by member.
 	Origin string `protobuf:"bytes,7,opt,name=origin,proto3" json:"origin,omitempty"`
 	// The state directory the group publishes in: its shim's, or the one its
 	// wrapper's argv names, when known.

@@ -1,0 +1,143 @@
+package seam
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandtop/groupstate"
+	"sandtop/wrapper"
+)
+
+// A group whose shim an operator killed (kill -9) is still the sandbox's:
+// listed running with its command, in the snapshot too, and once its
+// leader has gone too, leader-exited with the leader's exit (which the
+// daemon's process reaped and published in the shim's place); prune keeps
+// its state; a teardown proves it empty, and it then lists settled with its
+// command.
+func TestGroupWhoseShimWasKilled(t *testing.T) {
+	s := newSeam(t, false, nil)
+	argv := []string{"bash", "-c", "sleep 1000 | sleep 1001"}
+	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100, nil, argv...)
+	pgid := h.Pid()
+	t.Cleanup(func() { _ = unix.Kill(-pgid, unix.SIGKILL) })
+	// A second runtime, as after sandtop's restart: it holds no handle, so
+	// prune may judge the group.
+	rt2, err := NewRuntimeClients(s.ctx(), s.proc, s.sup, RuntimeConfig{RuntimeRoot: s.d.RuntimeRoot, Cwd: "/", PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func() GroupInfo {
+		t.Helper()
+		groups, err := rt2.ListGroups(s.ctx())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range groups {
+			if g.Pgid == pgid {
+				return g
+			}
+		}
+		return GroupInfo{}
+	}
+	var shimPid int
+	deadline := time.Now().Add(20 * time.Second)
+	for shimPid == 0 && time.Now().Before(deadline) {
+		if b, err := os.ReadFile(filepath.Join(find().StateDir, wrapper.SupervisorFile)); err == nil {
+			shimPid, _ = strconv.Atoi(strings.Fields(string(b))[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if shimPid <= 1 {
+		t.Fatal("no supervisor file")
+	}
+	// The pipeline runs, then the shim is killed and the leader too: the
+	// two sleeps are left, with no leader.
+	for time.Now().Before(deadline) {
+		if snap, err := rt2.Snapshot(s.ctx(), WatchOptions{}); err == nil {
+			if v, ok := snapshotGroup(snap, pgid); ok && liveOf(v) == 3 {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := unix.Kill(shimPid, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Listed as before, the command now from the daemon's record.
+	for time.Now().Before(deadline) {
+		if snap, err := rt2.Snapshot(s.ctx(), WatchOptions{}); err == nil {
+			if v, ok := snapshotGroup(snap, pgid); ok && liveOf(v) == 3 && slices.Equal(v.Argv, argv) {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := find(); g.State != GroupRunning || !slices.Equal(g.Argv, argv) {
+		t.Fatalf("with its shim killed: %+v, want running with %q", g, argv)
+	}
+	if err := unix.Kill(pgid, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var g GroupInfo
+	for g = find(); time.Now().Before(deadline); g = find() {
+		if snap, err := rt2.Snapshot(s.ctx(), WatchOptions{}); err == nil {
+			if v, ok := snapshotGroup(snap, pgid); ok && g.State == GroupLeaderExited && liveOf(v) == 2 && slices.Equal(v.Argv, argv) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The daemon's process reaped the orphaned leader and published its
+	// exit in the shim's place; its members live on.
+	if g.State != GroupLeaderExited || g.Signal != "SIGKILL" || !slices.Equal(g.Argv, argv) {
+		t.Fatalf("with its shim and leader killed: %+v, want leader-exited (SIGKILL) with %q", g, argv)
+	}
+	snap, err := rt2.Snapshot(s.ctx(), WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := snapshotGroup(snap, pgid); !ok || liveOf(v) != 2 || !slices.Equal(v.Argv, argv) || v.StateDir != g.StateDir {
+		t.Fatalf("the snapshot shows %+v (found %v), want two live members, %q and %s", v, ok, argv, g.StateDir)
+	}
+	if _, err := rt2.PruneFinished(s.ctx(), time.Time{}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(g.StateDir, wrapper.PidFile)); err != nil {
+		t.Fatalf("prune removed the state of the live group: %v", err)
+	}
+	if err := rt2.TeardownGroup(s.ctx(), pgid, time.Second, nil); err != nil {
+		t.Fatalf("teardown: %v", err)
+	}
+	for g = find(); g.State != GroupSettled && time.Now().Before(deadline); g = find() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if g.State != GroupSettled || !slices.Equal(g.Argv, argv) || g.Signal != "SIGKILL" || g.Problem != "" {
+		t.Fatalf("after the teardown: %+v, want settled with %q and the leader's SIGKILL", g, argv)
+	}
+}
+
+func snapshotGroup(s Snapshot, pgid int) (GroupView, bool) {
+	for _, g := range s.Groups {
+		if g.Pgid == pgid {
+			return g, true
+		}
+	}
+	return GroupView{}, false
+}
+
+func liveOf(g GroupView) int {
+	n := 0
+	for _, m := range g.Members {
+		if groupstate.ProcLive(m.State) {
+			n++
+		}
+	}
+	return n
+}
