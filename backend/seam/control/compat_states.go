@@ -52,6 +52,10 @@ func (c Compat) ReadAllStates(ctx context.Context, root string) ([]StateFiles, e
 	return parseStatesScan(out.Bytes())
 }
 
+// scannedFiles are the files whose content the scan prints.
+var scannedFiles = map[string]bool{wrapper.PidFile: true, wrapper.ExitCodeFile: true, wrapper.SignalFile: true,
+	wrapper.TagFile: true, wrapper.ProblemFile: true, wrapper.SupervisorFile: true, wrapper.ArgvFile: true}
+
 func parseStatesScan(out []byte) ([]StateFiles, error) {
 	head, rest, ok := bytes.Cut(out, []byte("--files--\x00"))
 	if !ok {
@@ -89,6 +93,9 @@ func parseStatesScan(out []byte) ([]StateFiles, error) {
 			continue
 		}
 		get(id).entries = append(get(id).entries, DirEntry{Name: name, Dir: kind == "d", Size: size})
+		if kind == "f" && size == 0 && scannedFiles[name] {
+			get(id).files[name] = "" // grep prints no record for an empty file
+		}
 	}
 	// Each small file's content (the first record of its name), and each
 	// argv's arguments in order, those that fit in 6 KiB.

@@ -26,6 +26,10 @@ func TestStatesScanReadsEveryStateDirectory(t *testing.T) {
 	write("b/pid", "456\n")
 	write("b/exit-code", "3\n")
 	write("b/argv", "true\x00")
+	// Empty files read as empty, as a reader of each file would.
+	write("d/pid", "321\n")
+	write("d/exit-code", "0\n")
+	write("d/argv", "")
 	// A link in place of a file is not read.
 	write("c/pid", "789\n")
 	if err := os.Symlink(filepath.Join(root, "processes", "a", "tag"), filepath.Join(root, "processes", "c", "tag")); err != nil {
@@ -43,12 +47,15 @@ func TestStatesScanReadsEveryStateDirectory(t *testing.T) {
 	for _, s := range states {
 		byID[s.ID] = s
 	}
-	a, b, c := byID["a"], byID["b"], byID["c"]
+	a, b, c, d := byID["a"], byID["b"], byID["c"], byID["d"]
 	if a.Pid == nil || *a.Pid != "123\n" || a.Tag == nil || *a.Tag != "t:1\n" || a.Argv == nil || *a.Argv != "sh\x00-c\x00echo a:b; x\x00\x00" || a.StdoutSize != 5 || a.StderrSize != -1 {
 		t.Errorf("a: %+v", a)
 	}
 	if b.ExitCode == nil || *b.ExitCode != "3\n" || b.Argv == nil || *b.Argv != "true\x00" {
 		t.Errorf("b: %+v", b)
+	}
+	if d.Argv == nil || *d.Argv != "" {
+		t.Errorf("d: the empty argv file: %+v", d)
 	}
 	if c.Pid == nil || c.Tag != nil {
 		t.Errorf("c: the linked tag was read: %+v", c)
