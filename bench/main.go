@@ -37,7 +37,8 @@ func main() {
 	spawns := flag.Int("spawns", 200, "spawns timed for the spawn figures")
 	watch := flag.Duration("watch", 10*time.Second, "how long the TUI watches at each level")
 	out := flag.String("o", "", "also write the table to this file")
-	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream, fleet (default: all but fleet)")
+	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream, fleet, compat (default: all but fleet and compat)")
+	flag.StringVar(&envdBin, "envd-bin", os.Getenv("SANDTOP_TEST_ENVD"), "compat: E2B's envd binary (scripts/build-envd.sh; run as root); empty: sandtop serve --compat envd stands in")
 	fleetLevels := flag.String("fleet", "100,300,1000", "fleet: E2B sandbox counts to measure at")
 	flag.IntVar(&fleetOpts.daemons, "fleet-daemons", 4, "fleet: real daemons behind the sandboxes")
 	flag.IntVar(&fleetOpts.pausedEvery, "fleet-paused-every", 10, "fleet: every n-th sandbox is paused (0: none)")
@@ -62,17 +63,19 @@ func main() {
 	}
 }
 
-// only lists the parts to run (-only); empty runs them all but fleet.
+// only lists the parts to run (-only); empty runs them all but fleet and
+// compat.
 var only string
 
 // fleetOpts are the fleet part's flags.
 var fleetOpts fleetOptions
 
 // part says whether the named part of the run was asked for. The fleet
-// part (minutes per level, and tmux) runs only when named.
+// part (minutes per level, and tmux) and the compat part (a stock envd and
+// a thousand more groups) run only when named.
 func part(name string) bool {
 	if only == "" {
-		return name != "fleet"
+		return name != "fleet" && name != "compat"
 	}
 	for _, p := range strings.Split(only, ",") {
 		if strings.TrimSpace(p) == name {
@@ -165,6 +168,11 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 	}
 	if part("settled") {
 		if err := b.settledFigures(len(pgids)); err != nil {
+			return err
+		}
+	}
+	if part("compat") {
+		if err := b.compatFigures(levels[len(levels)-1]); err != nil {
 			return err
 		}
 	}

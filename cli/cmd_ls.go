@@ -120,6 +120,9 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 		writeGroupRows(tw, g, wide, now, "")
 	}
 	tw.Flush()
+	if n := wrapped(doc.Groups); n > 0 && headers {
+		fmt.Fprintf(w, "note: %d live group(s) run under the bash wrapper: this sandbox could not run sandtop's supervisor (see \"supervisor\" in -o json)\n", n)
+	}
 	if len(doc.Terminals) == 0 {
 		return
 	}
@@ -132,6 +135,17 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 		writeTerminalRow(tw, t, "")
 	}
 	tw.Flush()
+}
+
+// wrapped counts the live groups the bash wrapper supervises.
+func wrapped(groups []listGroup) int {
+	n := 0
+	for _, g := range groups {
+		if g.Supervisor == seam.SupervisorWrapper {
+			n++
+		}
+	}
+	return n
 }
 
 func groupHeader(wide bool) string {

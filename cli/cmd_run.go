@@ -85,6 +85,9 @@ func runRun(ctx context.Context, f *factory, opts runOptions) error {
 	if err != nil {
 		return fmt.Errorf("run %s: %w", argv[0], err)
 	}
+	if why := s.Runtime.SupervisorFallback(); why != "" {
+		fmt.Fprintf(f.ErrOut, "sandtop: the bash wrapper runs this group (eight processes instead of two): %s\n", why)
+	}
 	if !opts.wait {
 		// The group runs on; its output stays in the sandbox for logs.
 		h.Detach()

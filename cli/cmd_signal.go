@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandtop/backend/seam"
+	"sandtop/backend/seam/control"
 	"sandtop/config"
 )
 
@@ -182,13 +183,15 @@ func runKill(ctx context.Context, f *factory, opts killOptions) error {
 	if grace <= 0 {
 		return usagef(fmt.Errorf("--grace %s must be positive", grace))
 	}
+	// One reading of the table a sandbox for all its groups: on stock envd
+	// each reading is a command.
 	for _, sg := range in {
+		rows, err := sg.s.Runtime.Control().Processes(ctx)
+		if err != nil {
+			return err
+		}
 		for _, ref := range sg.refs {
-			alive, err := sg.s.Runtime.Control().GroupAlive(ctx, ref.pgid)
-			if err != nil {
-				return err
-			}
-			if !alive {
+			if !control.GroupLiveIn(rows, ref.pgid) {
 				if ref.sandbox != "" {
 					return fmt.Errorf("no live process group %d in sandbox %s (see 'sandtop ls -A')", ref.pgid, ref.sandbox)
 				}

@@ -52,6 +52,11 @@ type listGroup struct {
 	Escapees []listProcess `json:"escapees,omitempty"`
 	// Problem says why the exit status is unknown (or unreadable).
 	Problem string `json:"problem,omitempty"`
+	// Supervisor is what supervises the live group: "shim" (sandtop's
+	// daemon), "supervisor" (sandtop's, uploaded to stock envd) or
+	// "wrapper" (the bash wrapper, where stock envd cannot run sandtop's
+	// supervisor: eight processes a group); absent once settled.
+	Supervisor string `json:"supervisor,omitempty"`
 	// Stuck is why the group looks stuck (package stuck's default rules:
 	// "waiting for input", "leader gone", "idle 12m", "spinning 11m");
 	// absent when it does not.
@@ -105,7 +110,7 @@ func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc
 		}
 		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
 			Command: g.Argv, ExitCode: g.ExitCode, Signal: g.Signal, Members: listProcesses(g.Members),
-			Escapees: listProcesses(g.Escapees), Problem: g.Problem, Stuck: g.Stuck}
+			Escapees: listProcesses(g.Escapees), Problem: g.Problem, Stuck: g.Stuck, Supervisor: g.Supervisor}
 		if lg.Members == nil {
 			lg.Members = []listProcess{}
 		}

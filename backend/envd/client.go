@@ -38,6 +38,7 @@ type Client struct {
 	http    *http.Client
 	baseURL string
 	token   string
+	user    string
 }
 
 type options struct {
@@ -107,6 +108,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		http:    hc,
 		baseURL: base,
 		token:   o.token,
+		user:    o.user,
 	}, nil
 }
 

@@ -32,7 +32,10 @@ type Handle struct {
 	// direct: the wrapper runs in its direct form, and the start event
 	// publishes the group (its pid is the pgid).
 	direct bool
-	pgid   int
+	// supervised: sandtop's supervisor runs the group on stock envd; it is
+	// not in the group and leaves once the program has ended.
+	supervised bool
+	pgid       int
 
 	modes      Stdio
 	outPipe    *outputPipe

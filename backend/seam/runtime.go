@@ -59,6 +59,14 @@ type RuntimeConfig struct {
 	SandboxGone func(error) bool
 	// Logger receives background failures; nil discards them.
 	Logger *slog.Logger
+	// Upload writes a file into the sandbox (envd's /files); NewRuntime
+	// sets it from the client. Without it, groups on stock envd run under
+	// the bash wrapper.
+	Upload func(ctx context.Context, path string, body io.Reader) error
+	// SupervisorBinary is the local build of sandtop that a spawn on stock
+	// envd uploads into the sandbox once, to supervise its groups; empty
+	// means this executable, NoSupervisor the bash wrapper for every group.
+	SupervisorBinary string
 }
 
 // Runtime is the seam's process service over one sandbox. Create it with
@@ -90,6 +98,9 @@ type Runtime struct {
 	jobs      jobSet // background finalisers (spill removal, release)
 
 	terms terminalSet // terminals spawned or attached, until proven empty
+
+	// sup: the standalone supervisor on stock envd, once a spawn decided.
+	sup supervisorState
 }
 
 // NewRuntimeClients builds a Runtime over the two Connect clients. sup may
@@ -127,7 +138,7 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 		log = slog.New(slog.DiscardHandler)
 	}
 	runner := control.Runner{Process: proc, Bash: cfg.Bash, Env: map[string]string{"BASH_ENV": "", "ENV": ""}}
-	var plane control.Plane = control.Compat{Runner: runner}
+	var plane control.Plane = control.NewCompat(runner)
 	var direct bool
 	var baseEnv []string
 	info := DaemonInfo{Version: "envd (no sandtop extension)", Capabilities: []string{"compat"}}
@@ -340,6 +351,9 @@ func (r *Runtime) disposeHandles(ctx context.Context) error {
 func NewRuntime(ctx context.Context, c *envd.Client, cfg RuntimeConfig) (*Runtime, error) {
 	if c == nil {
 		return nil, errors.New("runtime needs an envd client")
+	}
+	if cfg.Upload == nil {
+		cfg.Upload = c.Upload
 	}
 	return newRuntime(ctx, c.Process, c.Supervisor, c.Filesystem(), cfg)
 }

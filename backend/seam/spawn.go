@@ -52,11 +52,27 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
+	h, assumed, err := r.spawnAttempt(ctx, spec, env, startChecks)
+	if err != nil && assumed {
+		// The supervisor was taken to be installed, and the spawn failed:
+		// install it (or decide on the wrapper) and try once more. Nothing
+		// was published, so nothing ran.
+		if _, _, cerr := r.confirmSupervisor(ctx); cerr != nil {
+			return nil, fmt.Errorf("%w (and %w)", err, cerr)
+		}
+		h, _, err = r.spawnAttempt(ctx, spec, env, startChecks)
+	}
+	return h, err
+}
+
+// spawnAttempt starts one group; assumed says it ran under a supervisor
+// not yet proven installed.
+func (r *Runtime) spawnAttempt(ctx context.Context, spec SpawnSpec, env []string, startChecks bool) (h *Handle, assumed bool, err error) {
 	id, err := newProcessID()
 	if err != nil {
-		return nil, err
+		return nil, assumed, err
 	}
-	h := r.newHandle(id, spec)
+	h = r.newHandle(id, spec)
 	var startReq *connect.Request[process.StartRequest]
 	var payload []byte
 	if r.direct {
@@ -67,10 +83,20 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	} else {
 		controlEnv, err := r.ControlEnvironment(ctx)
 		if err != nil {
-			return nil, err
+			return nil, assumed, err
 		}
-		if startReq, payload, err = r.wrapperStart(h, spec, env, controlEnv); err != nil {
-			return nil, err
+		var bin string
+		bin, assumed, err = r.supervisor(ctx)
+		if err != nil {
+			return nil, assumed, err
+		}
+		if bin != "" {
+			startReq, payload, err = r.supervisedStart(h, bin, spec, env, controlEnv)
+		} else {
+			startReq, payload, err = r.wrapperStart(h, spec, env, controlEnv)
+		}
+		if err != nil {
+			return nil, assumed, err
 		}
 	}
 	if spec.Stdio.Stdin.Data != nil {
@@ -83,7 +109,7 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 	stream, err := r.proc.Start(streamCtx, startReq)
 	if err != nil {
 		stopStream()
-		return nil, fmt.Errorf("spawn failed: %w", err)
+		return nil, assumed, fmt.Errorf("spawn failed: %w", err)
 	}
 	published := make(chan publication, 1)
 	go h.pump(stream, payload, !spec.Stdio.Stdin.Pipe && (!r.direct || !spec.Stdio.Stdin.Ignore), published)
@@ -98,17 +124,20 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 				// state directory would start rm).
 				h.stopStream()
 				<-h.streamDone
-				return nil, errProgramMissing(spec.Argv[0])
+				return nil, assumed, errProgramMissing(spec.Argv[0])
 			}
-			return nil, r.rollbackSpawn(h, p.err)
+			return nil, assumed, r.rollbackSpawn(h, p.err)
 		}
 		h.pgid = p.pgid
 	case <-ctx.Done():
-		return nil, r.rollbackSpawn(h, fmt.Errorf("aborted during spawn: %w", context.Cause(ctx)))
+		return nil, false, r.rollbackSpawn(h, fmt.Errorf("aborted during spawn: %w", context.Cause(ctx)))
+	}
+	if assumed {
+		r.supervisorProven()
 	}
 	r.own(h)
 	go h.monitor()
-	return h, nil
+	return h, false, nil
 }
 
 // wrapperStart is the Start of the bash wrapper (stock envd): the control

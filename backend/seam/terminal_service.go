@@ -49,11 +49,9 @@ func (r *Runtime) SpawnTerminal(ctx context.Context, spec TerminalSpec) (*Termin
 // ListTerminals lists the live sandtop terminals in the sandbox, including
 // those a previous sandtop process started.
 func (r *Runtime) ListTerminals(ctx context.Context) ([]TerminalInfo, error) {
-	rt, err := r.terminalService(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return rt.List(ctx)
+	// A listing starts nothing: it needs no control environment, whose
+	// probe is a command of its own on stock envd.
+	return r.terminalBase().List(ctx)
 }
 
 // AttachTerminal returns a handle on a live sandtop terminal found by
@@ -113,22 +111,29 @@ func (r *Runtime) terminalService(ctx context.Context) (*terminal.Service, error
 	if err != nil {
 		return nil, err
 	}
+	rt := r.terminalBase()
+	rt.ControlEnv = controlEnv
+	rt.ChildEnv = func(ctx context.Context, explicit map[string]string) ([]string, error) {
+		entries := make([]EnvEntry, 0, len(explicit))
+		for name, value := range explicit {
+			entries = append(entries, SetEnv(name, value))
+		}
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+		return r.ChildEnvironment(ctx, entries)
+	}
+	return rt, nil
+}
+
+// terminalBase is the terminal service without what starting needs.
+func (r *Runtime) terminalBase() *terminal.Service {
 	rt := &terminal.Service{
 		Process: r.proc, Plane: r.control, Runner: r.runner, Root: r.cfg.RuntimeRoot,
-		ControlEnv: controlEnv, Poll: r.cfg.PollInterval, Gone: r.sandboxGone,
-		ChildEnv: func(ctx context.Context, explicit map[string]string) ([]string, error) {
-			entries := make([]EnvEntry, 0, len(explicit))
-			for name, value := range explicit {
-				entries = append(entries, SetEnv(name, value))
-			}
-			sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
-			return r.ChildEnvironment(ctx, entries)
-		},
+		Poll: r.cfg.PollInterval, Gone: r.sandboxGone,
 	}
 	if ext, ok := r.control.(control.Extension); ok {
 		rt.Supervisor = ext.Supervisor
 	}
-	return rt, nil
+	return rt
 }
 
 // terminalSet is the terminals one Runtime owns.

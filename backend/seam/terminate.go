@@ -69,6 +69,11 @@ func (h *Handle) tearHooks() tearHooks {
 			if h.StartPid() <= 0 || h.streamEnded() {
 				return
 			}
+			if h.supervised {
+				// The supervisor publishes how the program ended, and
+				// leaves once it has: killing it would lose that.
+				return
+			}
 			_, _ = h.rt.proc.SendSignal(ctx, connect.NewRequest(&process.SendSignalRequest{Process: h.selector(), Signal: process.Signal_SIGNAL_SIGKILL}))
 		},
 	}

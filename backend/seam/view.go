@@ -54,12 +54,24 @@ type GroupView struct {
 	Started time.Time
 	// Problem says why the published state could not be read.
 	Problem string
+	// Supervisor is what supervises a live group sandtop started (one of
+	// the Supervisor… constants); "" when the table cannot tell.
+	Supervisor string
 	// OutputAt is when the group last wrote output to its spill files
 	// (zero when unknown); Stuck is why the group looks stuck under the
 	// rules of package stuck, "" when it does not.
 	OutputAt time.Time
 	Stuck    string
 }
+
+// What supervises a group sandtop started: the shim of sandtop's daemon,
+// the standalone supervisor sandtop uploads to stock envd, or the bash
+// wrapper, where stock envd cannot run the supervisor.
+const (
+	SupervisorShim       = "shim"
+	SupervisorStandalone = "supervisor"
+	SupervisorWrapper    = "wrapper"
+)
 
 // ProcessView is one live process.
 type ProcessView struct {

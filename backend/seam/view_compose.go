@@ -71,8 +71,19 @@ func compose(t liveTable, pub *publishedState, root string, finished int) Snapsh
 func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView, stateDirs map[int]string) {
 	outerPid := map[string]int{}
 	hidden := map[int]bool{}
+	// supervisorOf: sandtop's standalone supervisors (stock envd) by pid,
+	// with their groups' state dirs; each is the parent of its group's
+	// leader, and leads a session and group of its own, plumbing as well.
+	supervisorOf := map[int]string{}
 	for _, g := range groups {
 		for _, p := range g.Members {
+			if dir, ok := wrapper.Supervised(p.Argv); ok {
+				supervisorOf[p.Pid] = dir
+				if p.Pid == g.Pgid {
+					hidden[g.Pgid] = true
+				}
+				continue
+			}
 			dir, ok := wrapper.Outer(p.Argv)
 			if !ok {
 				continue
@@ -97,9 +108,18 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 				wrapped = true
 				g.Argv = argv
 				stateDirs[g.Pgid] = dir
+				g.Supervisor = SupervisorWrapper
 				if pid := outerPid[dir]; pid != 0 {
 					g.LeaderPid = pid
 				}
+			} else if dir, ok := supervisorOf[l.Ppid]; ok && g.Argv == nil {
+				// Stock envd started the supervisor, which started the
+				// leader: the supervisor's output is the group's. The
+				// argv comes from the published state (see addPublished).
+				wrapped = true
+				stateDirs[g.Pgid] = dir
+				g.LeaderPid = l.Ppid
+				g.Supervisor = SupervisorStandalone
 			}
 		}
 		if sh, ok := shims[g.Pgid]; ok && !wrapped && g.Argv == nil {
@@ -108,6 +128,7 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 			// directory, whether or not the leader still runs.
 			g.Argv = sh.argv
 			stateDirs[g.Pgid] = sh.stateDir
+			g.Supervisor = SupervisorShim
 		}
 		kept = append(kept, g)
 	}

@@ -2,11 +2,12 @@ package seam
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -85,21 +86,40 @@ func (f *compatFeed) next(ctx context.Context) (liveTable, error) {
 func (f *compatFeed) poll(ctx context.Context) (liveTable, error) {
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
+	// The table, the daemon's list of what it started and its terminals
+	// are three round trips, each of which grows with the groups: all at
+	// once.
+	var started *connect.Response[process.ListResponse]
+	var listErr, termErr error
+	var infos []TerminalInfo
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		started, listErr = f.r.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
+	}()
+	go func() {
+		defer wg.Done()
+		infos, termErr = f.r.ListTerminals(ctx)
+	}()
 	rows, taken, err := f.r.ProcessTable(ctx)
+	wg.Wait()
 	if err != nil {
 		return liveTable{}, err
 	}
-	started, err := f.r.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
-	if err != nil {
-		return liveTable{}, fmt.Errorf("list processes: %w", err)
+	if listErr != nil {
+		return liveTable{}, fmt.Errorf("list processes: %w", listErr)
 	}
+	// A copy: exactArgv rewrites rows, and within OneTable the table is
+	// shared with readers running at the same time (Snapshot's scan).
+	rows = slices.Clone(rows)
 	tags := map[int]string{}
 	for _, p := range started.Msg.GetProcesses() {
 		tags[int(p.GetPid())] = p.GetTag()
 	}
 	f.exactArgv(ctx, rows)
 	t := liveTable{taken: taken, groups: groupRows(rows, tags)}
-	t.terminals = f.terminals(ctx, rows)
+	t.terminals = f.terminals(infos, termErr, rows)
 	return t, nil
 }
 
@@ -142,9 +162,16 @@ func (f *compatFeed) exactArgv(ctx context.Context, rows []ProcessRow) {
 	}
 }
 
-// cmdlinesScript prints "<pid> <base64 of /proc/<pid>/cmdline>" for each
-// pid given that is still there.
-const cmdlinesScript = `for p; do c=$(base64 -w0 "/proc/$p/cmdline" 2>/dev/null) && [ -n "$c" ] && printf '%s %s\n' "$p" "$c"; done; exit 0`
+// cmdlinesScript prints, for each pid given that is still there, the pid,
+// its argument count and its arguments from /proc/<pid>/cmdline, each
+// NUL-terminated. Builtins only: a thousand pids cost no fork.
+const cmdlinesScript = `for p; do
+	mapfile -d '' -t a 2>/dev/null <"/proc/$p/cmdline" || continue
+	[ "${#a[@]}" -gt 0 ] || continue
+	printf '%s\0%d\0' "$p" "${#a[@]}"
+	printf '%s\0' "${a[@]}"
+done
+exit 0`
 
 // readCmdlines reads the exact argv of several processes in one command.
 func (r *Runtime) readCmdlines(ctx context.Context, pids []string) (map[int][]string, error) {
@@ -153,14 +180,15 @@ func (r *Runtime) readCmdlines(ctx context.Context, pids []string) (map[int][]st
 		return nil, err
 	}
 	out := map[int][]string{}
-	for _, line := range strings.Split(string(res.Stdout), "\n") {
-		p, enc, ok := strings.Cut(line, " ")
-		pid, perr := strconv.Atoi(p)
-		b, derr := base64.StdEncoding.DecodeString(enc)
-		if !ok || perr != nil || derr != nil || len(b) == 0 {
-			continue
+	f := strings.Split(string(res.Stdout), "\x00")
+	for i := 0; i+1 < len(f); {
+		pid, perr := strconv.Atoi(f[i])
+		n, nerr := strconv.Atoi(f[i+1])
+		if perr != nil || nerr != nil || n < 1 || i+2+n > len(f) {
+			break // cut short: keep what was whole
 		}
-		out[pid] = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		out[pid] = append([]string(nil), f[i+2:i+2+n]...)
+		i += 2 + n
 	}
 	return out, nil
 }
@@ -209,8 +237,7 @@ func isOurPS(argv []string) bool {
 // from the ps table: session, foreground group, start. Stock envd does not
 // report PTY sizes, so Rows and Cols stay 0. A failed read keeps the
 // previous list.
-func (f *compatFeed) terminals(ctx context.Context, rows []ProcessRow) []TerminalView {
-	infos, err := f.r.ListTerminals(ctx)
+func (f *compatFeed) terminals(infos []TerminalInfo, err error, rows []ProcessRow) []TerminalView {
 	if err != nil {
 		return f.terms
 	}

@@ -188,6 +188,9 @@ func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]stri
 		if g.Tag == "" {
 			g.Tag = pg.Tag
 		}
+		if g.Argv == nil {
+			g.Argv = pg.Argv // exact, where the table's is not
+		}
 		if stateDirs[g.Pgid] == "" {
 			// The wrapper leader has exited and descendants live on: the
 			// published state still says whose group it is.

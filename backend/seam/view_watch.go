@@ -60,16 +60,33 @@ func (r *Runtime) openFeed(ctx context.Context, interval time.Duration) (tableFe
 func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, error) {
 	ctx = control.OneTable(ctx)
 	var t liveTable
+	var own []GroupInfo
+	var ownErr error
 	if ext, ok := r.control.(control.Extension); ok {
 		resp, err := ext.FullTable(ctx)
 		if err != nil {
 			return Snapshot{}, err
 		}
 		t = extTable(resp.GetTakenUnixMs(), resp.GetGroups(), readExtTerminals(ctx, ext.Supervisor, nil))
+		if !opts.LiveOnly {
+			own, ownErr = r.publishedOwn(ctx)
+		}
 	} else {
+		// On stock envd the table and the published state are a command
+		// each: both run at once (the scan judges against the same ps,
+		// which OneTable runs once).
+		scanned := make(chan struct{})
+		go func() {
+			defer close(scanned)
+			if !opts.LiveOnly {
+				own, ownErr = r.publishedOwn(ctx)
+			}
+		}()
 		f := openCompatFeed(r, 0)
 		var err error
-		if t, err = f.poll(ctx); err != nil {
+		t, err = f.poll(ctx)
+		<-scanned
+		if err != nil {
 			return Snapshot{}, err
 		}
 	}
@@ -79,9 +96,8 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 		judgeStuck(&snap, opts.Stuck, r.info.Extension, time.Now())
 		return snap, nil
 	}
-	own, err := r.publishedOwn(ctx)
-	if err != nil {
-		return Snapshot{}, err
+	if ownErr != nil {
+		return Snapshot{}, ownErr
 	}
 	agents, err := r.AgentGroups(ctx, opts.Workspaces...)
 	if err != nil {

@@ -126,6 +126,9 @@ func Open(ctx context.Context, t Target, cfg seam.RuntimeConfig, opts ...envd.Op
 	if cfg.SandboxGone == nil && t.e2b != nil {
 		cfg.SandboxGone = s.goneRecognizer()
 	}
+	if cfg.Upload == nil {
+		cfg.Upload = c.Upload
+	}
 	rt, err := seam.NewRuntimeClients(ctx, c.Process, c.Supervisor, cfg)
 	if err != nil {
 		c.Close()

@@ -17,6 +17,9 @@ import (
 // It needs ps (procps), kill, cat, ls and rm in the sandbox.
 type Compat struct {
 	Runner Runner
+	// Batch, when set, coalesces concurrent table reads and signals (see
+	// NewCompat).
+	Batch *Batch
 }
 
 func (c Compat) Kind() string { return "compat" }
@@ -33,6 +36,14 @@ func (c Compat) Processes(ctx context.Context) ([]ProcessEntry, error) {
 		}
 		return out, nil
 	}
+	if c.Batch != nil {
+		return c.batchedProcesses(ctx)
+	}
+	return c.readProcesses(ctx)
+}
+
+// readProcesses is one ps of every process's ids and state.
+func (c Compat) readProcesses(ctx context.Context) ([]ProcessEntry, error) {
 	r, err := c.Runner.Run(ctx, `exec ps -e -o pid= -o pgid= -o sid= -o stat=`, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
@@ -59,14 +70,16 @@ func (c Compat) AgentStateDirs(ctx context.Context) ([]string, error) {
 		}
 		return sortedUnique(dirs), nil
 	}
-	r, err := c.Runner.Run(ctx, `exec ps -e -ww -o pid= -o pgid= -o args=`, nil, nil)
+	// Streamed: the bash wrapper's processes carry its script in their argv.
+	var t tableReader
+	r, err := c.Runner.Stream(ctx, `exec ps -e -ww -o pid= -o pgid= -o args=`, nil, t.write)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
 	if r.ExitCode != 0 {
 		return nil, fmt.Errorf("list processes: ps exited %d: %s", r.ExitCode, ClipText(r.Stderr))
 	}
-	return agentDirsInPs(r.Stdout), nil
+	return agentDirsInPs([]byte(strings.Join(t.finish(), "\n"))), nil
 }
 
 // agentDirsInPs picks the agent state directories out of "pid pgid args"
@@ -158,6 +171,9 @@ func (c Compat) SessionGroups(ctx context.Context, sid int) ([]int, error) {
 func (c Compat) SignalGroup(ctx context.Context, pgid int, sig syscall.Signal) (bool, error) {
 	if err := CheckGroupID(pgid); err != nil {
 		return false, err
+	}
+	if c.Batch != nil {
+		return c.batchedSignal(ctx, pgid, sig)
 	}
 	r, err := c.Runner.Run(ctx, `kill -s "$1" -- "-$2" 2>/dev/null`, []string{strings.TrimPrefix(SignalName(sig), "SIG"), strconv.Itoa(pgid)}, nil)
 	if err != nil {

@@ -11,48 +11,36 @@ import (
 	"sandtop/wrapper"
 )
 
-// statesScanScript reads every state directory under $1/processes with one
-// find and shell builtins, so a listing on stock envd costs one command
-// however many groups there are. It prints NUL-terminated fields:
+// statesScanScript reads every state directory under $1/processes with
+// three small programs (find, xargs, grep) however many groups there are,
+// so a listing on stock envd costs one command. It prints NUL-terminated
+// records:
 //
-//	the entries: type (find's %y), path relative to processes/ ("id" or
-//	"id/name"), size, mtime in seconds; then "--files--";
-//	each small published file: its relative path and its content (cut at
-//	1 KiB; up to its first NUL); then "--argv--" and each argv: its path,
-//	its argument count and the arguments that fit in 6 KiB.
+//	the entries, four fields each: type (find's %y), path relative to
+//	processes/ ("id" or "id/name"), size, mtime in seconds; then
+//	"--files--";
+//	each small published file (up to 1 KiB) as "./id/name:content" (up to
+//	its first NUL), and each argument of each argv file (up to 64 KiB) as
+//	"./id/argv:argument".
 //
-// Links are never followed: find does not, and a file read must be a
-// regular file that is not a link, in a directory that is not a link.
+// Links are never followed: find neither descends into a linked directory
+// nor lists a link as a file (-type f).
 const statesScanScript = `
+command -v find >/dev/null && command -v xargs >/dev/null && command -v grep >/dev/null || exit 3
 cd -- "$1/processes" 2>/dev/null || { printf -- '--files--\0'; exit 0; }
 find . -mindepth 1 -maxdepth 2 -printf '%y\0%P\0%s\0%T@\0'
 printf -- '--files--\0'
-shopt -s nullglob
-for f in */pid */exit-code */signal */tag */problem */supervisor; do
-  [ -f "$f" ] && [ ! -L "$f" ] && [ ! -L "${f%/*}" ] || continue
-  v=
-  IFS= read -r -d '' v <"$f"
-  printf '%s\0%s\0' "$f" "${v:0:1024}"
-done
-printf -- '--argv--\0'
-for f in */argv; do
-  [ -f "$f" ] && [ ! -L "$f" ] && [ ! -L "${f%/*}" ] || continue
-  mapfile -d '' -t a <"$f"
-  # Keep the arguments that fit in 6 KiB, as the argv file's first bytes.
-  n=0 size=0
-  for x in "${a[@]}"; do
-    size=$((size + ${#x} + 1))
-    [ "$size" -le 6144 ] || break
-    n=$((n + 1))
-  done
-  printf '%s\0%d\0' "$f" "$n"
-  if [ "$n" -gt 0 ]; then printf '%s\0' "${a[@]:0:n}"; fi
-done
+find . -mindepth 2 -maxdepth 2 -type f \( \( -size -2k \( -name pid -o -name exit-code -o -name signal -o -name tag -o -name problem -o -name supervisor \) \) -o \( -name argv -size -65k \) \) -print0 |
+	xargs -0 -r grep -z -aH '' 2>/dev/null
+exit 0
 `
 
 // ReadAllStates reads every state directory of root with one command.
 func (c Compat) ReadAllStates(ctx context.Context, root string) ([]StateFiles, error) {
-	r, err := c.Runner.Run(ctx, statesScanScript, []string{root}, nil)
+	// Streamed: the scan grows with the groups kept, past what one Run
+	// keeps.
+	var out bytes.Buffer
+	r, err := c.Runner.Stream(ctx, statesScanScript, []string{root}, func(b []byte) error { out.Write(b); return nil })
 	if err != nil {
 		return nil, fmt.Errorf("read the state directories: %w", err)
 	}
@@ -61,15 +49,18 @@ func (c Compat) ReadAllStates(ctx context.Context, root string) ([]StateFiles, e
 		// the directories one by one instead.
 		return nil, fmt.Errorf("read the state directories: exit %d: %s: %w", r.ExitCode, ClipText(r.Stderr), ErrUnsupported)
 	}
-	return parseStatesScan(r.Stdout)
+	return parseStatesScan(out.Bytes())
 }
+
+// scannedFiles are the files whose content the scan prints.
+var scannedFiles = map[string]bool{wrapper.PidFile: true, wrapper.ExitCodeFile: true, wrapper.SignalFile: true,
+	wrapper.TagFile: true, wrapper.ProblemFile: true, wrapper.SupervisorFile: true, wrapper.ArgvFile: true}
 
 func parseStatesScan(out []byte) ([]StateFiles, error) {
 	head, rest, ok := bytes.Cut(out, []byte("--files--\x00"))
 	if !ok {
 		return nil, fmt.Errorf("read the state directories: the scan's output is cut short")
 	}
-	small, argvs, _ := bytes.Cut(rest, []byte("--argv--\x00"))
 	type dir struct {
 		entries []DirEntry
 		modTime time.Time
@@ -102,28 +93,43 @@ func parseStatesScan(out []byte) ([]StateFiles, error) {
 			continue
 		}
 		get(id).entries = append(get(id).entries, DirEntry{Name: name, Dir: kind == "d", Size: size})
-	}
-	f = fields(small)
-	for i := 0; i+1 < len(f); i += 2 {
-		if id, name, ok := strings.Cut(f[i], "/"); ok {
-			get(id).files[name] = f[i+1]
+		if kind == "f" && size == 0 && scannedFiles[name] {
+			get(id).files[name] = "" // grep prints no record for an empty file
 		}
 	}
-	f = fields(argvs)
-	for i := 0; i+1 < len(f); {
-		n, err := strconv.Atoi(f[i+1])
-		if err != nil || n < 0 || i+2+n > len(f) {
-			return nil, fmt.Errorf("read the state directories: a bad argv record for %q", f[i])
+	// Each small file's content (the first record of its name), and each
+	// argv's arguments in order, those that fit in 6 KiB.
+	type argvFile struct {
+		b    strings.Builder
+		full bool
+	}
+	argv := map[string]*argvFile{}
+	var argvOrder []string
+	for _, rec := range fields(rest) {
+		rel, content, ok := strings.Cut(strings.TrimPrefix(rec, "./"), ":")
+		id, name, inDir := strings.Cut(rel, "/")
+		if !ok || !inDir {
+			continue
 		}
-		var b strings.Builder
-		for _, a := range f[i+2 : i+2+n] {
-			b.WriteString(a)
-			b.WriteByte(0)
+		if name != wrapper.ArgvFile {
+			if _, seen := get(id).files[name]; !seen {
+				get(id).files[name] = content[:min(len(content), 1024)]
+			}
+			continue
 		}
-		if id, _, ok := strings.Cut(f[i], "/"); ok {
-			get(id).files[wrapper.ArgvFile] = b.String()
+		a := argv[id]
+		if a == nil {
+			a = &argvFile{}
+			argv[id] = a
+			argvOrder = append(argvOrder, id)
 		}
-		i += 2 + n
+		if a.full = a.full || a.b.Len()+len(content)+1 > 6144; !a.full {
+			a.b.WriteString(content)
+			a.b.WriteByte(0)
+		}
+	}
+	for _, id := range argvOrder {
+		get(id).files[wrapper.ArgvFile] = argv[id].b.String()
 	}
 	var states []StateFiles
 	for _, id := range order {
@@ -138,6 +144,11 @@ func parseStatesScan(out []byte) ([]StateFiles, error) {
 			}
 			return &v
 		})
+		if v, ok := d.files[wrapper.ArgvFile]; ok && s.Argv == nil && s.Pid != nil {
+			// Read anyway: a supervised group's leader shows its argv only
+			// as ps renders it, blanks and all.
+			s.Argv = &v
+		}
 		s.ModTime = d.modTime
 		states = append(states, s)
 	}

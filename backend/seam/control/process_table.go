@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path"
@@ -36,10 +37,13 @@ const processTableScript = `LC_ALL=C exec ps -e -ww -o pid= -o ppid= -o pgid= -o
 
 // ReadProcessTable runs processTableScript, once for all callers within
 // OneTable: a listing's groups, agents' roots and members then come from
-// one ps.
+// one ps. The table streams in and is split into rows as it comes, so its
+// size is bounded by the sandbox's processes (and each row by
+// maxRowBytes), not by what one command may print.
 func ReadProcessTable(ctx context.Context, cmd Runner) ([]ProcessRow, time.Time, error) {
 	read := func() ([]ProcessRow, time.Time, error) {
-		res, err := cmd.Run(ctx, processTableScript, nil, nil)
+		var t tableReader
+		res, err := cmd.Stream(ctx, processTableScript, nil, t.write)
 		taken := time.Now()
 		if err != nil {
 			return nil, taken, fmt.Errorf("ps: %w", err)
@@ -47,7 +51,7 @@ func ReadProcessTable(ctx context.Context, cmd Runner) ([]ProcessRow, time.Time,
 		if res.ExitCode != 0 {
 			return nil, taken, fmt.Errorf("ps exited %d: %s", res.ExitCode, ClipText(res.Stderr))
 		}
-		rows, err := parseProcessTable(res.Stdout, taken)
+		rows, err := parseProcessLines(t.finish(), taken)
 		return rows, taken, err
 	}
 	m, ok := ctx.Value(oneTableKey{}).(*tableMemo)
@@ -58,10 +62,55 @@ func ReadProcessTable(ctx context.Context, cmd Runner) ([]ProcessRow, time.Time,
 	return m.ps, m.psTaken, m.psErr
 }
 
+// maxRowBytes bounds one row of the table: the bash wrapper's processes
+// carry its script (some 18 KiB) in their argv; what goes beyond is cut
+// (the exact argv is read from /proc where it matters).
+const maxRowBytes = 64 << 10
+
+// tableReader splits processTableScript's output into lines as it streams
+// in. They are parsed once the table is whole, when the time it was taken
+// (which ages count from) is known.
+type tableReader struct {
+	lines   []string
+	partial []byte
+}
+
+func (t *tableReader) write(b []byte) error {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		chunk := b
+		if i >= 0 {
+			chunk = b[:i]
+		}
+		if room := maxRowBytes - len(t.partial); room > 0 {
+			t.partial = append(t.partial, chunk[:min(len(chunk), room)]...)
+		}
+		if i < 0 {
+			return nil
+		}
+		t.lines = append(t.lines, string(t.partial))
+		t.partial = t.partial[:0]
+		b = b[i+1:]
+	}
+	return nil
+}
+
+// finish returns the lines, the last one too if it had no newline.
+func (t *tableReader) finish() []string {
+	if len(t.partial) > 0 {
+		t.lines = append(t.lines, string(t.partial))
+	}
+	return t.lines
+}
+
 // parseProcessTable reads processTableScript's rows.
 func parseProcessTable(out []byte, taken time.Time) ([]ProcessRow, error) {
-	var rows []ProcessRow
-	for _, line := range strings.Split(string(out), "\n") {
+	return parseProcessLines(strings.Split(string(out), "\n"), taken)
+}
+
+func parseProcessLines(lines []string, taken time.Time) ([]ProcessRow, error) {
+	rows := make([]ProcessRow, 0, len(lines))
+	for _, line := range lines {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}

@@ -36,15 +36,23 @@ type Runner struct {
 // Run executes script with args bound to $1…; stdin, when non-nil, is sent
 // and closed. A non-zero exit is not an error; failing to run is.
 func (c Runner) Run(ctx context.Context, script string, args []string, stdin []byte) (CommandResult, error) {
-	return c.exec(ctx, "", script, args, stdin)
+	return c.exec(ctx, "", script, args, stdin, nil)
 }
 
 // RunIn is Run with a working directory.
 func (c Runner) RunIn(ctx context.Context, cwd, script string, args []string) (CommandResult, error) {
-	return c.exec(ctx, cwd, script, args, nil)
+	return c.exec(ctx, cwd, script, args, nil, nil)
 }
 
-func (c Runner) exec(ctx context.Context, cwd, script string, args []string, stdin []byte) (CommandResult, error) {
+// Stream is Run with stdout handed to onStdout as it arrives, unbounded
+// and never kept (the result's Stdout is empty): for output that grows
+// with the sandbox, such as its process table. An error from onStdout
+// stops the command and is returned.
+func (c Runner) Stream(ctx context.Context, script string, args []string, onStdout func([]byte) error) (CommandResult, error) {
+	return c.exec(ctx, "", script, args, nil, onStdout)
+}
+
+func (c Runner) exec(ctx context.Context, cwd, script string, args []string, stdin []byte, onStdout func([]byte) error) (CommandResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	full := "set -- " + wrapper.QuoteAll(args) + "\n" + script
@@ -74,7 +82,15 @@ func (c Runner) exec(ctx context.Context, cwd, script string, args []string, std
 				}
 			}
 		case *process.ProcessEvent_Data:
-			out.Write(e.Data.GetStdout())
+			if onStdout != nil {
+				if b := e.Data.GetStdout(); len(b) > 0 {
+					if err := onStdout(b); err != nil {
+						return CommandResult{}, err
+					}
+				}
+			} else {
+				out.Write(e.Data.GetStdout())
+			}
 			errb.Write(e.Data.GetStderr())
 			if out.Len()+errb.Len() > sandboxCommandLimit {
 				return CommandResult{}, fmt.Errorf("control command printed more than %d bytes", sandboxCommandLimit)
