@@ -89,10 +89,12 @@ func agentGroupListedThenKilled(t *testing.T, target []string, endpoint string) 
 		return mustSandtop(t, append(append([]string{"ls"}, target...), extra...)...)
 	}
 	var g listGroup
+	// Until its wrapper calls setsid, the Start's process is still in the
+	// daemon's group, listed as what a plain Start runs (origin envd).
 	eventually(t, 20*time.Second, "the agent's group, published, in ls -o json", func() bool {
 		var ok bool
 		g, ok = findGroup(decodeList(t, ls("-o", "json")), int(pid))
-		return ok && g.State == "running"
+		return ok && g.State == "running" && g.Origin != "envd"
 	})
 	if g.Origin != "agent" || !strings.HasPrefix(g.ID, "a9e2b") {
 		t.Errorf("group %d: origin %q id %q; want the agent's", pid, g.Origin, g.ID)

@@ -191,10 +191,15 @@ func (d *Daemon) groupsFrom(t procTable, pgidFilter, sidFilter uint32, now time.
 			continue
 		}
 		g := group(root, members[0].sid)
-		g.Origin = originEnvd
 		for _, st := range members {
 			seen[st.pid] = true
 			g.Members = append(g.Members, d.procInfo(st, now))
+		}
+		// An agent's wrapper says whose it is even before it leaves the
+		// daemon's group; anything else a plain Start runs is envd's.
+		markOrigin(g, nil)
+		if g.Origin == "" {
+			g.Origin = originEnvd
 		}
 	}
 	if pgidFilter == 0 && sidFilter == 0 {
@@ -221,11 +226,6 @@ func markOrigin(g *sandtopv1.Group, started *proc) {
 	if started != nil && started.shim != nil {
 		g.Origin, g.StateDir = originSandtop, started.shim.dir
 		return
-	}
-	if started != nil {
-		// A plain Start: a client of envd's API (E2B's SDK, an agent)
-		// asked for it, unless the wrapper's argv below says whose it is.
-		g.Origin = originEnvd
 	}
 	for _, m := range g.Members {
 		if m.Pid != g.Pgid {
