@@ -89,6 +89,11 @@ func TestConcurrentUploadsNeverTearTheFile(t *testing.T) {
 		}
 		return ""
 	}
+	// A new file is written in place, as envd does; replacing it is what
+	// must be atomic, so the reader starts once it exists whole.
+	if code, msg, err := postRaw(e.Addr, target, bytes.Repeat([]byte{'z'}, size)); err != nil || code != http.StatusOK {
+		t.Fatalf("first upload: %d %s %v", code, msg, err)
+	}
 	stop := make(chan struct{})
 	readerDone := make(chan string)
 	go func() {

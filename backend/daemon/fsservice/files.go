@@ -290,10 +290,11 @@ func connectOr(err error, code connect.Code) error {
 }
 
 // writeFile writes src to p as the identity (making p's parent directories,
-// so both are the user's). It writes a temporary file beside the target and
-// renames it over the target once it is complete, so a reader, a concurrent
-// upload or a client that goes away never leaves a torn file: the target
-// holds one whole upload or its old content. A file that exists keeps its
+// so both are the user's). A new file is created and written in place, as
+// envd does (a watcher sees "create" then "write"). A file that exists is
+// replaced: a temporary file beside it is renamed over it once complete, so
+// a reader, a concurrent upload or a client that goes away never leaves it
+// torn: it holds one whole upload or its old content. A file that exists keeps its
 // permission bits, and its owner where the daemon may set it (as root);
 // the user must be able to write it, as when it was rewritten in place.
 // A symlink is followed: its target is replaced, not the link. Only a
@@ -350,7 +351,14 @@ type upload struct {
 }
 
 // prepareUpload opens what writeFile writes into. Run as the identity.
-func prepareUpload(p string) (*upload, error) {
+func prepareUpload(p string) (*upload, error) { return openUpload(p, false) }
+
+// prepareUploadAgain is prepareUpload once more, after another upload
+// created the file between a look and a create (a dangling symlink, which
+// O_EXCL refuses, is not retried for ever).
+func prepareUploadAgain(p string) (*upload, error) { return openUpload(p, true) }
+
+func openUpload(p string, racedOnce bool) (*upload, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fsError(err, "make parent directories of %s", p)
 	}
@@ -361,6 +369,18 @@ func prepareUpload(p string) (*upload, error) {
 	fi, err := os.Stat(u.target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		// A new file is created and written in place, as envd does, so a
+		// watcher sees it created and then written. O_EXCL: of concurrent
+		// uploads, one creates it and the others replace it whole.
+		fd, err := unix.Open(u.target, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, uint32(u.perm))
+		if errors.Is(err, unix.EEXIST) && !racedOnce {
+			return prepareUploadAgain(p)
+		}
+		if err != nil {
+			return nil, fsError(&fs.PathError{Op: "create", Path: p, Err: err}, "create %s", p)
+		}
+		u.f = os.NewFile(uintptr(fd), u.target)
+		return u, nil
 	case err != nil:
 		return nil, fsError(err, "upload to %s", p)
 	case fi.IsDir():
