@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -18,6 +19,11 @@ import (
 // local sandbox and every configured target, the config's default shown
 // first). Flags override the config.
 func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet) error {
+	// The TUI's heap is small (tens of MiB) and churns with every frame
+	// and every fleet summary: collecting at 4x the live heap rather than
+	// 2x halves the collector's share of an idle fleet's CPU, for a few
+	// MiB more.
+	debug.SetGCPercent(300)
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return err

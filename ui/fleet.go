@@ -25,9 +25,10 @@ const (
 	// for again (a little under the 10 s and 60 s promised, for the time
 	// an answer takes).
 	FleetVisibleRefresh = 8 * time.Second
-	FleetRefresh        = 50 * time.Second
-	// fleetParallel bounds the summaries in flight.
-	fleetParallel = 16
+	FleetRefresh        = 55 * time.Second
+	// fleetParallel bounds the summaries in flight (each holds one of the
+	// pool's connections while it runs).
+	fleetParallel = 32
 	// summaryTimeout bounds one summary: dial, describe, snapshot.
 	summaryTimeout = 20 * time.Second
 	// fleetFirstAt is how many sandboxes with a provider make the TUI open
