@@ -46,7 +46,7 @@ func (u *plainUnits) read(self selfInfo, t procTable, skip, mayRoot func(pid int
 		if !ok || depth > 1024 {
 			return unitMark{}, false
 		}
-		if m, ok := u.of[pid]; ok && m.start == st.startTicks {
+		if m, ok := u.of[pid]; ok && m.root != 0 && m.start == st.startTicks {
 			if rs, alive := t.stats[m.root]; !alive || rs.startTicks == m.rootStart {
 				next[pid] = m
 				return m, true
