@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -384,7 +385,7 @@ func (m *Model) fleetRow(sb *sandbox, selected bool, nameW, reasonW, w int, now 
 	}
 	groups, terms, waiting, stuck, reason := "-", "-", "-", "-", ""
 	if c, ok := sb.counts(); ok {
-		groups, terms, waiting, stuck, reason = fmt.Sprint(c.Groups), fmt.Sprint(c.Terminals), fmt.Sprint(c.Waiting), fmt.Sprint(c.Stuck), c.Reason
+		groups, terms, waiting, stuck, reason = strconv.Itoa(c.Groups), strconv.Itoa(c.Terminals), strconv.Itoa(c.Waiting), strconv.Itoa(c.Stuck), c.Reason
 	} else if sb.sum.inFlight {
 		groups = "…"
 	}
@@ -395,37 +396,49 @@ func (m *Model) fleetRow(sb *sandbox, selected bool, nameW, reasonW, w int, now 
 	} else if sb.state == openFailed && sb.spec.Summary == nil {
 		reason = "unreachable: " + errText(sb.openErr)
 	}
+	c, _ := sb.counts()
+	look := rowPlain
+	switch {
+	case selected:
+		look = rowSelected
+	case c.Stuck > 0 || sb.sum.err != nil:
+		look = rowDanger
+	case p.gone:
+		look = rowMuted
+	case c.Waiting > 0 || sb.spec.Plane != nil && p.info.Paused():
+		look = rowWarning
+	case sb.spec.Plane != nil && !p.info.EndAt.IsZero() && p.info.EndAt.Sub(now) < timeLeftWarning:
+		look = rowWarning
+	}
+	// Measuring, fitting and styling are most of a row's cost, and an idle
+	// fleet's rows rarely change between frames: the last row is kept
+	// while what it shows is the same.
+	key := strings.Join([]string{name, sb.fleetState(), left, cpu, mem, groups, terms, waiting, stuck, reason,
+		strconv.Itoa(nameW), strconv.Itoa(reasonW), strconv.Itoa(w)}, "\x00")
+	if rc := &sb.fleetRow; rc.look == look && rc.key == key && rc.styled != "" {
+		return rc.styled
+	}
 	l := fmt.Sprintf("%s %-*s %-11s %7s %4s %5s %5s %4s %4s %5s", " ", nameW, fit(name, nameW), fit(sb.fleetState(), 11), left, cpu, mem, groups, terms, waiting, stuck)
 	if reasonW > 0 && reason != "" {
 		l += " " + fit(reason, reasonW)
 	}
 	l = fit(l, w)
-	c, _ := sb.counts()
 	var style lipgloss.Style
-	look := rowPlain
-	switch {
-	case selected:
-		look, style, l = rowSelected, st.selected, "▸"+l[1:]
-	case c.Stuck > 0 || sb.sum.err != nil:
-		look, style = rowDanger, st.danger
-	case p.gone:
-		look, style = rowMuted, st.muted
-	case c.Waiting > 0 || sb.spec.Plane != nil && p.info.Paused():
-		look, style = rowWarning, st.warning
-	case sb.spec.Plane != nil && !p.info.EndAt.IsZero() && p.info.EndAt.Sub(now) < timeLeftWarning:
-		look, style = rowWarning, st.warning
-	}
-	if look == rowPlain {
+	switch look {
+	case rowPlain:
+		sb.fleetRow = styledRow{look: look, key: key, styled: l}
 		return l
-	}
-	// Styling is most of a row's cost, and an idle fleet's rows rarely
-	// change between frames: the last styled row is kept (the styles are
-	// fixed for the TUI's life).
-	if rc := &sb.fleetRow; rc.look == look && rc.plain == l {
-		return rc.styled
+	case rowSelected:
+		style, l = st.selected, "▸"+l[1:]
+	case rowDanger:
+		style = st.danger
+	case rowMuted:
+		style = st.muted
+	case rowWarning:
+		style = st.warning
 	}
 	out := style.Render(l)
-	sb.fleetRow = styledRow{look: look, plain: l, styled: out}
+	sb.fleetRow = styledRow{look: look, key: key, styled: out}
 	return out
 }
 
@@ -440,10 +453,11 @@ const (
 	rowWarning
 )
 
-// styledRow is a sandbox's last styled fleet row.
+// styledRow is a sandbox's last fleet row: what it showed (key, look) and
+// the row drawn.
 type styledRow struct {
-	look          rowLook
-	plain, styled string
+	look        rowLook
+	key, styled string
 }
 
 // fleetFooter is the fleet view's key hints (or the status).

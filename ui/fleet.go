@@ -208,27 +208,37 @@ func (m *Model) noteFleetProgress() {
 // planeBackoff is how long the provider still waits and why, when it
 // backs off (429, 5xx): every sandbox of one provider shares it.
 func (m *Model) planeBackoff() (time.Duration, string) {
-	var asked map[PlaneBackoff]bool
-	for _, sb := range m.ctxs {
-		b, ok := sb.spec.Plane.(PlaneBackoff)
-		if !ok {
-			continue
-		}
-		if s, ok := b.(SharedBackoff); ok {
-			// A thousand sandboxes of one team share one provider: ask it
-			// once per frame, not once per sandbox.
-			b = s.BackoffOwner()
-			if asked == nil {
-				asked = map[PlaneBackoff]bool{}
-			}
-			if asked[b] {
-				continue
-			}
-			asked[b] = true
-		}
+	if m.backoffs == nil {
+		m.backoffs = backoffSources(m.ctxs)
+	}
+	for _, b := range *m.backoffs {
 		if wait, why := b.Backoff(); wait > 0 {
 			return wait, why
 		}
 	}
 	return 0, ""
+}
+
+// backoffSources are the distinct providers that may back off: a thousand
+// sandboxes of one team share one, asked once per frame rather than once
+// per sandbox. The contexts are fixed for the TUI's life, so this is found
+// once.
+func backoffSources(ctxs []*sandbox) *[]PlaneBackoff {
+	var out []PlaneBackoff
+	shared := map[PlaneBackoff]bool{}
+	for _, sb := range ctxs {
+		b, ok := sb.spec.Plane.(PlaneBackoff)
+		if !ok {
+			continue
+		}
+		if s, ok := b.(SharedBackoff); ok {
+			b = s.BackoffOwner()
+			if shared[b] {
+				continue
+			}
+			shared[b] = true
+		}
+		out = append(out, b)
+	}
+	return &out
 }

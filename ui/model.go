@@ -64,6 +64,7 @@ type Model struct {
 	// names its own sandbox (scopedMsg) and its handler takes that one as
 	// a parameter, so it never acts on the screen by mistake.
 	ctxs     []*sandbox
+	backoffs *[]PlaneBackoff // the distinct providers of ctxs that back off (planeBackoff)
 	cur      *sandbox
 	log      eventLog
 	dialogSB *sandbox // the context the open dialog acts on
