@@ -44,6 +44,9 @@ type fleetView struct {
 	filter  string
 	typing  bool // the filter takes the keys
 	height  int  // rows that fit, from the last draw
+	// lastKey is what the last box showed (title, size, lines), and lastBox
+	// that box drawn.
+	lastKey, lastBox string
 }
 
 // openContextPicker opens the fleet view on the sandbox shown.
@@ -361,7 +364,13 @@ func (m *Model) viewFleet(w, h int) string {
 	if wait, why := m.planeBackoff(); wait > 0 {
 		title += " · " + st.warning.Render(fmt.Sprintf("E2B backing off (%s), %s", why, wait.Round(time.Second)))
 	}
-	return box(st, title, lines, w, h, true)
+	// The header's clock redraws the screen every second; the fleet's box
+	// is drawn again only when a line of it changed.
+	key := title + "\x00" + strconv.Itoa(w) + "x" + strconv.Itoa(h) + "\x00" + strings.Join(lines, "\n")
+	if key != f.lastKey {
+		f.lastKey, f.lastBox = key, box(st, title, lines, w, h, true)
+	}
+	return f.lastBox
 }
 
 // fleetRow is one sandbox's row.
