@@ -38,6 +38,31 @@ type tuiOpener struct {
 	sessions []*target.Session
 	pool     *envdPool
 	closed   bool
+	// known is what each E2B sandbox's daemon said of itself the first
+	// time it was dialled: a fleet re-dials most sandboxes for every
+	// refresh of their counts, and asks its Hello once.
+	known map[string]*seam.Known
+}
+
+// knownOf is what sandbox id's daemon said of itself, or nil.
+func (o *tuiOpener) knownOf(id string) *seam.Known {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.known[id]
+}
+
+// remember keeps, or with nil forgets, what id's daemon said of itself.
+func (o *tuiOpener) remember(id string, k *seam.Known) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.known == nil {
+		o.known = map[string]*seam.Known{}
+	}
+	if k == nil {
+		delete(o.known, id)
+		return
+	}
+	o.known[id] = k
 }
 
 // openSessions counts the pool's open envd sessions.
@@ -174,6 +199,9 @@ func (o *tuiOpener) e2bContext(c *ui.Context, f *e2bFleet, t target.Target) {
 			return ui.Snapshot{}, err
 		}
 		snap, err := uisource.Summary(ctx, s.Runtime, o.stuckRules())
+		if err != nil {
+			o.remember(t.SandboxID, nil) // the next dial asks its daemon again
+		}
 		release(err != nil)
 		return snap, err
 	}
@@ -199,11 +227,14 @@ func (o *tuiOpener) e2bSession(ctx context.Context, f *e2bFleet, t target.Target
 		}
 		c, cancel := context.WithTimeout(ctx, openTimeout)
 		defer cancel()
-		s, err := target.Open(c, now, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: contextCwdOf(now), Logger: o.log})
+		s, err := target.Open(c, now, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: contextCwdOf(now), Logger: o.log,
+			Known: o.knownOf(t.SandboxID)})
 		if err != nil {
 			f.connFailed(t.SandboxID)
+			o.remember(t.SandboxID, nil)
 			return nil, err
 		}
+		o.remember(t.SandboxID, s.Runtime.Known())
 		return s, nil
 	})
 }

@@ -24,6 +24,11 @@ import (
 
 // RuntimeConfig configures a Runtime.
 type RuntimeConfig struct {
+	// Known is what an earlier runtime of the same sandbox learnt of its
+	// daemon (Runtime.Known). Given, the runtime asks no Hello and probes
+	// nothing: a fleet that re-dials a sandbox every minute for its counts
+	// needs the daemon's answer once.
+	Known *Known
 	// RuntimeRoot holds the private state directories (processes/<id>/). It
 	// must be absolute. Empty means the root the daemon reports in Hello,
 	// or on stock envd (which reports none) DefaultRuntimeRootIn under the
@@ -142,7 +147,15 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	var direct bool
 	var baseEnv []string
 	info := DaemonInfo{Version: "envd (no sandtop extension)", Capabilities: []string{"compat"}}
-	if sup != nil && !cfg.DisableExtension {
+	if k := cfg.Known; k != nil {
+		info, baseEnv, direct = k.info, k.baseEnv, k.direct
+		if info.Extension {
+			plane = control.Extension{Supervisor: sup, Files: fs, Runner: runner}
+		}
+		if cfg.RuntimeRoot == "" {
+			cfg.RuntimeRoot = k.runtimeRoot
+		}
+	} else if sup != nil && !cfg.DisableExtension {
 		hello, err := sup.Hello(ctx, connect.NewRequest(&sandtopv1.HelloRequest{}))
 		switch {
 		case err == nil:
@@ -195,6 +208,20 @@ type DaemonInfo struct {
 	Hostname     string
 	Capabilities []string
 	RuntimeRoot  string
+}
+
+// Known is what this runtime learnt of its daemon, for RuntimeConfig.Known
+// of a later runtime of the same sandbox.
+type Known struct {
+	info        DaemonInfo
+	baseEnv     []string
+	direct      bool
+	runtimeRoot string
+}
+
+// Known is what the runtime learnt of its daemon when it was built.
+func (r *Runtime) Known() *Known {
+	return &Known{info: r.info, baseEnv: r.baseEnv, direct: r.direct, runtimeRoot: r.cfg.RuntimeRoot}
 }
 
 // Info is the daemon as it answered when the runtime was built.
