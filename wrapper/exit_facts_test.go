@@ -24,6 +24,9 @@ func cpuHogs(t *testing.T) {
 	t.Helper()
 	for range 2 * runtime.NumCPU() {
 		c := exec.Command("yes")
+		// A hog must die with the test binary, also when go test's timeout
+		// kills it before any cleanup runs.
+		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
