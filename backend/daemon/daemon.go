@@ -68,6 +68,8 @@ type Daemon struct {
 	watch   watchTable
 	settled settledStates
 	handler http.Handler
+	// defaults: what POST /init set (user, workdir, env, token).
+	defaults sandboxDefaults
 
 	done     chan struct{} // closed by Shutdown; live streams return
 	doneOnce sync.Once
@@ -138,6 +140,7 @@ func New(cfg Config) (*Daemon, error) {
 		idents: newIdentityCache(),
 		done:   make(chan struct{}),
 	}
+	d.defaults.token = cfg.Token
 	d.shimKey = loadShimKey(root, log)
 	d.handler = d.buildHandler()
 	theReaper.register(d)

@@ -9,5 +9,6 @@ func (d *Daemon) fsIdentity(name string) (fsservice.Identity, error) {
 	if err != nil {
 		return fsservice.Identity{}, err
 	}
-	return fsservice.Identity{Name: u.name, Home: u.home, Cred: u.cred}, nil
+	_, workdir := d.defaults.get()
+	return fsservice.Identity{Name: u.name, Home: u.home, Cred: u.cred, Workdir: workdir}, nil
 }

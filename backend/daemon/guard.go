@@ -81,21 +81,33 @@ func (b *boundedGzip) Close() error { return b.gz.Close() }
 // user on a tokenless TCP listener, well-formed Authorization headers, and
 // a write deadline. buildHandler applies it to the whole mux, so a handler
 // added there is covered; Guard is exported for handlers served elsewhere.
+// Two routes take envd's other proofs of the token instead of the header:
+// POST /init carries it in its body (postInit checks it), and GET/POST
+// /files may carry a signature made with it (signedFiles).
 func (d *Daemon) Guard(next http.Handler) http.Handler {
-	var want [sha256.Size]byte
-	if d.cfg.Token != "" {
-		want = sha256.Sum256([]byte(d.cfg.Token))
-	}
 	timeout := d.cfg.WriteTimeout
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /health stays open, as in envd, so clients can tell "down" from
 		// "denied"; only a request that would pass ends its connection's
 		// probation (see unauth.go).
-		msg := d.refusal(r, want)
-		if msg == "" {
+		msg := d.refusal(r)
+		switch {
+		case msg == "":
 			markAuthenticated(r.Context())
-		} else if r.URL.Path != "/health" {
-			reject(w, r, msg)
+		case msg == errNoToken && r.Method == http.MethodPost && r.URL.Path == "/init":
+			// postInit checks the body's token (and marks the connection).
+		case msg == errNoToken && isFilesRead(r) || msg == errNoToken && r.Method == http.MethodPost && r.URL.Path == "/files":
+			if err := d.checkSignature(r); err != nil {
+				filesReject(w, r, err.Error())
+				return
+			}
+			markAuthenticated(r.Context())
+		case r.URL.Path != "/health":
+			if r.URL.Path == "/files" {
+				filesReject(w, r, msg)
+			} else {
+				reject(w, r, msg)
+			}
 			return
 		}
 		dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout, progress: &writeProgress{}}
@@ -104,17 +116,16 @@ func (d *Daemon) Guard(next http.Handler) http.Handler {
 	})
 }
 
+// errNoToken is refusal's answer to a request with no X-Access-Token at all
+// on a daemon that has a token.
+const errNoToken = "missing X-Access-Token"
+
+func isFilesRead(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/files"
+}
+
 // refusal says why r may not go on, or "" when it may.
-func (d *Daemon) refusal(r *http.Request, want [sha256.Size]byte) string {
-	if d.cfg.Token != "" {
-		got := sha256.Sum256([]byte(r.Header.Get(tokenHeader)))
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			return "missing or invalid X-Access-Token"
-		}
-	} else if p, ok := r.Context().Value(peerKey{}).(peer); ok && p.err != nil {
-		// A tokenless TCP listener serves only the daemon's own user.
-		return p.err.Error()
-	}
+func (d *Daemon) refusal(r *http.Request) string {
 	if h, ok := r.Header["Authorization"]; ok {
 		if len(h) != 1 {
 			return "more than one Authorization header"
@@ -122,6 +133,19 @@ func (d *Daemon) refusal(r *http.Request, want [sha256.Size]byte) string {
 		if _, err := parseBasicUser(h[0]); err != nil {
 			return err.Error()
 		}
+	}
+	if token := d.defaults.currentToken(); token != "" {
+		h := r.Header.Values(tokenHeader)
+		if len(h) == 0 || h[0] == "" {
+			return errNoToken
+		}
+		got, want := sha256.Sum256([]byte(h[0])), sha256.Sum256([]byte(token))
+		if len(h) != 1 || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			return "invalid X-Access-Token"
+		}
+	} else if p, ok := r.Context().Value(peerKey{}).(peer); ok && p.err != nil {
+		// A tokenless TCP listener serves only the daemon's own user.
+		return p.err.Error()
 	}
 	return ""
 }
@@ -239,7 +263,7 @@ type peer struct {
 // connContext records the peer's user for a TCP listener without a token.
 func (d *Daemon) connContext(ctx context.Context, c net.Conn) context.Context {
 	if d.cfg.Token != "" {
-		return ctx
+		return ctx // a daemon started with a token keeps one (see checkInitToken)
 	}
 	local, lok := c.LocalAddr().(*net.TCPAddr)
 	remote, rok := c.RemoteAddr().(*net.TCPAddr)

@@ -24,8 +24,9 @@ const tokenHeader = "X-Access-Token"
 // directory listing) still compress.
 const compressMinBytes = 4 * shim.MaxOutputFrame
 
-// buildHandler assembles the mux: /health, process.Process, envd's
-// filesystem half (filesystem.Filesystem and /files) and (unless Compat) the
+// buildHandler assembles the mux: /health, /init, /envs, /metrics,
+// process.Process, envd's filesystem half (filesystem.Filesystem and
+// /files) and (unless Compat) the
 // Supervisor extension, all behind Guard.
 func (d *Daemon) buildHandler() http.Handler {
 	opts := d.HandlerOptions()
@@ -40,6 +41,10 @@ func (d *Daemon) buildHandler() http.Handler {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	})
+	// envd's control routes (sandboxinit.go, metrics.go).
+	mux.HandleFunc("POST /init", d.postInit)
+	mux.HandleFunc("GET /envs", d.getEnvs)
+	mux.HandleFunc("GET /metrics", d.getMetrics)
 	return d.Guard(mux)
 }
 

@@ -55,7 +55,8 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 	if err := checkEnvNames(cfg.GetEnvs()); err != nil {
 		return nil, nil, err
 	}
-	cwd, err := resolveCwd(cfg.Cwd, sr.user)
+	_, workdir := d.defaults.get()
+	cwd, err := resolveCwd(cfg.Cwd, sr.user, workdir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -67,11 +68,12 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		}
 		return d.spawnShim(sr, cwd)
 	}
-	env := childEnv(sr.user, d.cfg.Env, cfg.GetEnvs())
+	base := d.baseEnv()
+	env := childEnv(sr.user, base, cfg.GetEnvs())
 	argv := append([]string{cfg.GetCmd()}, cfg.GetArgs()...)
 	// The program is looked up on the sandbox's PATH, not on one the
 	// request sets: the request's PATH is the child's own business.
-	path, err := lookPath(cfg.GetCmd(), envValue(childEnv(sr.user, d.cfg.Env, nil), "PATH"), cwd)
+	path, err := lookPath(cfg.GetCmd(), envValue(childEnv(sr.user, base, nil), "PATH"), cwd)
 	if err != nil {
 		if executable(shellPath) != nil {
 			return nil, nil, connect.NewError(connect.CodeInvalidArgument, err)

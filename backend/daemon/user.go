@@ -62,10 +62,19 @@ func currentSelf() (selfInfo, error) {
 	}, nil
 }
 
-// resolveUser picks the user a child runs as. Without a name, or with the
-// daemon's own, it is the daemon's user. A root daemon switches to any
-// existing user; a non-root daemon cannot, and refuses other names.
+// resolveUser picks the user a request acts as: the one it names, else the
+// default user /init set, else the daemon's own.
 func (d *Daemon) resolveUser(name string) (userInfo, error) {
+	if name == "" {
+		name, _ = d.defaults.get()
+	}
+	return d.lookupUser(name)
+}
+
+// lookupUser finds a user by name ("" or the daemon's own: the daemon's
+// user). A root daemon switches to any existing user; a non-root daemon
+// cannot, and refuses other names.
+func (d *Daemon) lookupUser(name string) (userInfo, error) {
 	if name == "" || name == d.self.user.name {
 		return d.self.user, nil
 	}
@@ -94,10 +103,14 @@ func (d *Daemon) resolveUser(name string) (userInfo, error) {
 	return userInfo{name: u.Username, home: home, cred: cred}, nil
 }
 
-// resolveCwd applies envd's rules: empty → home; "~" and relative paths are
-// relative to home; the result must be an existing directory.
-func resolveCwd(cwd *string, u userInfo) (string, error) {
+// resolveCwd applies envd's rules: empty → the default workdir /init set,
+// else home; "~" and relative paths are relative to home; the result must be
+// an existing directory.
+func resolveCwd(cwd *string, u userInfo, workdir string) (string, error) {
 	home := u.home
+	if (cwd == nil || *cwd == "") && workdir != "" {
+		cwd = &workdir
+	}
 	if cwd == nil || *cwd == "" {
 		// Say it is the home that is missing, not the program (which is
 		// what exec would blame).

@@ -36,6 +36,8 @@ type uploaded struct {
 	Path string `json:"path"`
 	Name string `json:"name"`
 	Type string `json:"type"`
+	// Metadata is the file's user.e2b.* set as written (see metadata.go).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // FilesHandler serves envd's GET /files (download) and POST /files
@@ -86,7 +88,7 @@ func (s *Service) filesTarget(r *http.Request) (Identity, string, error) {
 	if err != nil {
 		return Identity{}, "", err
 	}
-	p, err := resolvePath(r.URL.Query().Get("path"), id.Home)
+	p, err := id.path(r.URL.Query().Get("path"))
 	if err != nil {
 		return Identity{}, "", connect.NewError(connect.CodeInvalidArgument, err)
 	}
@@ -186,6 +188,11 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	md, err := uploadMetadata(r.Header)
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, fmt.Errorf("invalid metadata: %w", err))
+		return
+	}
 	body := io.Reader(r.Body)
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
@@ -210,15 +217,16 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusBadRequest, errors.New("a raw (application/octet-stream) upload needs the path query parameter"))
 			return
 		}
-		p, err := resolvePath(query.Get("path"), id.Home)
+		p, err := id.path(query.Get("path"))
+		var written map[string]string
 		if err == nil {
-			err = writeFile(id, p, body)
+			written, err = writeFile(id, p, body, md)
 		}
 		if err != nil {
 			fail(w, connectOr(err, connect.CodeInvalidArgument))
 			return
 		}
-		done = append(done, uploaded{Path: p, Name: filepath.Base(p), Type: "file"})
+		done = append(done, uploaded{Path: p, Name: filepath.Base(p), Type: "file", Metadata: written})
 	case strings.HasPrefix(mediaType, "multipart/"):
 		mr, err := multipartReader(body, params["boundary"])
 		if err != nil {
@@ -250,7 +258,7 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			p, err := resolvePath(target, id.Home)
+			p, err := id.path(target)
 			if err != nil {
 				part.Close()
 				jsonError(w, http.StatusBadRequest, err)
@@ -262,13 +270,13 @@ func (s *Service) upload(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			seen[p] = true
-			err = writeFile(id, p, part)
+			written, err := writeFile(id, p, part, md)
 			part.Close()
 			if err != nil {
 				fail(w, err)
 				return
 			}
-			done = append(done, uploaded{Path: p, Name: filepath.Base(p), Type: "file"})
+			done = append(done, uploaded{Path: p, Name: filepath.Base(p), Type: "file", Metadata: written})
 		}
 	default:
 		jsonError(w, http.StatusBadRequest, fmt.Errorf("unsupported content type %q: want multipart/form-data or application/octet-stream", clip(r.Header.Get("Content-Type"))))
@@ -289,8 +297,10 @@ func connectOr(err error, code connect.Code) error {
 	return connect.NewError(code, err)
 }
 
-// writeFile writes src to p as the identity (making p's parent directories,
-// so both are the user's). A new file is created and written in place, as
+// writeFile writes src to p as the identity and makes md its metadata (see
+// metadata.go), returning the metadata as written. It makes p's missing
+// parent directories as the user; where the user may not, a root daemon
+// makes them itself and hands them to the user, as envd does. A new file is created and written in place, as
 // envd does (a watcher sees "create" then "write"). A file that exists is
 // replaced: a temporary file beside it is renamed over it once complete, so
 // a reader, a concurrent upload or a client that goes away never leaves it
@@ -300,7 +310,10 @@ func connectOr(err error, code connect.Code) error {
 // A symlink is followed: its target is replaced, not the link. Only a
 // regular file is written: a FIFO, a device or a socket is refused, and
 // nothing is opened in a way that could wait.
-func writeFile(id Identity, p string, src io.Reader) error {
+func writeFile(id Identity, p string, src io.Reader, md map[string]string) (map[string]string, error) {
+	if err := makeParents(id, filepath.Dir(p)); err != nil {
+		return nil, fsError(err, "make parent directories of %s", p)
+	}
 	var t *upload
 	err := id.do(func() error {
 		var err error
@@ -308,7 +321,7 @@ func writeFile(id Identity, p string, src io.Reader) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
@@ -323,18 +336,72 @@ func writeFile(id Identity, p string, src io.Reader) error {
 			err = t.f.Chmod(t.perm) // chown clears set-id bits
 		}
 	}
+	var written map[string]string
+	if err == nil {
+		// Always, even with no metadata: an overwrite in place keeps the
+		// old file's attributes, which the new set replaces.
+		if err = writeMetadata(t.f, md); err == nil {
+			written = fileMetadata(t.f)
+		}
+	}
 	if cerr := t.f.Close(); err == nil {
 		err = cerr
 	}
 	if t.temp == "" { // written in place
-		return fsError(err, "write %s", p)
+		if err != nil {
+			return nil, connectOr(fsError(err, "write %s", p), connect.CodeInternal)
+		}
+		return written, nil
 	}
 	if err == nil {
 		err = id.do(func() error { return os.Rename(t.temp, t.target) })
 	}
 	if err != nil {
 		_ = id.do(func() error { return os.Remove(t.temp) })
-		return fsError(err, "write %s", p)
+		return nil, connectOr(fsError(err, "write %s", p), connect.CodeInternal)
+	}
+	return written, nil
+}
+
+// makeParents makes dir and its missing parents as the identity. Where the
+// user may not, a root daemon makes the missing ones itself, mode 0755, and
+// gives each to the user, as envd does for every upload (so an upload to
+// /new/dir/file works for a user who could not create /new). The file
+// itself is still written with the user's rights.
+func makeParents(id Identity, dir string) error {
+	err := id.do(func() error { return os.MkdirAll(dir, 0o755) })
+	if err == nil || id.Cred == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return &fs.PathError{Op: "mkdir", Path: d, Err: unix.ENOTDIR}
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		made = append(made, d)
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	for i := len(made) - 1; i >= 0; i-- {
+		d := made[i]
+		err := os.Mkdir(d, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue // made meanwhile by someone else: not ours to give away
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(d, int(id.Cred.Uid), int(id.Cred.Gid)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

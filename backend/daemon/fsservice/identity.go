@@ -15,6 +15,17 @@ type Identity struct {
 	// Cred is nil when the request acts as the daemon's own user; otherwise
 	// the daemon is root and file operations take on these ids.
 	Cred *syscall.Credential
+	// Workdir is what an empty path means (the default workdir /init
+	// set); "" → Home.
+	Workdir string
+}
+
+// path resolves a request path for this identity (see resolvePath).
+func (id Identity) path(p string) (string, error) {
+	if p == "" && id.Workdir != "" {
+		p = id.Workdir
+	}
+	return resolvePath(p, id.Home)
 }
 
 // do runs fn with the identity's file-access rights. For another user it

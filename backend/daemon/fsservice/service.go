@@ -102,7 +102,7 @@ func (s *Service) target(h http.Header, p string) (Identity, string, error) {
 	if err != nil {
 		return Identity{}, "", err
 	}
-	abs, err := resolvePath(p, id.Home)
+	abs, err := id.path(p)
 	if err != nil {
 		return Identity{}, "", connect.NewError(connect.CodeInvalidArgument, err)
 	}
@@ -158,7 +158,7 @@ func (s *Service) Move(_ context.Context, req *connect.Request[fspb.MoveRequest]
 	if err != nil {
 		return nil, err
 	}
-	dst, err := resolvePath(req.Msg.GetDestination(), id.Home)
+	dst, err := id.path(req.Msg.GetDestination())
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, err)
 	}

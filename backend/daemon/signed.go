@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Signed /files URLs, as envd checks them: a daemon with an access token
+// serves GET /files (operation "read") and POST /files ("write") without
+// the X-Access-Token header when the query carries
+//
+//	signature = "v1_" + base64raw(sha256(path:operation:username:token[:expiration]))
+//
+// where path and username are the query's own values ("" when absent) and
+// expiration, when the query has signature_expiration, is that Unix time
+// in seconds, after which the signature is refused.
+
+// fileSignature is the signature of one /files operation.
+func fileSignature(path, operation, username, token string, expiration *int64) string {
+	parts := []string{path, operation, username, token}
+	if expiration != nil {
+		parts = append(parts, strconv.FormatInt(*expiration, 10))
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, ":")))
+	return "v1_" + base64.RawStdEncoding.EncodeToString(sum[:])
+}
+
+// checkSignature checks a /files request's signature against the current
+// token. Its messages are envd's, which E2B's SDKs show.
+func (d *Daemon) checkSignature(r *http.Request) error {
+	token := d.defaults.currentToken()
+	if token == "" {
+		return nil
+	}
+	q := r.URL.Query()
+	if !q.Has("signature") {
+		return errors.New("missing signature query parameter")
+	}
+	var exp *int64
+	if q.Has("signature_expiration") {
+		n, err := strconv.ParseInt(q.Get("signature_expiration"), 10, 64)
+		if err != nil {
+			return errors.New("invalid signature_expiration: not a whole number of seconds")
+		}
+		exp = &n
+	}
+	op := "read"
+	if r.Method == http.MethodPost {
+		op = "write"
+	}
+	want := fileSignature(q.Get("path"), op, q.Get("username"), token, exp)
+	if subtle.ConstantTimeCompare([]byte(want), []byte(q.Get("signature"))) != 1 {
+		return errors.New("invalid signature")
+	}
+	if exp != nil && *exp < time.Now().Unix() {
+		return errors.New("signature is already expired")
+	}
+	return nil
+}
+
+// filesReject answers a refused /files request with envd's /files error
+// body ({"code":401,"message":…}), after reading a bounded part of its body
+// as reject does.
+func filesReject(w http.ResponseWriter, r *http.Request, msg string) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(rejectDrainTime))
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, rejectDrainBytes))
+	w.Header().Set("Content-Type", "application/json")
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
+	w.WriteHeader(http.StatusUnauthorized)
+	_ = json.NewEncoder(w).Encode(struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{http.StatusUnauthorized, msg})
+}
