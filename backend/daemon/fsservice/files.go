@@ -360,7 +360,25 @@ func writeFile(id Identity, p string, src io.Reader, md map[string]string) (map[
 		_ = id.do(func() error { return os.Remove(t.temp) })
 		return nil, connectOr(fsError(err, "write %s", p), connect.CodeInternal)
 	}
+	_ = id.do(func() error { notifyWritten(t.target); return nil })
 	return written, nil
+}
+
+// notifyWritten makes inotify report a write of p, which now holds a whole
+// new upload: watchers of the directory saw a temporary file renamed over
+// it, while envd, writing in place, shows them a write of p, which clients
+// wait for. Truncating the file to its own size changes nothing in it but
+// is reported as a modification. Best effort: it is only a notice.
+func notifyWritten(p string) {
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		_ = unix.Ftruncate(fd, st.Size)
+	}
 }
 
 // makeParents makes dir and its missing parents as the identity. Where the
