@@ -83,7 +83,7 @@ func (b *boundedGzip) Close() error { return b.gz.Close() }
 // added there is covered; Guard is exported for handlers served elsewhere.
 // Two routes take envd's other proofs of the token instead of the header:
 // POST /init carries it in its body (postInit checks it), and GET/POST
-// /files may carry a signature made with it (signedFiles).
+// /files may carry a signature made with it (checkSignature, signed.go).
 func (d *Daemon) Guard(next http.Handler) http.Handler {
 	timeout := d.cfg.WriteTimeout
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +96,7 @@ func (d *Daemon) Guard(next http.Handler) http.Handler {
 			markAuthenticated(r.Context())
 		case msg == errNoToken && r.Method == http.MethodPost && r.URL.Path == "/init":
 			// postInit checks the body's token (and marks the connection).
-		case msg == errNoToken && isFilesRead(r) || msg == errNoToken && r.Method == http.MethodPost && r.URL.Path == "/files":
+		case msg == errNoToken && r.URL.Path == "/files" && (isFilesRead(r) || r.Method == http.MethodPost):
 			if err := d.checkSignature(r); err != nil {
 				filesReject(w, r, err.Error())
 				return
