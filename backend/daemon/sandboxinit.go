@@ -46,14 +46,24 @@ func (s *sandboxDefaults) currentToken() string {
 	return s.token
 }
 
-// baseEnv is Config.Env followed by /init's variables whose names
-// Config.Env does not set: what the operator configured wins, as envd's own
-// variables win over the control plane's.
-func (d *Daemon) baseEnv() []string {
+// baseEnv is the sandbox-wide environment of a process of user u:
+// Config.Env, then /init's variables whose names Config.Env does not set
+// (what the operator configured wins, as envd's own variables win over the
+// control plane's). For a user other than the daemon's, Config.Env's HOME,
+// USER, LOGNAME and XDG_*_HOME/_DIR are left out: serve takes Config.Env
+// from its own environment, where they describe the daemon's user.
+func (d *Daemon) baseEnv(u userInfo) []string {
+	env := d.cfg.Env
+	if u.cred != nil {
+		env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+			k, _, _ := cutEnv(kv)
+			return userOwnVar(k)
+		})
+	}
 	d.defaults.mu.RLock()
 	defer d.defaults.mu.RUnlock()
 	if len(d.defaults.env) == 0 {
-		return d.cfg.Env
+		return env
 	}
 	fixed := map[string]bool{}
 	for _, kv := range d.cfg.Env {
@@ -61,13 +71,22 @@ func (d *Daemon) baseEnv() []string {
 			fixed[k] = true
 		}
 	}
-	env := slices.Clone(d.cfg.Env)
+	env = slices.Clone(env)
 	for _, k := range slices.Sorted(maps.Keys(d.defaults.env)) {
 		if !fixed[k] {
 			env = append(env, k+"="+d.defaults.env[k])
 		}
 	}
 	return env
+}
+
+// userOwnVar: a variable that describes the daemon's own user.
+func userOwnVar(k string) bool {
+	switch k {
+	case "HOME", "USER", "LOGNAME":
+		return true
+	}
+	return strings.HasPrefix(k, "XDG_") && (strings.HasSuffix(k, "_HOME") || strings.HasSuffix(k, "_DIR"))
 }
 
 // initRequest is envd's POST /init body. hyperloopIP and lifecycleID concern
@@ -210,7 +229,7 @@ func initError(w http.ResponseWriter, status int, err error) {
 // starts with (Config.Env and /init's variables), as a JSON object.
 func (d *Daemon) getEnvs(w http.ResponseWriter, r *http.Request) {
 	out := map[string]string{}
-	for _, kv := range d.baseEnv() {
+	for _, kv := range d.baseEnv(userInfo{}) {
 		if k, v, ok := cutEnv(kv); ok {
 			out[k] = v
 		}

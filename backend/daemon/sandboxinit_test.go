@@ -496,3 +496,40 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("/metrics: implausible %s", body)
 	}
 }
+
+// serve's base environment is its own user's: another user's process gets
+// its own HOME, USER and LOGNAME, and none of the daemon user's XDG
+// directories, while the rest of the base reaches it.
+func TestAnotherUsersProcessGetsItsOwnHome(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: needs root to run a process as another user")
+	}
+	env := daemontest.StartTCP(t, daemon.Config{Env: []string{
+		"PATH=/usr/bin:/bin", "HOME=/root", "USER=root", "XDG_RUNTIME_DIR=/run/user/0", "XDG_CONFIG_HOME=/root/.config", "FOO=1",
+	}})
+	dir := openDir(t)
+	if code, body := postInit(t, env.Addr, "", map[string]any{"defaultUser": "nobody", "defaultWorkdir": dir}); code != http.StatusNoContent {
+		t.Fatalf("/init: %d %s", code, body)
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := startReq("/bin/sh", "-c", `echo "$HOME|$USER|$LOGNAME|$XDG_RUNTIME_DIR|$XDG_CONFIG_HOME|$FOO"`)
+	if r, want := run(t, env.Client, sh), nobody.HomeDir+"|nobody|nobody|||1\n"; r.stdout.String() != want {
+		t.Errorf("as nobody: %q, want %q", r.stdout.String(), want)
+	}
+	// The daemon's own user keeps the base as it is.
+	req := startReq("/bin/sh", "-c", `echo "$HOME|$XDG_RUNTIME_DIR"`)
+	cr := connect.NewRequest(req)
+	cr.Header().Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("root:")))
+	s, err := env.Client.Process.Start(ctxFor(t, 30*time.Second), cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := drainStart(s)
+	if err != nil || r.stdout.String() != "/root|/run/user/0\n" {
+		t.Errorf("as root: %q %v", r.stdout.String(), err)
+	}
+}

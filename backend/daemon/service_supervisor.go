@@ -47,7 +47,7 @@ func (d *Daemon) commandEnvironment() []string {
 	if fi, err := os.Stat(u.home); u.home == "" || !filepath.IsAbs(u.home) || err != nil || !fi.IsDir() {
 		return nil
 	}
-	return childEnv(u, d.baseEnv(), nil)
+	return childEnv(u, d.baseEnv(u), nil)
 }
 
 func (s supervisorService) ListGroups(ctx context.Context, req *connect.Request[sandtopv1.ListGroupsRequest]) (*connect.Response[sandtopv1.ListGroupsResponse], error) {

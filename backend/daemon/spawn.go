@@ -68,7 +68,7 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		}
 		return d.spawnShim(sr, cwd)
 	}
-	base := d.baseEnv()
+	base := d.baseEnv(sr.user)
 	env := childEnv(sr.user, base, cfg.GetEnvs())
 	argv := append([]string{cfg.GetCmd()}, cfg.GetArgs()...)
 	// The program is looked up on the sandbox's PATH, not on one the
