@@ -533,3 +533,47 @@ func TestAnotherUsersProcessGetsItsOwnHome(t *testing.T) {
 		t.Errorf("as root: %q %v", r.stdout.String(), err)
 	}
 }
+
+// Where the user may write the file but not its directory, an upload
+// rewrites the file in place, which keeps its attributes: the upload's set
+// must still replace the old one.
+func TestUploadInPlaceReplacesStaleMetadata(t *testing.T) {
+	e := startFS(t)
+	dir, err := os.MkdirTemp(".", "meta-inplace-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ = filepath.Abs(dir)
+	t.Cleanup(func() { os.Chmod(dir, 0o755); os.RemoveAll(dir) })
+	p := dir + "/f.txt"
+	if err := os.WriteFile(p, []byte("old"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, 0o666)
+	for k, v := range map[string]string{"user.e2b.stale": "1", "user.e2b.kept": "old"} {
+		if err := unix.Setxattr(p, k, []byte(v), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	userName := "" // the daemon's own user, kept out of the directory by its mode
+	if os.Geteuid() == 0 {
+		userName = "nobody" // root writes any directory; nobody may not write this one
+		os.Chmod(dir, 0o755)
+	} else {
+		os.Chmod(dir, 0o555)
+	}
+	hdr := map[string]string{"Content-Type": "application/octet-stream", "X-Metadata-Kept": "new"}
+	code, body := do(t, "POST", filesURL(e.Addr, p, userName), "", hdr, "new")
+	if code != 200 {
+		t.Fatalf("upload: %d %s", code, body)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "new" {
+		t.Fatalf("content %q", b)
+	}
+	if got := xattrs(t, p); fmt.Sprint(got) != fmt.Sprint(map[string]string{"kept": "new"}) {
+		t.Errorf("attributes after an in-place upload: %v, want only kept=new", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the upload was not in place: %v", entries)
+	}
+}
