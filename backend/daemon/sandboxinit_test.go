@@ -153,7 +153,7 @@ func TestInitRefusesWhatItCannotHonour(t *testing.T) {
 		msg  string
 	}{
 		// Root: "invalid username"; otherwise: the daemon cannot act as it.
-		{map[string]any{"defaultUser": "no-such-user-here", "envVars": map[string]string{"A": "1"}}, `"no-such-user-here"`},
+		{map[string]any{"defaultUser": "no-such-user-here", "envVars": map[string]string{"A": "1"}}, "no-such-user-here"},
 		{map[string]any{"envVars": map[string]string{"A=B": "1"}}, "envVars: env name"},
 		{map[string]any{"caBundle": "-----BEGIN CERTIFICATE-----"}, "caBundle"},
 		{map[string]any{"volumeMounts": []any{map[string]string{"nfsTarget": "x", "path": "/mnt"}}}, "volumeMounts"},

@@ -349,7 +349,7 @@ func writeFile(id Identity, p string, src io.Reader, md map[string]string) (map[
 	}
 	if t.temp == "" { // written in place
 		if err != nil {
-			return nil, connectOr(fsError(err, "write %s", p), connect.CodeInternal)
+			return nil, fsError(err, "write %s", p)
 		}
 		return written, nil
 	}
@@ -358,7 +358,7 @@ func writeFile(id Identity, p string, src io.Reader, md map[string]string) (map[
 	}
 	if err != nil {
 		_ = id.do(func() error { return os.Remove(t.temp) })
-		return nil, connectOr(fsError(err, "write %s", p), connect.CodeInternal)
+		return nil, fsError(err, "write %s", p)
 	}
 	_ = id.do(func() error { notifyWritten(t.target); return nil })
 	return written, nil
