@@ -36,7 +36,8 @@ import (
 	"time"
 )
 
-// File is the marks file's name in a group's state directory.
+// File is the marks file's name in a group's state directory
+// (wrapper.MarksFile, which the layout lists).
 const File = "output.marks"
 
 // Size of the header and of each mark.

@@ -240,6 +240,11 @@ func (s *supervisor) settle() {
 		}
 		s.spills[i] = &spill{f: f, left: c.cap, marks: marks, stream: outlog.Stream(i + 1)}
 	}
+	if s.spec.Dir != "" {
+		if err := s.dir.CreateFile(wrapper.CwdFile, []byte(s.spec.Dir+"\n")); err != nil {
+			s.out.log("working directory not published: " + describe(err))
+		}
+	}
 	ticks, _ := StartTicks(os.Getpid())
 	if err := s.dir.WriteLine(wrapper.SupervisorFile, fmt.Sprintf("%d %d", os.Getpid(), ticks)); err != nil {
 		s.out.log("not adoptable after a daemon restart: " + describe(err))

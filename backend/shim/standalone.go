@@ -212,6 +212,9 @@ func (s *standalone) prepare(stateDir string) error {
 	if s.pidFile, err = dir.CreateReserved(wrapper.PidFile, 32); err != nil {
 		return err
 	}
+	if wd, err := os.Getwd(); err == nil {
+		_ = dir.CreateFile(wrapper.CwdFile, []byte(wd+"\n")) // for describe; the group runs without it
+	}
 	var marks *outlog.Writer // arrival marks, made before the spills (see supervisor.createMarks)
 	if s.spec.StdoutSpill >= 0 || s.spec.StderrSpill >= 0 {
 		if marks, err = newMarks(dir); err != nil {
