@@ -266,3 +266,30 @@ func TestLinerKeepsEachStreamsLinesWhole(t *testing.T) {
 		t.Fatalf("lines %q, want %q", got, want)
 	}
 }
+
+// Once the marks file is full, what follows is read as it comes, untimed,
+// while the group still writes.
+func TestOutputPastFullMarksIsReadWhileTheGroupRuns(t *testing.T) {
+	g := newGroup(t, true)
+	for range (MaxMarksSize - HeaderSize) / MarkSize {
+		g.write(Stdout, "x")
+	}
+	g.write(Stderr, "past the marks\n") // spilled, not marked
+	r := g.reader(1 << 20)
+	n := 0
+	var last []Segment
+	for {
+		segs, err := r.Next(context.Background(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(segs) == 0 {
+			break
+		}
+		n += len(segs)
+		last = segs
+	}
+	if got := render(last[len(last)-1:]); got != "stderr:past the marks\n|" || n != (MaxMarksSize-HeaderSize)/MarkSize+1 {
+		t.Fatalf("read %d segments, the last %q", n, got)
+	}
+}

@@ -75,6 +75,11 @@ func (r *Reader) Next(ctx context.Context, final bool) ([]Segment, error) {
 			if err := r.readMarks(ctx); err != nil {
 				return nil, err
 			}
+			if len(r.pending) == 0 && r.marksOff >= MaxMarksSize {
+				// The marks file is full: the rest comes untimed, as it
+				// is written, not only once the group is over.
+				r.marksBad = true
+			}
 		}
 		n := 0
 		for len(r.pending) > 0 && n < r.chunk {
