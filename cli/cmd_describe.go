@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"path"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +13,6 @@ import (
 
 	"sandtop/backend/seam"
 	"sandtop/safetext"
-	"sandtop/wrapper"
 )
 
 // describeDoc is what "sandtop describe -o json" prints: the group as ls
@@ -119,59 +116,22 @@ func runDescribe(ctx context.Context, f *factory, ref groupRef, output string) e
 		t := g.OutputAt
 		doc.Group.LastOutput = &t
 	}
-	if g.StateDir != "" {
-		cwd, err := readCwd(ctx, s, g.StateDir)
-		if err != nil {
-			return err
-		}
-		doc.Group.Cwd = cwd
-		stateTimes(ctx, s, g.StateDir, &doc.Group)
+	details, err := s.Runtime.GroupDetails(ctx, g.StateDir)
+	if err != nil {
+		return err
+	}
+	doc.Group.Cwd = details.Cwd
+	if doc.Group.Started == nil && !details.Started.IsZero() {
+		doc.Group.Started = &details.Started // a finished group's: no member tells
+	}
+	if !details.Ended.IsZero() {
+		doc.Group.Ended = &details.Ended
 	}
 	if output == "json" {
 		return writeJSON(f.Out, doc)
 	}
 	printDescribe(f.Out, doc, f.Now())
 	return nil
-}
-
-// readCwd reads the working directory the group's supervisor published;
-// "" when it published none.
-func readCwd(ctx context.Context, s *session, stateDir string) (string, error) {
-	b, _, err := s.Runtime.Control().ReadRange(ctx, path.Join(stateDir, wrapper.CwdFile), 0, 64<<10)
-	if errors.Is(err, seam.ErrFileNotFound) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(string(b), "\n"), nil
-}
-
-// stateTimes fills in, from the times of the state directory's files,
-// when a finished group started (its pid file was written as the program
-// started) and when it ended (its exit status). Best effort: on stock
-// envd the times are not known.
-func stateTimes(ctx context.Context, s *session, stateDir string, g *describedGroup) {
-	entries, err := s.Runtime.Control().ListDir(ctx, stateDir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if e.ModTime.IsZero() {
-			continue
-		}
-		t := e.ModTime
-		switch e.Name {
-		case wrapper.PidFile:
-			if g.Started == nil {
-				g.Started = &t
-			}
-		case wrapper.ExitCodeFile, wrapper.SignalFile:
-			if g.Ended == nil || t.After(*g.Ended) {
-				g.Ended = &t
-			}
-		}
-	}
 }
 
 // printDescribe writes the group as labelled lines, then its members.
