@@ -208,6 +208,9 @@ func checkWay(t *testing.T, b *flagBench, w flagWay) {
 	if r := b.run(t, named, "logs", w.want+"/"+strconv.Itoa(pgid)); r.code != 0 || !strings.Contains(r.stdout, "who="+w.who) {
 		t.Fatalf("logs %s/%d %v: exit %d\n%s%s", w.want, pgid, w.nameArgs, r.code, r.stdout, r.stderr)
 	}
+	if out := b.must(t, w, "describe", strconv.Itoa(pgid)); !strings.Contains(out, "who=$WHO") || !strings.Contains(out, "Sandbox:") {
+		t.Fatalf("describe %d in %s:\n%s", pgid, w.want, out)
+	}
 	b.must(t, w, "signal", "STOP", strconv.Itoa(pgid))
 	eventually(t, 30*time.Second, "the group stopped", func() bool {
 		doc, ok := b.tryList(t, w)

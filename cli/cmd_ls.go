@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -22,6 +23,10 @@ type lsOptions struct {
 	noHeaders bool
 	// all is -A: every sandbox (ls_all.go).
 	all bool
+	// allGroups is --all: -o name lists finished groups too.
+	allGroups bool
+	// watch is -w: print the listing, then a line per change (ls_watch.go).
+	watch bool
 }
 
 func newLsCmd(f *factory) *cobra.Command {
@@ -33,9 +38,14 @@ func newLsCmd(f *factory) *cobra.Command {
 finished ones included) with their live processes, then the terminals.
 
   -o wide   adds the pids, the state directory, age, CPU and memory
-  -o name   prints only pgids, one a line, for scripts:
+  -o name   prints only the live groups' pgids, one a line, for scripts
+            (--all: finished ones too; --state: those in that state):
             sandtop kill $(sandtop ls -o name --tag build)
   -o json   a stable document, described in the README
+
+With -w it prints the listing, then, as kubectl get -w does, a row for
+each group or terminal that appears or changes, until Ctrl-C or SIGTERM
+(with -o json: one group or terminal a line, compact).
 
 With -A it lists every sandbox: the local one, each config target, and
 those the target flags add (--e2b: every E2B sandbox, --e2b-metadata the
@@ -45,7 +55,8 @@ the others are still listed, and ls then exits 1. -o name prints
 SANDBOX/PGID, which kill, signal and logs take.`,
 		Example: `  sandtop ls --state running
   sandtop ls -A --e2b
-  sandtop ls --tag 'ci-*' -o wide --no-headers`,
+  sandtop ls --tag 'ci-*' -o wide --no-headers
+  sandtop ls -w`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runLs(cmd.Context(), f, opts)
@@ -54,6 +65,8 @@ SANDBOX/PGID, which kill, signal and logs take.`,
 	c.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: "+strings.Join(listFormats, ", "))
 	c.Flags().BoolVar(&opts.noHeaders, "no-headers", false, "leave out the header lines of the tables")
 	c.Flags().BoolVarP(&opts.all, "all-sandboxes", "A", false, "every sandbox: local, the config's targets and those the target flags add (--e2b: every E2B sandbox), with a SANDBOX column")
+	c.Flags().BoolVar(&opts.allGroups, "all", false, "with -o name: finished groups too, not only live ones")
+	c.Flags().BoolVarP(&opts.watch, "watch", "w", false, "after the listing, print a row for each change until interrupted")
 	opts.filter.register(c)
 	_ = c.RegisterFlagCompletionFunc("output", fixedCompletion(listFormats...))
 	return c
@@ -66,6 +79,12 @@ func runLs(ctx context.Context, f *factory, opts lsOptions) error {
 	}
 	if err := opts.filter.check(); err != nil {
 		return err
+	}
+	// What kill and signal can act on: a finished group's pgid in a
+	// script's $(...) would only be reported missing.
+	opts.filter.liveOnly = opts.output == "name" && !opts.allGroups && opts.filter.state == ""
+	if opts.watch && opts.all {
+		return usagef(errors.New("--watch follows one sandbox; leave out -A"))
 	}
 	if opts.all {
 		return runLsAll(ctx, f, opts)
@@ -88,6 +107,10 @@ func runLs(ctx context.Context, f *factory, opts lsOptions) error {
 		defer s.Close()
 		if doc, err = listSandbox(ctx, s, f.Now); err != nil {
 			return err
+		}
+		if opts.watch {
+			doc.E2B = e2bListEntry(r.E2B)
+			return watchList(ctx, f, s, opts, opts.filter.apply(doc))
 		}
 	}
 	doc.E2B = e2bListEntry(r.E2B)

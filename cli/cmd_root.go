@@ -100,6 +100,8 @@ running, with every process it supervises, after sandtop exits.`,
 	}
 	root.SetHelpCommandGroupID(groupSetup)
 	root.SetCompletionCommandGroupID(groupSetup)
+	root.InitDefaultCompletionCmd() // now, so refuseUnknownSubcommands sees it
+	refuseUnknownSubcommands(root)
 	// The commands that act on a sandbox, and the TUI, take the target
 	// flags; the others (version, config, serve) have no use for them.
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
@@ -143,17 +145,36 @@ func (g *globalFlags) registerSandboxFlags(c *cobra.Command) {
 	_ = c.RegisterFlagCompletionFunc("target", targetCompletion(g))
 }
 
-// unknownCommand refuses arguments to plain sandtop, suggesting the command
-// that was probably meant ("sandtop lss": did you mean ls?).
+// unknownCommand refuses arguments to plain sandtop or a command family,
+// suggesting the command that was probably meant ("sandtop lss": did you
+// mean ls?).
 func unknownCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown command %q (see 'sandtop --help')", args[0])
+	msg := fmt.Sprintf("unknown command %q (see '%s --help')", args[0], cmd.CommandPath())
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		msg = fmt.Sprintf("unknown command %q; did you mean %s?", args[0], strings.Join(s, " or "))
+		msg = fmt.Sprintf("unknown command %q for %q; did you mean %s?", args[0], cmd.CommandPath(), strings.Join(s, " or "))
 	}
 	return usagef(errors.New(msg))
+}
+
+// refuseUnknownSubcommands makes every command family below root (daemon,
+// config, e2b, completion) refuse a word that is none of its commands as a
+// usage error (exit 2), as kubectl does; cobra would print the family's
+// help and exit 0, so a script's typo would pass as success. Alone, the
+// family still prints its help.
+func refuseUnknownSubcommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if !c.HasSubCommands() {
+			continue
+		}
+		if !c.Runnable() {
+			c.Args = unknownCommand
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+		refuseUnknownSubcommands(c)
+	}
 }
 
 // usageArgs turns cobra's argument-count errors into usage errors (exit 2).

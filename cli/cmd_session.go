@@ -18,6 +18,7 @@ func addSessionCommands(root *cobra.Command, g *globalFlags) {
 	root.AddCommand(
 		inGroup(groupWatch, newLsCmd(f)),
 		inGroup(groupWatch, newLogsCmd(f)),
+		inGroup(groupWatch, newDescribeCmd(f)),
 		inGroup(groupWatch, newAttachCmd(f)),
 		inGroup(groupAct, newRunCmd(f)),
 		inGroup(groupAct, newTermCmd(f)),

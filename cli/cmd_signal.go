@@ -30,11 +30,13 @@ func newSignalCmd(f *factory) *cobra.Command {
 		Short: "Send a signal to every process of one or more process groups",
 		Long: `Sends SIG to every process of each group. A bare PGID is in the sandbox the
 target flags select; SANDBOX/PGID names a group in any sandbox, SANDBOX as
-'sandtop ls -A' prints it.`,
+'sandtop ls -A' prints it. Every group that exists gets the signal; each
+one that does not is named on stderr, and then the exit status is 1. No
+PGID at all (an empty $(sandtop ls -o name ...)) does nothing and exits 0.`,
 		Example: `  sandtop signal INT 4123
   sandtop signal SIGSTOP 4123 4130
   sandtop signal 10 4123 e2b:isb7x2k/812`,
-		Args: usageArgs(cobra.MinimumNArgs(2)),
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) == 0 {
 				return signalNameCompletion(), cobra.ShellCompDirectiveNoFileComp
@@ -58,6 +60,10 @@ target flags select; SANDBOX/PGID names a group in any sandbox, SANDBOX as
 // runSignal sends opts.sig to each group, in its own sandbox, reporting
 // every group it could not reach.
 func runSignal(ctx context.Context, f *factory, opts signalOptions) error {
+	if len(opts.refs) == 0 {
+		fmt.Fprintln(f.ErrOut, "sandtop: no process group named; nothing signalled")
+		return nil
+	}
 	in, err := openSandboxes(ctx, f, opts.refs, "send a signal")
 	if err != nil {
 		return err
@@ -148,11 +154,14 @@ empty, then SIGKILL and up to --grace again. It succeeds only once every
 group is proven empty (zombies do not count); otherwise it fails, naming
 the groups, and may be retried. A bare PGID is in the sandbox the target
 flags select; SANDBOX/PGID names a group in any sandbox, SANDBOX as
-'sandtop ls -A' prints it, and one call may mix sandboxes.`,
+'sandtop ls -A' prints it, and one call may mix sandboxes.
+
+Like kubectl delete, it acts on every live group named and reports each
+one that is not live (finished, or never there); then it exits 1. No
+PGID at all (an empty $(sandtop ls -o name ...)) does nothing and exits 0.`,
 		Example: `  sandtop kill 4123
   sandtop kill $(sandtop ls -o name --tag build) --grace 2s
   sandtop kill $(sandtop ls -A -o name --tag build)`,
-		Args:              usageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: pgidArgs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			refs, err := parseGroupRefs(args)
@@ -167,10 +176,17 @@ flags select; SANDBOX/PGID names a group in any sandbox, SANDBOX as
 	return c
 }
 
-// runKill tears every group down at once, each in its sandbox, printing
-// each phase, and fails unless each is proven empty. A group that is not
-// live is refused before any is touched.
+// runKill tears every live group named down at once, each in its
+// sandbox, printing each phase, and fails unless each is proven empty. A
+// group that is not live is reported, after the live ones are torn down.
 func runKill(ctx context.Context, f *factory, opts killOptions) error {
+	if opts.graceSet && opts.grace <= 0 {
+		return usagef(fmt.Errorf("--grace %s must be positive", opts.grace))
+	}
+	if len(opts.refs) == 0 {
+		fmt.Fprintln(f.ErrOut, "sandtop: no process group named; nothing torn down")
+		return nil
+	}
 	in, err := openSandboxes(ctx, f, opts.refs, "tear down a group")
 	if err != nil {
 		return err
@@ -185,17 +201,21 @@ func runKill(ctx context.Context, f *factory, opts killOptions) error {
 	}
 	// One reading of the table a sandbox for all its groups: on stock envd
 	// each reading is a command.
-	for _, sg := range in {
+	var missing []error
+	live := make([][]groupRef, len(in))
+	for i, sg := range in {
 		rows, err := sg.s.Runtime.Control().Processes(ctx)
 		if err != nil {
 			return err
 		}
 		for _, ref := range sg.refs {
-			if !control.GroupLiveIn(rows, ref.pgid) {
-				if ref.sandbox != "" {
-					return fmt.Errorf("no live process group %d in sandbox %s (see 'sandtop ls -A')", ref.pgid, ref.sandbox)
-				}
-				return fmt.Errorf("no live process group %d in this sandbox (see 'sandtop ls')", ref.pgid)
+			switch {
+			case control.GroupLiveIn(rows, ref.pgid):
+				live[i] = append(live[i], ref)
+			case ref.sandbox != "":
+				missing = append(missing, fmt.Errorf("no live process group %d in sandbox %s (see 'sandtop ls -A')", ref.pgid, ref.sandbox))
+			default:
+				missing = append(missing, fmt.Errorf("no live process group %d in this sandbox (see 'sandtop ls')", ref.pgid))
 			}
 		}
 	}
@@ -205,8 +225,8 @@ func runKill(ctx context.Context, f *factory, opts killOptions) error {
 	var errs []error
 	var mu sync.Mutex
 	out := &lockedWriter{w: f.Out}
-	for _, sg := range in {
-		for _, ref := range sg.refs {
+	for i, sg := range in {
+		for _, ref := range live[i] {
 			wg.Go(func() {
 				if err := teardownPrinting(ctx, out, sg.s, ref, grace); err != nil {
 					mu.Lock()
@@ -217,7 +237,7 @@ func runKill(ctx context.Context, f *factory, opts killOptions) error {
 		}
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(append(missing, errs...)...)
 }
 
 // lockedWriter lets concurrent teardowns print whole lines.

@@ -104,6 +104,12 @@ func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc
 	if err != nil {
 		return doc, err
 	}
+	return listSnapshot(doc, snap), nil
+}
+
+// listSnapshot puts one snapshot of the seam in the listing's terms, into
+// doc (which names the sandbox and the time).
+func listSnapshot(doc listDoc, snap seam.Snapshot) listDoc {
 	for _, g := range snap.Groups {
 		if g.Origin == seam.OriginOther || g.StateDir == "" && g.Origin != seam.OriginEnvd {
 			continue // not a group this sandtop, an agent or an envd client started
@@ -137,7 +143,7 @@ func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc
 		return groupstate.State(doc.Groups[i].State).Rank() < groupstate.State(doc.Groups[j].State).Rank()
 	})
 	sort.Slice(doc.Terminals, func(i, j int) bool { return doc.Terminals[i].PID < doc.Terminals[j].PID })
-	return doc, nil
+	return doc
 }
 
 // originTerminal marks terminals in the listing, next to the groups'

@@ -17,6 +17,9 @@ import (
 type listFilter struct {
 	tag   string // a glob, as path.Match reads it
 	state string
+	// liveOnly keeps only groups with a live member (ls -o name without
+	// --all: what kill and signal can act on).
+	liveOnly bool
 }
 
 // listStates are the group states --state accepts.
@@ -57,7 +60,7 @@ func (f *listFilter) tagMatches(tag string) bool {
 func (f *listFilter) apply(doc listDoc) listDoc {
 	groups := doc.Groups[:0:0]
 	for _, g := range doc.Groups {
-		if f.tagMatches(g.Tag) && (f.state == "" || g.State == f.state) {
+		if f.tagMatches(g.Tag) && (f.state == "" || g.State == f.state) && (!f.liveOnly || groupstate.State(g.State).Live()) {
 			groups = append(groups, g)
 		}
 	}

@@ -14,6 +14,8 @@ import "path"
 //	    stderr.log   spill of stderr (collect with spill only)
 //	    tag          sandtop only: the spawn's tag, when it has one
 //	    argv         sandtop only: the requested argv, NUL-terminated
+//	    cwd          sandtop's supervisors only: the working directory
+//	    output.marks sandtop's supervisors only: arrival marks of the spills (package outlog)
 const (
 	ProcessesDir    = "processes"
 	PidFile         = "pid"
@@ -57,4 +59,9 @@ const (
 	OutlivedFile = "outlived"
 	// RingFile: output kept while no daemon reads (and RingFile+".1").
 	RingFile = "output.ring"
+	// CwdFile: the program's working directory, one line.
+	CwdFile = "cwd"
+	// MarksFile: when each piece of the spills arrived, on which stream
+	// (package outlog's format).
+	MarksFile = "output.marks"
 )

@@ -31,6 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandtop/outlog"
 	"sandtop/wrapper"
 )
 
@@ -224,6 +225,7 @@ func (s *supervisor) prepare() error {
 // A failure here cannot fail the Start any more; it is logged to the
 // daemon, and the group keeps running without what failed.
 func (s *supervisor) settle() {
+	marks := s.createMarks()
 	for i, c := range []struct {
 		name string
 		cap  int64
@@ -236,7 +238,12 @@ func (s *supervisor) settle() {
 			s.out.log("spill not kept: " + describe(err))
 			continue
 		}
-		s.spills[i] = &spill{f: f, left: c.cap}
+		s.spills[i] = &spill{f: f, left: c.cap, marks: marks, stream: outlog.Stream(i + 1)}
+	}
+	if s.spec.Dir != "" {
+		if err := s.dir.CreateFile(wrapper.CwdFile, []byte(s.spec.Dir+"\n")); err != nil {
+			s.out.log("working directory not published: " + describe(err))
+		}
 	}
 	ticks, _ := StartTicks(os.Getpid())
 	if err := s.dir.WriteLine(wrapper.SupervisorFile, fmt.Sprintf("%d %d", os.Getpid(), ticks)); err != nil {
@@ -664,11 +671,42 @@ func overwrite(d *StateDir, name, line string) {
 	_ = unix.Close(fd)
 }
 
-// spill is one capped spill file.
+// createMarks makes the file of arrival marks (package outlog) when a
+// spill is to be kept: before the spills, so that a reader that finds a
+// spill without it knows it is an older layout. Without it the spills
+// are kept all the same, read back without times.
+func (s *supervisor) createMarks() *outlog.Writer {
+	if s.spec.StdoutSpill < 0 && s.spec.StderrSpill < 0 {
+		return nil
+	}
+	marks, err := newMarks(s.dir)
+	if err != nil {
+		s.out.log("output kept without arrival times: " + describe(err))
+	}
+	return marks
+}
+
+// newMarks creates the marks file in dir.
+func newMarks(dir *StateDir) (*outlog.Writer, error) {
+	f, err := dir.Create(outlog.File)
+	if err != nil {
+		return nil, err
+	}
+	w, err := outlog.NewWriter(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// spill is one capped spill file, and the marks of when its pieces came.
 type spill struct {
-	f    *os.File
-	left int64
-	err  error
+	f      *os.File
+	left   int64
+	err    error
+	marks  *outlog.Writer // nil: no marks kept
+	stream outlog.Stream
 }
 
 // full says nothing more will be written to the spill.
@@ -680,7 +718,9 @@ func (sp *spill) write(b []byte) error {
 	}
 	n := min(int64(len(b)), sp.left)
 	sp.left -= n
-	if _, err := sp.f.Write(b[:n]); err != nil {
+	wrote, err := sp.f.Write(b[:n])
+	sp.marks.Add(sp.stream, wrote) // what is in the spill, even cut short
+	if err != nil {
 		sp.err = err
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandtop/outlog"
 	"sandtop/wrapper"
 )
 
@@ -211,6 +212,15 @@ func (s *standalone) prepare(stateDir string) error {
 	if s.pidFile, err = dir.CreateReserved(wrapper.PidFile, 32); err != nil {
 		return err
 	}
+	if wd, err := os.Getwd(); err == nil {
+		_ = dir.CreateFile(wrapper.CwdFile, []byte(wd+"\n")) // for describe; the group runs without it
+	}
+	var marks *outlog.Writer // arrival marks, made before the spills (see supervisor.createMarks)
+	if s.spec.StdoutSpill >= 0 || s.spec.StderrSpill >= 0 {
+		if marks, err = newMarks(dir); err != nil {
+			return err
+		}
+	}
 	for i, c := range []int64{s.spec.StdoutSpill, s.spec.StderrSpill} {
 		if c < 0 {
 			continue
@@ -219,7 +229,7 @@ func (s *standalone) prepare(stateDir string) error {
 		if err != nil {
 			return err
 		}
-		s.spills[i] = &spill{f: f, left: c}
+		s.spills[i] = &spill{f: f, left: c, marks: marks, stream: outlog.Stream(i + 1)}
 	}
 	return nil
 }
