@@ -189,6 +189,11 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	if !strings.HasPrefix(cfg.RuntimeRoot, "/") {
 		return nil, fmt.Errorf("runtime root %q must be an absolute path", cfg.RuntimeRoot)
 	}
+	if c, ok := plane.(control.Compat); ok {
+		runner.Scanner = scannerPath(cfg)
+		c.Runner = runner
+		plane = c
+	}
 	bg, cancel := context.WithCancel(context.Background())
 	setupCtx, abortAll := context.WithCancel(bg)
 	return &Runtime{

@@ -127,6 +127,29 @@ func (r *Runtime) localSupervisor() (path, why string) {
 	return p, ""
 }
 
+// scannerPath is where this build's supervisor would be installed, for the
+// listing's reads (control.Runner.Scanner): present or not, no round trip
+// asks, and looking never installs it. Unlike a spawn, a listing needs no
+// upload of its own: a copy another command installed serves as well.
+func scannerPath(cfg RuntimeConfig) string {
+	local := cfg.SupervisorBinary
+	switch {
+	case local == NoSupervisor || runtime.GOOS != "linux":
+		return ""
+	case local == "":
+		p, err := os.Executable()
+		if err != nil {
+			return ""
+		}
+		local = p
+	}
+	id, err := SupervisorID(local)
+	if err != nil {
+		return ""
+	}
+	return wrapper.SupervisorBinary(cfg.RuntimeRoot, id)
+}
+
 // installSupervisor finds or installs the supervisor: the path, or why
 // there is none. Called with r.sup.mu held.
 func (r *Runtime) installSupervisor(ctx context.Context) (path, fallback string, err error) {

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandtop/backend/procscan"
 	"sandtop/outlog"
 	"sandtop/wrapper"
 )
@@ -84,7 +86,23 @@ func init() {
 	case len(os.Args) == 2 && os.Args[1] == ProbeSubcommand:
 		fmt.Println(ProbeAnswer)
 		os.Exit(0)
+	case len(os.Args) == 2 && os.Args[1] == procscan.TableSubcommand:
+		debug.SetGCPercent(-1) // short-lived, and its garbage is small
+		os.Exit(scanExit(procscan.WriteTable(os.Stdout)))
+	case len(os.Args) == 3 && os.Args[1] == procscan.StatesSubcommand:
+		debug.SetGCPercent(-1)
+		os.Exit(scanExit(procscan.WriteStates(os.Stdout, os.Args[2])))
 	}
+}
+
+// scanExit ends a read-only scan (the listing's table or states on stock
+// envd, read by the uploaded supervisor) with its error on stderr.
+func scanExit(err error) int {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sandtop: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 // standaloneFail is the exit code of a supervisor that could not start

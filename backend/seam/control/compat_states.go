@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"sandtop/backend/procscan"
 	"sandtop/wrapper"
 )
 
@@ -24,8 +25,11 @@ import (
 //	"./id/argv:argument".
 //
 // Links are never followed: find neither descends into a linked directory
-// nor lists a link as a file (-type f).
-const statesScanScript = `
+// nor lists a link as a file (-type f). Where sandtop's supervisor is
+// installed ($2), it prints the same scan in one process instead (see
+// procscan).
+const statesScanScript = `shopt -s execfail
+[ -n "$2" ] && [ -x "$2" ] && exec "$2" ` + procscan.StatesSubcommand + ` "$1"
 command -v find >/dev/null && command -v xargs >/dev/null && command -v grep >/dev/null || exit 3
 cd -- "$1/processes" 2>/dev/null || { printf -- '--files--\0'; exit 0; }
 find . -mindepth 1 -maxdepth 2 -printf '%y\0%P\0%s\0%T@\0'
@@ -40,7 +44,7 @@ func (c Compat) ReadAllStates(ctx context.Context, root string) ([]StateFiles, e
 	// Streamed: the scan grows with the groups kept, past what one Run
 	// keeps.
 	var out bytes.Buffer
-	r, err := c.Runner.Stream(ctx, statesScanScript, []string{root}, func(b []byte) error { out.Write(b); return nil })
+	r, err := c.Runner.Stream(ctx, statesScanScript, []string{root, c.Runner.Scanner}, func(b []byte) error { out.Write(b); return nil })
 	if err != nil {
 		return nil, fmt.Errorf("read the state directories: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"sandtop/backend/procscan"
 )
 
 // ProcessRow is one process of the sandbox's table as ps reads it on stock
@@ -32,8 +34,11 @@ type ProcessRow struct {
 
 // processTableScript asks ps for every column in one run; args comes last
 // because it may contain blanks, and the C locale keeps pcpu's decimal
-// point a point.
-const processTableScript = `LC_ALL=C exec ps -e -ww -o pid= -o ppid= -o pgid= -o sid= -o tpgid= -o stat= -o etimes= -o pcpu= -o rss= -o tty= -o args=`
+// point a point. Where sandtop's supervisor is installed ($1), it prints
+// the same table in one process instead (see procscan).
+const processTableScript = `shopt -s execfail
+[ -n "$1" ] && [ -x "$1" ] && exec "$1" ` + procscan.TableSubcommand + `
+LC_ALL=C exec ps -e -ww -o pid= -o ppid= -o pgid= -o sid= -o tpgid= -o stat= -o etimes= -o pcpu= -o rss= -o tty= -o args=`
 
 // ReadProcessTable runs processTableScript, once for all callers within
 // OneTable: a listing's groups, agents' roots and members then come from
@@ -43,7 +48,7 @@ const processTableScript = `LC_ALL=C exec ps -e -ww -o pid= -o ppid= -o pgid= -o
 func ReadProcessTable(ctx context.Context, cmd Runner) ([]ProcessRow, time.Time, error) {
 	read := func() ([]ProcessRow, time.Time, error) {
 		var t tableReader
-		res, err := cmd.Stream(ctx, processTableScript, nil, t.write)
+		res, err := cmd.Stream(ctx, processTableScript, []string{cmd.Scanner}, t.write)
 		taken := time.Now()
 		if err != nil {
 			return nil, taken, fmt.Errorf("ps: %w", err)

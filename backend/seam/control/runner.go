@@ -31,6 +31,11 @@ type Runner struct {
 	Process processconnect.ProcessClient
 	Bash    string            // bash's absolute path in the sandbox
 	Env     map[string]string // the scripts' environment
+	// Scanner is where this build of sandtop's supervisor would be in the
+	// sandbox (stock envd): the process table and the state directories
+	// are read by it, in one process, where it is installed, and by ps
+	// and find where it is not. "" reads with ps and find only.
+	Scanner string
 }
 
 // Run executes script with args bound to $1…; stdin, when non-nil, is sent
