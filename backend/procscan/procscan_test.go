@@ -16,4 +16,3 @@ func TestScannerNamesTerminalsAsPs(t *testing.T) {
 		}
 	}
 }
-
