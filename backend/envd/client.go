@@ -93,6 +93,12 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	copts := []connect.ClientOption{connect.WithInterceptors(headerInterceptor{o})}
+	if onThisMachine(target) {
+		// Compression pays over a network; on loopback or a socket it
+		// only costs CPU at both ends (the daemon gzips every message of
+		// a process's output, a listing's table among them).
+		copts = append(copts, connect.WithAcceptCompression("gzip", nil, nil))
+	}
 	if o.json {
 		copts = append(copts, connect.WithProtoJSON())
 	} else {
@@ -110,6 +116,22 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		token:   o.token,
 		user:    o.user,
 	}, nil
+}
+
+// onThisMachine says whether target is a unix socket or a loopback address.
+func onThisMachine(target string) bool {
+	if strings.HasPrefix(target, "unix:") {
+		return true
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return host == "localhost"
 }
 
 // Filesystem is the client of envd's filesystem service.
