@@ -2,9 +2,11 @@ package seam
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -364,4 +366,73 @@ func TestStockEnvdKillTierKeepsTheSupervisorsFacts(t *testing.T) {
 		t.Errorf("exit-code %q signal %q, want 137 and 9", code, sig)
 	}
 	waitTreeGone(t, h)
+}
+
+// A listing on stock envd reads the process table and the state
+// directories through the supervisor once a spawn installed it, and with
+// ps and find before (looking never uploads): the same groups either way.
+func TestStockEnvdListingReadsThroughTheInstalledSupervisor(t *testing.T) {
+	s, uploads := stockSeam(t, nil)
+	comp, ok := s.rt.control.(control.Compat)
+	if !ok || comp.Runner.Scanner == "" || s.rt.runner.Scanner != comp.Runner.Scanner {
+		t.Fatalf("the runtime names no scanner (%q, %q)", comp.Runner.Scanner, s.rt.runner.Scanner)
+	}
+	byPs := func(rows []ProcessRow) bool { return slices.ContainsFunc(rows, func(r ProcessRow) bool { return isOurPS(r.Argv) }) }
+	rows, _, err := s.rt.ProcessTable(s.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !byPs(rows) || uploads.Load() != 0 {
+		t.Fatalf("before any spawn: read by ps %v, %d uploads; want ps and none", byPs(rows), uploads.Load())
+	}
+	if _, err := os.Stat(comp.Runner.Scanner); err == nil {
+		t.Fatal("the supervisor is installed before any spawn")
+	}
+
+	h := s.spawn(collectBoth(1<<20), 1000, nil, "sleep", "300")
+	done := s.spawn(collectBoth(1<<20), 1000, nil, "bash", "-c", "exit 7")
+	wantExit(t, settle(t, done), 7)
+	if _, err := os.Stat(comp.Runner.Scanner); err != nil {
+		t.Fatalf("the spawn installed no supervisor at %s: %v", comp.Runner.Scanner, err)
+	}
+	rows, _, err = s.rt.ProcessTable(s.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byPs(rows) {
+		t.Error("the table still comes from ps")
+	}
+	if !slices.ContainsFunc(rows, func(r ProcessRow) bool { return r.Pid == h.Pgid() && strings.Join(r.Argv, " ") == "sleep 300" }) {
+		t.Errorf("the group's leader %d is not in the supervisor's table", h.Pgid())
+	}
+	// The states, through the supervisor and through find.
+	scanned, err := comp.ReadAllStates(s.ctx(), s.rt.RuntimeRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := comp
+	without.Runner.Scanner = ""
+	found, err := without.ReadAllStates(s.ctx(), s.rt.RuntimeRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	asJSON := func(st []control.StateFiles) string {
+		st = slices.Clone(st)
+		slices.SortFunc(st, func(a, b control.StateFiles) int { return strings.Compare(a.ID, b.ID) })
+		b, _ := json.Marshal(st)
+		return string(b)
+	}
+	if len(scanned) < 2 || asJSON(scanned) != asJSON(found) {
+		t.Errorf("the states differ:\nsupervisor %s\nfind       %s", asJSON(scanned), asJSON(found))
+	}
+	snap, err := s.rt.Snapshot(s.ctx(), WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := findView(snap, h.Pgid()); g == nil || g.Supervisor != SupervisorStandalone || strings.Join(g.Argv, " ") != "sleep 300" {
+		t.Errorf("the running group is listed as %+v", g)
+	}
+	if g := findView(snap, done.Pgid()); g == nil || g.ExitCode == nil || *g.ExitCode != 7 {
+		t.Errorf("the ended group is listed as %+v", g)
+	}
 }
