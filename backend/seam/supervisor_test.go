@@ -377,7 +377,9 @@ func TestStockEnvdListingReadsThroughTheInstalledSupervisor(t *testing.T) {
 	if !ok || comp.Runner.Scanner == "" || s.rt.runner.Scanner != comp.Runner.Scanner {
 		t.Fatalf("the runtime names no scanner (%q, %q)", comp.Runner.Scanner, s.rt.runner.Scanner)
 	}
-	byPs := func(rows []ProcessRow) bool { return slices.ContainsFunc(rows, func(r ProcessRow) bool { return isOurPS(r.Argv) }) }
+	byPs := func(rows []ProcessRow) bool {
+		return slices.ContainsFunc(rows, func(r ProcessRow) bool { return isOurPS(r.Argv) })
+	}
 	rows, _, err := s.rt.ProcessTable(s.ctx())
 	if err != nil {
 		t.Fatal(err)
