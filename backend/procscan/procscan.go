@@ -71,13 +71,10 @@ func WriteTable(w io.Writer) error {
 			line = strconv.AppendInt(line, v, 10)
 		}
 		line = append(line, ' ', p.state, ' ')
-		secs := uint64(0)
-		if e := up - float64(p.start)/clockTicks; e > 0 {
-			secs = uint64(e)
-		}
-		line = strconv.AppendUint(line, secs, 10)
+		elapsed := max(up-float64(p.start)/clockTicks, 0)
+		line = strconv.AppendUint(line, uint64(elapsed), 10)
 		line = append(line, ' ')
-		line = appendPcpu(line, p.utime+p.stime, secs)
+		line = appendPcpu(line, p.utime+p.stime, elapsed)
 		line = append(line, ' ')
 		line = strconv.AppendUint(line, p.rssPages*pageKiB, 10)
 		line = append(line, ' ')
@@ -146,12 +143,13 @@ func parseStat(b []byte) (proc, bool) {
 	return p, true
 }
 
-// appendPcpu renders ps's %CPU: CPU time over elapsed time in tenths of a
-// percent, truncated, with no decimal past 99.9.
-func appendPcpu(b []byte, ticks, secs uint64) []byte {
+// appendPcpu renders ps's %CPU: CPU time over the time since the start
+// (not cut to whole seconds), in tenths of a percent, truncated, with no
+// decimal past 99.9.
+func appendPcpu(b []byte, ticks uint64, elapsed float64) []byte {
 	var permille uint64
-	if secs > 0 {
-		permille = ticks * 1000 / clockTicks / secs
+	if elapsed > 0 {
+		permille = uint64(float64(ticks*1000/clockTicks) / elapsed)
 	}
 	if permille > 999 {
 		return strconv.AppendUint(b, permille/10, 10)

@@ -55,8 +55,9 @@ func TestScannerTableMatchesPs(t *testing.T) {
 	// bash keeps its argv while it waits for the sleep.
 	odd := startChild(t, "bash", "-c", "sleep 300; :", "a b", "new\nline", "tab\there", "é", "\x01\x7f", "", "end")
 	longArgs := startChild(t, "bash", "-c", "sleep 301; :", long)
-	// The first sleep ends unreaped under the second: a zombie.
-	zombieParent := startChild(t, "bash", "-c", "sleep 0 & exec sleep 302")
+	// The first sleep, still running when bash becomes the second, ends
+	// unreaped under it: a zombie.
+	zombieParent := startChild(t, "bash", "-c", "sleep 0.3 & exec sleep 302")
 	busy := startChild(t, "bash", "-c", "while :; do :; done")
 	ours := []int{odd.Process.Pid, longArgs.Process.Pid, zombieParent.Process.Pid, busy.Process.Pid}
 	var zombie int
