@@ -18,8 +18,9 @@ import (
 )
 
 // Stock envd (or our daemon with Compat) has no Supervisor: the table is
-// polled. Each poll is one ps through Process.Start, one Process.List (for
-// the pids and tags the daemon started) and the seam's ListTerminals.
+// polled. Each poll is one ps (or the supervisor's table) through
+// Process.Start and one Process.List, for the pids and tags the daemon
+// started, its terminals among them.
 
 const (
 	// minCompatInterval keeps polling sane: every poll forks in the sandbox.
@@ -86,21 +87,22 @@ func (f *compatFeed) next(ctx context.Context) (liveTable, error) {
 func (f *compatFeed) poll(ctx context.Context) (liveTable, error) {
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
-	// The table, the daemon's list of what it started and its terminals
-	// are three round trips, each of which grows with the groups: all at
-	// once.
+	// The table and the daemon's list of what it started (its terminals
+	// among them) are two round trips, each of which grows with the
+	// groups: both at once.
 	var started *connect.Response[process.ListResponse]
 	var listErr, termErr error
 	var infos []TerminalInfo
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		started, listErr = f.r.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
-	}()
-	go func() {
-		defer wg.Done()
-		infos, termErr = f.r.ListTerminals(ctx)
+		if listErr != nil {
+			termErr = listErr
+			return
+		}
+		infos = f.r.terminalBase().FromProcesses(ctx, started.Msg.GetProcesses())
 	}()
 	rows, taken, err := f.r.ProcessTable(ctx)
 	wg.Wait()
@@ -132,8 +134,8 @@ func (f *compatFeed) exactArgv(ctx context.Context, rows []ProcessRow) {
 	for i := range rows {
 		r := &rows[i]
 		seen[r.Pid] = true
-		rendered := strings.Join(r.Argv, " ")
-		if c, ok := f.argv[r.Pid]; ok && c.rendered == rendered {
+		// Joined only for the pids read before: a thousand rows a poll.
+		if c, ok := f.argv[r.Pid]; ok && c.rendered == strings.Join(r.Argv, " ") {
 			r.Argv = c.exact // the same process: a reused pid renders differently
 			continue
 		}

@@ -60,22 +60,32 @@ func (rt *Service) List(ctx context.Context) ([]Info, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list terminals: %w", err)
 		}
-		for _, p := range res.Msg.Processes {
-			id, grace, user, ok := ParseTag(p.GetTag())
-			if !ok {
-				continue
-			}
-			info := Info{Pid: int(p.Pid), ID: id, GraceMs: grace, Tag: user}
-			// List shows the runner's own command; the program it became
-			// is in /proc.
-			if argv, err := rt.cmdline(ctx, int(p.Pid)); err == nil {
-				info.Argv = argv
-			}
-			out = append(out, info)
-		}
+		return rt.FromProcesses(ctx, res.Msg.Processes), nil
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
 	return out, nil
+}
+
+// FromProcesses finds the terminals among the processes stock envd's List
+// returned: a listing that has that list reads terminals without a second
+// one.
+func (rt *Service) FromProcesses(ctx context.Context, procs []*process.ProcessInfo) []Info {
+	var out []Info
+	for _, p := range procs {
+		id, grace, user, ok := ParseTag(p.GetTag())
+		if !ok {
+			continue
+		}
+		info := Info{Pid: int(p.Pid), ID: id, GraceMs: grace, Tag: user}
+		// List shows the runner's own command; the program it became is
+		// in /proc.
+		if argv, err := rt.cmdline(ctx, int(p.Pid)); err == nil {
+			info.Argv = argv
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
+	return out
 }
 
 // cmdline reads a process's argv from /proc in the sandbox: through the
