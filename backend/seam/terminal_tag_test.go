@@ -27,3 +27,28 @@ func TestTerminalTagIsListedAfterARestart(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot on stock envd finds its terminals in the one Process.List
+// it makes: tag, program and session.
+func TestCompatSnapshotListsTerminals(t *testing.T) {
+	env := newTerminalTestEnv(t, true)
+	spec := shellSpec(env.cwd)
+	spec.Tag = "snap"
+	term, err := env.rt.SpawnTerminal(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Terminate(context.Background())
+	snap, err := env.newClient(t).Snapshot(context.Background(), WatchOptions{LiveOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Terminals) != 1 {
+		t.Fatalf("terminals %+v", snap.Terminals)
+	}
+	got := snap.Terminals[0]
+	if got.Pid != term.Pid() || got.Tag != "snap" || !got.Sandtop || got.Sid != term.Pid() || got.Started.IsZero() ||
+		len(got.Argv) == 0 || got.Argv[0] != spec.Argv[0] {
+		t.Errorf("listed %+v, want pid %d running %q", got, term.Pid(), spec.Argv)
+	}
+}
