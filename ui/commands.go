@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // The tea.Cmds below are the only places that call the Source. Each has a

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // The fleet view (c, :ctx): every sandbox on one screen, k9s's context
@@ -189,25 +189,22 @@ func (sb *sandbox) fleetState() string {
 	return "connecting"
 }
 
-func (m *Model) fleetKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) fleetKey(msg tea.KeyPressMsg) tea.Cmd {
 	f := m.fleet
 	rows := f.rows(m)
 	if f.typing {
-		switch msg.Type {
-		case tea.KeyEnter, tea.KeyEsc:
+		switch {
+		case msg.Code == tea.KeyEnter, msg.Code == tea.KeyEscape:
 			f.typing = false
-			if msg.Type == tea.KeyEsc {
+			if msg.Code == tea.KeyEscape {
 				f.filter = ""
 			}
-		case tea.KeyBackspace:
+		case msg.Code == tea.KeyBackspace:
 			if r := []rune(f.filter); len(r) > 0 {
 				f.filter = string(r[:len(r)-1])
 			}
-		case tea.KeyRunes, tea.KeySpace:
-			f.filter += string(msg.Runes)
-			if msg.Type == tea.KeySpace {
-				f.filter += " "
-			}
+		case isText(msg):
+			f.filter += msg.Text
 		}
 		f.offset = 0
 		return nil

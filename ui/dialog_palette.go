@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +31,7 @@ func (p *palette) matches() []*action {
 	return out
 }
 
-func (p *palette) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (p *palette) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if !p.primed {
 		p.input.ShowSuggestions = true
 		p.input.SetSuggestions(m.paletteSuggestions())

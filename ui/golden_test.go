@@ -74,7 +74,7 @@ func TestGoldenViews(t *testing.T) {
 				if m.focus != focusAttached {
 					waitFor(t, func() bool { m.drainStreams(); return m.detail.pump == nil }, func() string { return "the detail pane's stream to end" })
 				}
-				view := m.View()
+				view := viewOf(m)
 				// Help and quit stay in reach at any width, whatever the
 				// footer holds besides.
 				if foot := view[strings.LastIndexByte(view, '\n')+1:]; m.dialog == nil && m.focus != focusAttached && m.status == "" &&

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
 )
 
 // KeyMap is the one keymap: every binding the UI reacts to. The action
@@ -54,7 +54,7 @@ func DefaultKeyMap() KeyMap {
 		Collapse:     b("←/h", "collapse", "left", "h"),
 		Expand:       b("→/l", "expand", "right", "l"),
 		Open:         b("enter", "attach / output", "enter"),
-		Mark:         b("space", "mark", " "),
+		Mark:         b("space", "mark", "space"),
 		ClearMarks:   b("U", "clear marks", "U"),
 		Signal:       b("s", "signal", "s"),
 		Teardown:     b("x", "tear down", "x"),
@@ -139,6 +139,11 @@ func (k *KeyMap) Apply(overrides map[string][]string) error {
 		}
 		if len(keys) == 0 {
 			return fmt.Errorf("keymap: action %q needs at least one key", name)
+		}
+		for i, key := range keys {
+			if key == " " { // Bubble Tea v1's name for it
+				keys[i] = "space"
+			}
 		}
 		b := field(k)
 		b.SetKeys(keys...)

@@ -4,23 +4,14 @@ import (
 	"fmt"
 	"sort"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/groupstate"
 )
 
 // handleKey routes a key by focus: a dialog first, then the attached
 // terminal (which takes every key but detach), then the lists.
-func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
-	// Bubble Tea delivers runes read together (fast typing, key repeat) as
-	// one message; outside an attached terminal each is its own command.
-	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && m.focus != focusAttached {
-		var cmds []tea.Cmd
-		for _, r := range msg.Runes {
-			cmds = append(cmds, m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
-		}
-		return tea.Batch(cmds...)
-	}
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.dialog != nil {
 		return m.dialogKey(msg)
 	}
@@ -35,19 +26,19 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 // attachedKey forwards everything, Ctrl-C included, except the detach key.
-func (m *Model) attachedKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) attachedKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := m.dispatch(msg); ok {
 		return cmd
 	}
 	if m.readOnly(m.cur) {
-		what := "input"
-		if msg.Paste {
-			what = "paste"
-		}
-		m.refuse(m.cur, what)
+		m.refuse(m.cur, "input")
 		return nil
 	}
-	b := EncodeKey(msg, m.detail.term.modes())
+	return m.sendInput(EncodeKey(tea.Key(msg), m.detail.term.modes()))
+}
+
+// sendInput writes bytes to the attached terminal.
+func (m *Model) sendInput(b []byte) tea.Cmd {
 	if len(b) == 0 {
 		return nil
 	}
@@ -55,6 +46,29 @@ func (m *Model) attachedKey(msg tea.KeyMsg) tea.Cmd {
 		m.setStatus(levelWarn, "terminal is not reading input; key dropped")
 	}
 	return nil
+}
+
+// handlePaste gives a paste to the attached terminal (bracketed when the
+// program asked for it) or, in a dialog, to its text field.
+func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
+	switch {
+	case m.dialog != nil:
+		return m.dialogPaste(msg)
+	case m.fleet != nil && m.fleet.typing:
+		m.fleet.filter += msg.Content
+		return nil
+	case m.focus != focusAttached:
+		return nil
+	case m.readOnly(m.cur):
+		m.refuse(m.cur, "paste")
+		return nil
+	}
+	return m.sendInput(EncodePaste(msg.Content, m.detail.term.modes()))
+}
+
+// isText is a key that types its text: printable, without Ctrl or Alt.
+func isText(msg tea.KeyPressMsg) bool {
+	return msg.Text != "" && !msg.Mod.Contains(tea.ModCtrl) && !msg.Mod.Contains(tea.ModAlt)
 }
 
 func (m *Model) detachTerminal() tea.Cmd {

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/config"
 	"sandtop/themes"
@@ -146,10 +146,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	popts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(rendererFPS)}
-	if opts.Mouse {
-		popts = append(popts, tea.WithMouseCellMotion())
-	}
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(rendererFPS)}
 	popts = append(popts, opts.ProgramOptions...)
 	p := tea.NewProgram(m, popts...)
 	_, err = p.Run()

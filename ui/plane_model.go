@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // The provider side of a sandbox (Context.Plane): its state and end time
