@@ -77,7 +77,7 @@ func DefaultKeyMap() KeyMap {
 		Detach:       b("ctrl+]", "detach", "ctrl+]"),
 		Wrap:         b("w", "wrap (off: ←/→ scroll sideways)", "w"),
 		Timestamps:   b("T", "timestamps", "T"),
-		Copy:         b("y", "copy (the visible lines, through OSC 52)", "y"),
+		Copy:         b("y", "copy (the visible lines, to the clipboard by OSC 52)", "y"),
 		Save:         b("ctrl+s", "save (all output, to a file)", "ctrl+s"),
 		SortCPU:      b("P", "sort by CPU", "P"),
 		SortRSS:      b("M", "sort by memory (RSS)", "M"),
