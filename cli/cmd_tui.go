@@ -93,13 +93,14 @@ func tuiOptions(cfg config.Config, g *globalFlags, tf *tuiFlags, fs *pflag.FlagS
 		return ui.Options{}, err
 	}
 	return ui.Options{
-		Theme:           th,
-		ReadOnly:        g.readOnly,
-		Mouse:           cfg.Mouse || tf.mouse,
-		Keys:            cfg.Keys,
-		Grace:           cfg.Grace,
-		ScrollbackBytes: cfg.ScrollbackBytes,
-		NoConfirm:       noConfirm(cfg.Confirm),
+		Theme:            th,
+		ReadOnly:         g.readOnly,
+		Mouse:            cfg.Mouse || tf.mouse,
+		KeepTerminalSize: tf.keepTermSize,
+		Keys:             cfg.Keys,
+		Grace:            cfg.Grace,
+		ScrollbackBytes:  cfg.ScrollbackBytes,
+		NoConfirm:        noConfirm(cfg.Confirm),
 	}, nil
 }
 

@@ -67,7 +67,7 @@ func (m *Model) spawnTerminalCmd(sb *sandbox, argv []string, rows, cols int) tea
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
 		pid, err := src.SpawnTerminal(c, argv, rows, cols)
-		return scopedMsg{sb, spawnedMsg{argv: argv, terminal: true, pid: pid, err: err}}
+		return scopedMsg{sb, spawnedMsg{argv: argv, terminal: true, rows: rows, cols: cols, pid: pid, err: err}}
 	}
 }
 

@@ -141,7 +141,7 @@ func sb2state(sb *sandbox) string { return sb.fleetState() }
 func (sb *sandbox) badness(now time.Time) int {
 	c, _ := sb.counts()
 	b := c.Stuck*1000 + c.Waiting*100
-	if sb.sum.err != nil && !sb.sum.throttled || sb.state == openFailed && !sb.planePaused() {
+	if (sb.sum.err != nil && !sb.sum.throttled || sb.state == openFailed) && !sb.planePaused() {
 		b += 50
 	}
 	if sb.spec.Plane != nil && !sb.pl.info.Paused() && !sb.pl.gone && sb.timeLeft(now) < timeLeftWarning {
@@ -402,12 +402,17 @@ func (m *Model) fleetRow(sb *sandbox, selected bool, nameW, reasonW, w int, now 
 	} else if sb.state == openFailed && sb.spec.Summary == nil {
 		reason = "unreachable: " + errText(sb.openErr)
 	}
+	if sb.planePaused() {
+		// Not dialled while paused: a failure from before the pause, or
+		// from a dial the pause raced, is not the sandbox being unreachable.
+		reason = "paused: R resumes it"
+	}
 	c, _ := sb.counts()
 	look := rowPlain
 	switch {
 	case selected:
 		look = rowSelected
-	case c.Stuck > 0 || sb.sum.err != nil:
+	case c.Stuck > 0 || sb.sum.err != nil && !sb.planePaused():
 		look = rowDanger
 	case p.gone:
 		look = rowMuted

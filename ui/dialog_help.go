@@ -56,7 +56,7 @@ func (d *helpDialog) view(m *Model, w, h int) string {
 			if j < len(right) {
 				r = right[j]
 			}
-			lines = append(lines, fit(l, 44)+r)
+			lines = append(lines, fit(l, 42)+"  "+r) // a gap even when l is cut
 		}
 		lines = append(lines, "")
 	}

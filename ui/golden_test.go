@@ -15,7 +15,7 @@ func TestGoldenViews(t *testing.T) {
 	scenes := map[string]func(t *testing.T, m *Model, src *fakeSource){
 		"overview": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "j", "space")
-			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 members)")
+			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 member)")
 		},
 		"expanded_group": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "l")
@@ -28,7 +28,7 @@ func TestGoldenViews(t *testing.T) {
 		},
 		"teardown_countdown": func(t *testing.T, m *Model, src *fakeSource) {
 			m.cur.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow, deadline: testNow.Add(3 * time.Second)}
-			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 members)")
+			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 member)")
 		},
 		"bulk_preview": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "space", "space", "X")

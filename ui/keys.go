@@ -75,8 +75,9 @@ func (m *Model) detachTerminal() tea.Cmd {
 	m.focus = focusList
 	m.pane = m.attachedFrom // back where the operator attached from
 	m.detail.term.replies.set(nil)
-	m.cur.events.add(m.now(), levelInfo, "detached from terminal %d (it keeps running)", m.detail.pid)
-	return m.unzoomAfterAttach()
+	resize, note := m.restoreRemoteSize()
+	m.cur.events.add(m.now(), levelInfo, "detached from terminal %d (it keeps running%s)", m.detail.pid, note)
+	return tea.Batch(resize, m.unzoomAfterAttach())
 }
 
 // scrollOutputSideways moves unwrapped output half a pane left (dir < 0)
@@ -288,7 +289,7 @@ func (m *Model) currentSignalTarget() (signalTarget, bool) {
 	if g == nil || stateOf(g) == groupstate.Settled {
 		return signalTarget{}, false
 	}
-	return signalTarget{pgid: g.PGID, label: fmt.Sprintf("pgid %d (%s, %d members)", g.PGID, command(g), liveMembers(g))}, true
+	return signalTarget{pgid: g.PGID, label: fmt.Sprintf("pgid %d (%s, %s)", g.PGID, command(g), count(liveMembers(g), "member"))}, true
 }
 
 func (m *Model) openSignalMenu() tea.Cmd {
@@ -318,7 +319,7 @@ func (m *Model) askTeardown() tea.Cmd {
 	pgid := g.PGID
 	body := []string{
 		fmt.Sprintf("pgid %d: %s", pgid, command(g)),
-		fmt.Sprintf("%d live members · %s", liveMembers(g), g.Origin),
+		fmt.Sprintf("%s · %s", count(liveMembers(g), "live member"), g.Origin),
 		"",
 		fmt.Sprintf("SIGTERM, wait %s, then SIGKILL until the group is empty.", m.opts.Grace),
 	}

@@ -60,6 +60,9 @@ type Options struct {
 	// Warnings are shown in the event log at start (an API key of an
 	// unusual shape, say).
 	Warnings []string
+	// KeepTerminalSize leaves an attached terminal at the size the attach
+	// gave it; by default detaching gives it back its previous size.
+	KeepTerminalSize bool
 	// Tmux, when sandtop runs inside tmux, also puts a copy in tmux's
 	// paste buffer (TmuxBuffer); nil sends copies by OSC 52 alone.
 	Tmux func(text string) error

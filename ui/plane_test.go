@@ -239,6 +239,9 @@ func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
 	if paused.count("extend 10m0s") != 1 || paused.mutations() != 2 {
 		t.Fatalf(":e2b-extend 10m: %v", paused.calls)
 	}
+	if !strings.HasPrefix(m.status, "extended ") {
+		t.Fatalf("status after an extend: %q", m.status)
+	}
 	press(t, m, "c", "3", "enter", "E")
 	if !strings.Contains(m.status, "only E2B") {
 		t.Fatalf("E on a sandbox with no provider: %q", m.status)
@@ -262,5 +265,20 @@ func TestWarningsAreLogged(t *testing.T) {
 	m, _, _, _ := newPlaneModel(t, func(o *Options) { o.Warnings = []string{"E2B_API_KEY does not look like an E2B key"} })
 	if v := viewOf(m); !strings.Contains(v, "does not look like an E2B key") {
 		t.Fatalf("the warning is not in the event log:\n%s", v)
+	}
+}
+
+// A paused sandbox is listed as paused, even when a dial from before the
+// pause failed: it is not unreachable.
+func TestPausedSandboxIsNotListedUnreachable(t *testing.T) {
+	m, _, _, _ := newPlaneModel(t)
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	m.ctxs[1].sum.err = errors.New("dial tcp: connection refused")
+	m.ctxs[1].state = openFailed
+	press(t, m, "c")
+	for _, line := range strings.Split(viewOf(m), "\n") {
+		if strings.Contains(line, "p3q9") && strings.Contains(line, "unreachable") {
+			t.Fatalf("paused sandbox listed unreachable: %q", line)
+		}
 	}
 }

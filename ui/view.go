@@ -55,6 +55,8 @@ func (m *Model) draw() string {
 	}
 	if m.lay.zoomed {
 		parts = append(parts, m.viewDetail())
+	} else if m.lay.stacked {
+		parts = append(parts, m.viewTree(), m.viewTerminals(), m.viewDetail(), m.viewEvents())
 	} else {
 		left := m.viewTree() + "\n" + m.viewTerminals()
 		parts = append(parts, joinH(left, m.viewDetail()), m.viewEvents())
