@@ -74,6 +74,9 @@ func (p *prompt) setFilter(m *Model, text string) tea.Cmd {
 
 func (p *prompt) view(m *Model, w, h int) string {
 	hint := "  " + m.keyOf(m.keys.Open) + " keep · " + m.keyOf(m.keys.Back) + " clear"
+	if p.kind == promptFilter {
+		hint += " · " + filterHelp
+	}
 	if p.kind == promptSave {
 		hint = "  " + m.keyOf(m.keys.Open) + " save · " + m.keyOf(m.keys.Back) + " cancel"
 	}

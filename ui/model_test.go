@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,11 +68,55 @@ func TestFilterNarrowsTheTreeAndEscClears(t *testing.T) {
 		t.Fatalf("esc in the list should clear the filter, rows = %d", len(m.cur.tree.rows))
 	}
 	press(t, m, "/")
-	typeText(t, m, "!sandtop")
+	typeText(t, m, "!make")
 	for _, r := range m.cur.tree.rows {
-		if r.kind == rowGroup && r.group.Origin == OriginSandtop {
+		if r.kind == rowGroup && r.group.PGID == 4100 {
 			t.Fatalf("inverse filter kept pgid %d", r.group.PGID)
 		}
+	}
+}
+
+// The filter looks at pgid, tag and command only, with a regex and a
+// fuzzy mode.
+func TestFilterMatchesPgidTagAndCommandOnly(t *testing.T) {
+	m, _ := newTestModel(t, 160, 50)
+	pgids := func(filter string) []int {
+		t.Helper()
+		m.cur.tree.filter = filter
+		m.cur.tree.rebuild()
+		var out []int
+		for _, r := range m.cur.tree.rows {
+			if r.kind == rowGroup {
+				out = append(out, r.group.PGID)
+			}
+		}
+		return out
+	}
+	cases := []struct {
+		filter string
+		want   string
+	}{
+		{"sandtop", "[4100]"}, // its tag; not every group whose origin is sandtop
+		{"agent", "[4200]"},   // the tag dsh:agent-7, not the origin "agent"
+		{"running", "[]"},     // nor the state
+		{"4400", "[4400]"},    // the pgid
+		{"SLEEP", "[4123]"},   // the command, any case
+		{"re:^sleep [0-9]+$", "[4123]"},
+		{"re:^(vim|make)", "[4100 4400]"},
+		{"~slp6", "[4123]"}, // fuzzy: s-l-p-6 in order in "sleep 600"
+		{"~ptnhttp", "[4200]"},
+		{"!re:^(vim|make)", "[4123 4200 4300 4500 4600]"},
+	}
+	for _, c := range cases {
+		if got := fmt.Sprint(pgids(c.filter)); got != c.want {
+			t.Errorf("filter %q kept %s, want %s", c.filter, got, c.want)
+		}
+	}
+	if got := pgids("re:(sleep"); len(got) != 0 || m.cur.tree.filterErr == nil {
+		t.Fatalf("a bad regex kept %v, error %v", got, m.cur.tree.filterErr)
+	}
+	if v := viewOf(m); !strings.Contains(v, "bad regex") {
+		t.Fatalf("a bad regex is not said on screen")
 	}
 }
 

@@ -116,6 +116,9 @@ func (m *Model) viewTree() string {
 	}
 	if sb.tree.filter != "" {
 		title += " · filter " + m.st.match.Render(sb.tree.filter)
+		if err := sb.tree.filterErr; err != nil {
+			title += " " + m.st.danger.Render("bad regex: "+safetext.Line(err.Error()))
+		}
 	}
 	if n := len(sb.marks); n > 0 {
 		title += " · " + m.st.marked.Render(fmt.Sprintf("%d marked", n))
