@@ -33,6 +33,9 @@ func TestGoldenViews(t *testing.T) {
 		"bulk_preview": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "space", "space", "X")
 		},
+		"describe": func(t *testing.T, m *Model, src *fakeSource) {
+			press(t, m, "j", "j", "j", "j", "d") // 4200, an agent's group
+		},
 		"help": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "?")
 		},

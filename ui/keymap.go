@@ -23,6 +23,7 @@ type KeyMap struct {
 	// Resume, Extend and SandboxLogs act on an E2B sandbox's provider.
 	Resume, Extend, SandboxLogs    key.Binding
 	Run, NewTerminal               key.Binding
+	Describe                       key.Binding // a group's full facts
 	Follow, SearchNext, SearchPrev key.Binding
 	Zoom, Back, Quit               key.Binding
 	// The output pane: wrap or scroll sideways, arrival times, copy (OSC
@@ -67,6 +68,7 @@ func DefaultKeyMap() KeyMap {
 		SandboxLogs:  b("L", "sandbox log (E2B)", "L"),
 		Help:         b("?", "help", "?"),
 		Run:          b("r", "run", "r"),
+		Describe:     b("d", "describe (full command, state dir, members)", "d"),
 		NewTerminal:  b("t", "terminal", "t"),
 		Follow:       b("f", "follow (the newest output)", "f"),
 		SearchNext:   b("n", "next match", "n"),
@@ -103,6 +105,7 @@ var keyFields = map[string]func(*KeyMap) *key.Binding{
 	"contexts": func(k *KeyMap) *key.Binding { return &k.Contexts }, "resume": func(k *KeyMap) *key.Binding { return &k.Resume },
 	"extend": func(k *KeyMap) *key.Binding { return &k.Extend }, "sandbox_logs": func(k *KeyMap) *key.Binding { return &k.SandboxLogs },
 	"help": func(k *KeyMap) *key.Binding { return &k.Help }, "run": func(k *KeyMap) *key.Binding { return &k.Run },
+	"describe":     func(k *KeyMap) *key.Binding { return &k.Describe },
 	"new_terminal": func(k *KeyMap) *key.Binding { return &k.NewTerminal }, "follow": func(k *KeyMap) *key.Binding { return &k.Follow },
 	"search_next": func(k *KeyMap) *key.Binding { return &k.SearchNext }, "search_prev": func(k *KeyMap) *key.Binding { return &k.SearchPrev },
 	"zoom": func(k *KeyMap) *key.Binding { return &k.Zoom }, "back": func(k *KeyMap) *key.Binding { return &k.Back },

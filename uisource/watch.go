@@ -87,7 +87,8 @@ func toUI(s seam.Snapshot) ui.Snapshot {
 			tag = user // a terminal's group: its tag as ls shows it, not the marker
 		}
 		ug := ui.Group{PGID: g.Pgid, SID: g.Sid, LeaderPID: g.LeaderPid, Tag: tag, Origin: originOf(g.Origin),
-			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members), Stuck: g.Stuck}
+			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members), Stuck: g.Stuck,
+			ID: g.ID, StateDir: g.StateDir, Supervisor: g.Supervisor, Problem: g.Problem}
 		if g.ExitCode != nil {
 			ug.Exit = &ui.ExitStatus{Code: *g.ExitCode}
 			if g.Signal != "" {
