@@ -96,7 +96,9 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 	}
 	// The rule runs to the pane's edge and no further, so it never ends
 	// cut short with an ellipsis.
-	status = fit(status, max(0, w-4))
+	if ansi.StringWidth(status) > w-4 {
+		status = fit(status, max(0, w-4))
+	}
 	rest := max(0, w-4-ansi.StringWidth(status))
 	lines = append(lines, st.border.Render(strings.Repeat("─", 2))+" "+status+" "+st.border.Render(strings.Repeat("─", rest)))
 	switch {
