@@ -2,6 +2,7 @@ package ui
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -90,5 +91,31 @@ func TestSaveGoesToTheExportsDirectory(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
 		t.Fatalf("saves wrote into the working directory: %v", entries)
+	}
+}
+
+// TmuxBuffer puts the text in the paste buffer of the tmux sandtop runs
+// in (found through $TMUX, as tmux itself finds it).
+func TestTmuxBufferFillsTmuxsPasteBuffer(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("no tmux")
+	}
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tmux := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tmux("new-session", "-d", "-x", "80", "-y", "24", "sleep 60")
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
+	t.Setenv("TMUX", sock+",0,0")
+	if err := TmuxBuffer("first line\nsecond line\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := tmux("show-buffer"); got != "first line\nsecond line\n" {
+		t.Fatalf("tmux buffer = %q", got)
 	}
 }
