@@ -30,14 +30,14 @@ func (m *Model) copyOutput() tea.Cmd {
 	text := strings.Join(lines, "\n") + "\n"
 	n := fmt.Sprintf("%d line%s", len(lines), plural(len(lines)))
 	report := func() tea.Msg {
-		return exportDoneMsg{what: "sent " + n + " to the terminal's clipboard (OSC 52; the terminal may ignore it)"}
+		return exportDoneMsg{what: "sent " + n + " to the terminal's clipboard (OSC 52; it may ignore it)"}
 	}
 	if m.opts.Tmux != nil {
 		report = func() tea.Msg {
 			if err := m.opts.Tmux(text); err != nil {
 				return exportDoneMsg{what: "sent " + n + " to the terminal's clipboard (OSC 52); tmux's buffer refused them: " + err.Error()}
 			}
-			return exportDoneMsg{what: "copied " + n + " to tmux's paste buffer (prefix ] pastes) and sent them to the terminal's clipboard (OSC 52)"}
+			return exportDoneMsg{what: "copied " + n + " to tmux's buffer (prefix ]) and the terminal's clipboard (OSC 52)"}
 		}
 	}
 	return tea.Batch(tea.SetClipboard(text), report)

@@ -56,7 +56,7 @@ func TestCopyInsideTmuxAlsoFillsItsBuffer(t *testing.T) {
 	if buffer != "first line\nsecond line\n" {
 		t.Fatalf("tmux buffer = %q", buffer)
 	}
-	if !strings.Contains(m.status, "tmux's paste buffer") || !strings.Contains(m.status, "OSC 52") {
+	if !strings.Contains(m.status, "tmux's buffer (prefix ])") || !strings.Contains(m.status, "OSC 52") {
 		t.Fatalf("status = %q", m.status)
 	}
 }
