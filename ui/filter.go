@@ -15,7 +15,7 @@ import (
 //
 //	text      a case-insensitive substring (the default)
 //	re:EXPR   a regular expression, case-insensitive
-//	~TEXT     fuzzy: TEXT's letters in order, as fzf matches
+//	-f TEXT   fuzzy: TEXT's letters in order, as fzf matches (k9s's form)
 //	!…        any of the above, inverted
 type groupFilter struct {
 	match  func(field string) bool
@@ -25,7 +25,7 @@ type groupFilter struct {
 
 const (
 	filterRegexPrefix = "re:"
-	filterFuzzyPrefix = "~"
+	filterFuzzyPrefix = "-f "
 )
 
 func compileFilter(text string) groupFilter {
@@ -41,7 +41,7 @@ func compileFilter(text string) groupFilter {
 		}
 		f.match = re.MatchString
 	case strings.HasPrefix(text, filterFuzzyPrefix):
-		pattern := strings.TrimPrefix(text, filterFuzzyPrefix)
+		pattern := strings.TrimSpace(strings.TrimPrefix(text, filterFuzzyPrefix))
 		f.match = func(field string) bool { return len(fuzzy.Find(pattern, []string{field})) > 0 }
 	default:
 		lower := strings.ToLower(text)
@@ -66,4 +66,4 @@ func (f groupFilter) matches(g *Group) bool {
 }
 
 // filterHelp is the filter prompt's reminder of its modes.
-const filterHelp = "re: regex · ~ fuzzy · ! not"
+const filterHelp = "re: regex · -f fuzzy · ! not"

@@ -103,8 +103,8 @@ func TestFilterMatchesPgidTagAndCommandOnly(t *testing.T) {
 		{"SLEEP", "[4123]"},   // the command, any case
 		{"re:^sleep [0-9]+$", "[4123]"},
 		{"re:^(vim|make)", "[4100 4400]"},
-		{"~slp6", "[4123]"}, // fuzzy: s-l-p-6 in order in "sleep 600"
-		{"~ptnhttp", "[4200]"},
+		{"-f slp6", "[4123]"}, // fuzzy: s-l-p-6 in order in "sleep 600"
+		{"-f ptnhttp", "[4200]"},
 		{"!re:^(vim|make)", "[4123 4200 4300 4500 4600]"},
 	}
 	for _, c := range cases {
