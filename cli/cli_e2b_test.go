@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -14,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/teatest"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
@@ -23,6 +23,7 @@ import (
 	"sandtop/config"
 	"sandtop/themes"
 	"sandtop/ui"
+	"sandtop/ui/screentest"
 )
 
 // An E2B team on loopback: the fake control plane, a running sandbox whose
@@ -185,16 +186,16 @@ func watchTeam(t *testing.T, team *e2bTeam, watch, planeEvery, metricsEvery time
 	m := ui.NewModel(ui.Options{Contexts: contexts, Theme: themes.MustLoad("dark"), PlaneRefresh: planeEvery, MetricsRefresh: metricsEvery})
 	defer m.Close()
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(140, 40))
+	scr := screentest.New(tm.Output(), 140, 40)
 	screen := func(want string) {
 		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(want)) },
-			teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+		scr.Wait(t, 30*time.Second, want)
 	}
 	keys := func(ks ...string) {
 		for _, k := range ks {
-			msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+			msg := tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
 			if k == "enter" {
-				msg = tea.KeyMsg{Type: tea.KeyEnter}
+				msg = tea.KeyPressMsg{Code: tea.KeyEnter}
 			}
 			tm.Send(msg)
 		}
@@ -279,7 +280,7 @@ func watchTeam(t *testing.T, team *e2bTeam, watch, planeEvery, metricsEvery time
 	}
 	keys("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*ui.Model)
-	if v := final.View(); !strings.Contains(v, "night-job") || strings.Contains(v, "⏸ paused") {
+	if v := ansi.Strip(final.View().Content); !strings.Contains(v, "night-job") || strings.Contains(v, "⏸ paused") {
 		t.Fatalf("after the resume the header should show the running sandbox:\n%s", v)
 	}
 }

@@ -188,6 +188,8 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 type tuiFlags struct {
 	theme string
 	mouse bool
+	// keepTermSize leaves attached terminals at the size the TUI gave them.
+	keepTermSize bool
 	// printContexts (hidden --print-contexts) prints the sandboxes the TUI
 	// would open, as JSON, instead of opening it: how the binary's tests
 	// check which sandboxes the target flags chose without a terminal.
@@ -197,6 +199,7 @@ type tuiFlags struct {
 func (t *tuiFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.theme, "theme", "", "colour theme (dark, light, high-contrast)")
 	fs.BoolVar(&t.mouse, "mouse", false, "capture the mouse (wheel scrolling; disables the terminal's own selection)")
+	fs.BoolVar(&t.keepTermSize, "keep-term-size", false, "leave a terminal at the TUI's size after detaching (by default it gets its previous size back)")
 	fs.BoolVar(&t.printContexts, "print-contexts", false, "print the sandboxes the TUI would open, as JSON, and exit")
 	_ = fs.MarkHidden("print-contexts")
 }

@@ -107,6 +107,11 @@ type Group struct {
 	// Stuck is why the group looks stuck ("waiting for input", "idle
 	// 12m", …), as the source judged it; empty when it does not.
 	Stuck string
+	// ID and StateDir name the state directory the group published
+	// (empty when nobody did); Supervisor is what supervises it ("shim",
+	// "wrapper", …; empty when unknown); Problem says why its published
+	// state could not be read. The describe view shows them.
+	ID, StateDir, Supervisor, Problem string
 }
 
 // ExitStatus is how a leader ended.

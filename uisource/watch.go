@@ -82,8 +82,13 @@ func toUI(s seam.Snapshot) ui.Snapshot {
 		if g.Pgid <= 1 {
 			continue
 		}
-		ug := ui.Group{PGID: g.Pgid, SID: g.Sid, LeaderPID: g.LeaderPid, Tag: g.Tag, Origin: originOf(g.Origin),
-			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members), Stuck: g.Stuck}
+		tag := g.Tag
+		if user, ok := seam.TerminalUserTag(tag); ok {
+			tag = user // a terminal's group: its tag as ls shows it, not the marker
+		}
+		ug := ui.Group{PGID: g.Pgid, SID: g.Sid, LeaderPID: g.LeaderPid, Tag: tag, Origin: originOf(g.Origin),
+			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members), Stuck: g.Stuck,
+			ID: g.ID, StateDir: g.StateDir, Supervisor: g.Supervisor, Problem: g.Problem}
 		if g.ExitCode != nil {
 			ug.Exit = &ui.ExitStatus{Code: *g.ExitCode}
 			if g.Signal != "" {
