@@ -153,12 +153,22 @@ func (b *bench) sdkCompare(mib, n int) error {
 	}
 	var results []sdkResult
 	for _, envd := range kinds {
+		// Each half on a fresh daemon, so that neither's memory figures
+		// carry what the other left.
 		d, err := b.startSDKDaemon(envd)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "sdk: %s on %s\n", d.name, d.url)
-		r, err := b.sdkMeasure(node, sdkdir, d, mib, n)
+		r, err := b.sdkScale(node, sdkdir, d, n)
+		d.stop()
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.name, err)
+		}
+		if d, err = b.startSDKDaemon(envd); err != nil {
+			return err
+		}
+		err = b.sdkStream(node, sdkdir, d, mib, &r)
 		d.stop()
 		if err != nil {
 			return fmt.Errorf("%s: %w", d.name, err)
@@ -214,10 +224,9 @@ func (b *bench) sdkCompare(mib, n int) error {
 
 func mibOf(kb int) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
 
-// sdkMeasure drives one fresh daemon through the SDK.
-func (b *bench) sdkMeasure(node, sdkdir string, d *sdkDaemon, mib, n int) (sdkResult, error) {
-	r := sdkResult{name: d.name}
-	pid := d.cmd.Process.Pid
+// sdkEnv is the SDK scripts' environment for d, with room for n
+// background commands.
+func sdkEnv(d *sdkDaemon, n int) []string {
 	env := append(os.Environ(), "E2B_SANDBOX_URL="+d.url, "E2B_DEBUG=true",
 		"E2B_ENVD_RPC_CONNECTIONS="+strconv.Itoa(n+200))
 	if os.Geteuid() == 0 {
@@ -226,11 +235,17 @@ func (b *bench) sdkMeasure(node, sdkdir string, d *sdkDaemon, mib, n int) (sdkRe
 		// on the machine at hand (a version manager's rehash, say).
 		env = append(env, "SDKTEST_USER=nobody")
 	}
+	return env
+}
 
-	// Scale: scale.mjs prints a line per phase and waits on stdin once
-	// the n run, while the daemon's figures and `sandtop ls` are read. It
-	// runs first, on the fresh daemon, so that its "before" is not what
-	// streaming left.
+// sdkScale drives a fresh daemon through the SDK's scale script.
+func (b *bench) sdkScale(node, sdkdir string, d *sdkDaemon, n int) (sdkResult, error) {
+	r := sdkResult{name: d.name}
+	pid := d.cmd.Process.Pid
+	env := sdkEnv(d, n)
+
+	// scale.mjs prints a line per phase and waits on stdin once the n
+	// run, while the daemon's figures and `sandtop ls` are read.
 	cmd := exec.Command(node, "scale.mjs", strconv.Itoa(n))
 	cmd.Dir, cmd.Env = sdkdir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -303,7 +318,14 @@ func (b *bench) sdkMeasure(node, sdkdir string, d *sdkDaemon, mib, n int) (sdkRe
 	time.Sleep(time.Until(killed.Add(65 * time.Second)))
 	r.rssR = procStatus(pid, "VmRSS:")
 	_ = cmd.Wait()
-	// Streaming: three runs, the median's time, the SDK's CPU and the
+	return r, nil
+}
+
+// sdkStream streams mib MiB of zeros to the SDK from a fresh daemon.
+func (b *bench) sdkStream(node, sdkdir string, d *sdkDaemon, mib int, r *sdkResult) error {
+	pid := d.cmd.Process.Pid
+	env := sdkEnv(d, 0)
+	// Three runs, the median's time, the SDK's CPU and the
 	// daemon's peak RSS over all three.
 	var times, cpus []time.Duration
 	peak := 0
@@ -317,11 +339,11 @@ func (b *bench) sdkMeasure(node, sdkdir string, d *sdkDaemon, mib, n int) (sdkRe
 		out, err := cmd.Output()
 		stop()
 		if err != nil {
-			return r, fmt.Errorf("node stream.mjs: %v: %s", err, strings.TrimSpace(stderr.String()))
+			return fmt.Errorf("node stream.mjs: %v: %s", err, strings.TrimSpace(stderr.String()))
 		}
 		var res struct{ Ms float64 }
 		if err := json.Unmarshal(out, &res); err != nil || res.Ms <= 0 {
-			return r, fmt.Errorf("node stream.mjs said %q", out)
+			return fmt.Errorf("node stream.mjs said %q", out)
 		}
 		times = append(times, time.Duration(res.Ms*float64(time.Millisecond)))
 		cpus = append(cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
@@ -329,8 +351,7 @@ func (b *bench) sdkMeasure(node, sdkdir string, d *sdkDaemon, mib, n int) (sdkRe
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
 	r.stream, r.streamSDKCPU, r.streamRSS = p50(times), p50(cpus), peak
-
-	return r, nil
+	return nil
 }
 
 // sampleRSS records pid's largest VmRSS into peak until the returned stop
