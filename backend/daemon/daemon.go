@@ -30,6 +30,11 @@ const (
 	// process's subscribers, so a process never holds more than
 	// ReplayBytes+lagWindow of output however much it writes.
 	lagWindow = 4 << 20
+	// plainLagWindow is lagWindow for a process started without a shim
+	// (E2B's SDK starts every command so): envd's own readers trail its
+	// processes by no more than one 32 KiB read, and a JSON client costs
+	// several copies of whatever it has not read yet.
+	plainLagWindow = 1 << 20
 )
 
 // Config configures a Daemon. The zero value is usable except for RuntimeRoot.

@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -444,9 +443,8 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 // maxSpliceFrame bounds one spliced frame: the pipe of a fast stream.
 const maxSpliceFrame = MaxOutputFrame
 
-// MaxOutputFrame bounds the output in one frame the shim sends live (and
-// in one read of the daemon's own pumps): larger frames cost fewer round
-// trips on every hop to the client.
+// MaxOutputFrame bounds the output in one frame the shim sends live:
+// larger frames cost fewer round trips on every hop to the client.
 const MaxOutputFrame = 4 * FastReadSize
 
 // A fast stream that caught up with its program finds a few KiB in the
@@ -474,48 +472,8 @@ func gather(avail int, inq func() (int, error)) int {
 	return avail
 }
 
-// Pending waits until the pipe behind rc holds output or is at its end,
-// gathers a little more if it holds only a few KiB (see gatherBytes), and
-// returns how many bytes it holds. When it had to read to tell an empty
-// pipe from its end, what it read is in buf[:n] instead (with io.EOF at
-// the end, or the error). It is for the pipe of a fast stream.
-func Pending(rc syscall.RawConn, buf []byte) (avail, n int, err error) {
-	avail, n, err = pending(rc, buf)
-	return gather(avail, func() (now int, err error) {
-		cerr := rc.Control(func(fd uintptr) { now, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
-		if err == nil {
-			err = cerr
-		}
-		return now, err
-	}), n, err
-}
-
-func pending(rc syscall.RawConn, buf []byte) (avail, n int, err error) {
-	cerr := rc.Read(func(fd uintptr) bool {
-		avail, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
-		if err != nil || avail > 0 {
-			return true
-		}
-		n, err = unix.Read(int(fd), buf)
-		switch {
-		case err == unix.EAGAIN || err == unix.EINTR:
-			n, err = 0, nil
-			return false // wait until it is readable
-		case err != nil:
-			n = 0
-		case n == 0:
-			err = io.EOF
-		}
-		return true
-	})
-	if cerr != nil && err == nil {
-		err = cerr // the pipe was closed (see finish)
-	}
-	return avail, n, err
-}
-
 // FastReadSize is the read size, and a quarter of the pipe size, for a
-// stream that has filled its pipe once (the daemon's own pipes do the same).
+// stream that has filled its pipe once.
 const FastReadSize = 256 << 10
 
 // GrowPipe asks for a 1 MiB pipe behind r; a refusal (the user's pipe
