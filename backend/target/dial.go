@@ -10,6 +10,7 @@ import (
 
 	"sandtop/backend/e2b"
 	"sandtop/backend/envd"
+	"sandtop/backend/kube"
 	"sandtop/backend/seam"
 )
 
@@ -39,7 +40,9 @@ func Dial(t Target, opts ...envd.Option) (*envd.Client, error) {
 	if t.User != "" {
 		base = append(base, envd.WithUser(t.User))
 	}
-	if len(t.Headers) > 0 {
+	if t.HTTPClient != nil {
+		base = append(base, envd.WithHTTPClient(t.HTTPClient))
+	} else if len(t.Headers) > 0 {
 		hc, err := headerClient(t.Endpoint, t.Headers)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.Name, err)
@@ -123,7 +126,7 @@ func Open(ctx context.Context, t Target, cfg seam.RuntimeConfig, opts ...envd.Op
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = defaultPollInterval
 	}
-	if cfg.SandboxGone == nil && t.e2b != nil {
+	if cfg.SandboxGone == nil && (t.e2b != nil || t.kube != nil) {
 		cfg.SandboxGone = s.goneRecognizer()
 	}
 	if cfg.Upload == nil {
@@ -142,7 +145,7 @@ func Open(ctx context.Context, t Target, cfg seam.RuntimeConfig, opts ...envd.Op
 // control plane confirms the sandbox is gone; a network fault never counts.
 func (s *Session) goneRecognizer() func(error) bool {
 	return func(err error) bool {
-		if errors.Is(err, e2b.ErrSandboxGone) {
+		if errors.Is(err, e2b.ErrSandboxGone) || errors.Is(err, kube.ErrPodGone) {
 			return true
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
@@ -159,6 +162,9 @@ func (s *Session) Probe(ctx context.Context) (e2b.Liveness, error) {
 	t := s.Target
 	if t.e2b != nil {
 		return t.e2b.Probe(ctx, t.conn)
+	}
+	if t.kube != nil {
+		return kubeProbe(ctx, t)
 	}
 	if err := s.Client.Health(ctx); err != nil {
 		return e2b.Unreachable, fmt.Errorf("target %s: %w", t.Name, err)
