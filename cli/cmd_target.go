@@ -143,11 +143,13 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 		}
 	}
 	if t.tokenFile != "" {
-		if len(t.envds) == 0 {
-			return nil, usagef(errors.New("--token-file goes with --envd (the local sandbox and unix sockets need no token)"))
+		kubeGiven := t.kubeFlags() != nil && t.kubeFlags().given()
+		if len(t.envds) == 0 && !kubeGiven {
+			return nil, usagef(errors.New("--token-file goes with --envd or --kube (the local sandbox and unix sockets need no token)"))
 		}
 		for i := range sels {
-			if sels[i].cfg.EnvdURL != "" && !sels[i].startLocal && slicesContains(t.envds, sels[i].cfg.EnvdURL) {
+			if sels[i].cfg.EnvdURL != "" && !sels[i].startLocal && slicesContains(t.envds, sels[i].cfg.EnvdURL) ||
+				sels[i].expands && sels[i].isKube() {
 				sels[i].cfg.TokenFile = config.ExpandPath(t.tokenFile, cwd())
 			}
 		}
@@ -164,6 +166,9 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 	}
 	seen := map[string]bool{}
 	for i := range sels {
+		if t.user != "" && sels[i].isKube() {
+			return nil, usagef(errors.New("--user does not go with --kube: through the pod proxy the daemon runs processes as its own user"))
+		}
 		if t.user != "" {
 			sels[i].cfg.User = t.user
 		}
@@ -241,6 +246,8 @@ func namedTarget(cfg config.Config, name string) (selection, error) {
 			RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace}
 	case ct.IsE2B():
 		sel.cfg, sel.expands, sel.e2bKeyFile = e2bTargetConfig(ct), ct.E2B == "", ct.E2BAPIKeyFile
+	case ct.Kube != nil:
+		sel.cfg, sel.expands = kubeTargetConfig(ct), true
 	default:
 		sel.cfg = target.Config{EnvdURL: ct.Envd, TokenFile: ct.TokenFile, User: ct.User,
 			RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace}

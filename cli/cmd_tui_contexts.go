@@ -309,6 +309,8 @@ func selKind(sel selection) string {
 	switch {
 	case sel.startLocal || sel.cfg.Local != "":
 		return string(target.KindLocal)
+	case sel.isKube():
+		return string(target.KindKube)
 	case sel.expands || sel.cfg.E2BSandboxID != "":
 		return string(target.KindE2B)
 	}
@@ -324,6 +326,8 @@ func selWhere(sel selection) string {
 		return target.RedactURL(sel.cfg.EnvdURL)
 	case sel.startLocal:
 		return "local daemon"
+	case sel.isKube():
+		return "Kubernetes API server"
 	}
 	return "E2B control plane"
 }

@@ -90,6 +90,11 @@ func (c *Config) resolvePaths(dir string) {
 		t.TokenFile = ExpandPath(t.TokenFile, dir)
 		t.Socket = ExpandPath(t.Socket, dir)
 		t.E2BAPIKeyFile = ExpandPath(t.E2BAPIKeyFile, dir)
+		if t.Kube != nil {
+			k := *t.Kube
+			k.Kubeconfig = ExpandPath(k.Kubeconfig, dir)
+			t.Kube = &k
+		}
 		c.Targets[name] = t
 	}
 }
