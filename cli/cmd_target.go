@@ -139,7 +139,11 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 			return nil, usagef(err)
 		}
 		if ok {
-			sels = append(sels, selection{name: "extension", cfg: c, readOnly: cfg.ReadOnly, expands: true})
+			name := "extension"
+			if c.Kube != nil {
+				name = "kube"
+			}
+			sels = append(sels, selection{name: name, cfg: c, readOnly: cfg.ReadOnly, expands: true})
 		}
 	}
 	if t.tokenFile != "" {

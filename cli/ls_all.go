@@ -95,9 +95,6 @@ func allSandboxes(ctx context.Context, g *globalFlags) ([]sandboxEntry, error) {
 			name := sel.name
 			if name == "extension" {
 				name = "e2b"
-				if sel.isKube() {
-					name = "kube"
-				}
 			}
 			seen[name] = true
 			out = append(out, sandboxEntry{name: name, err: err})

@@ -36,9 +36,15 @@ const EnvRun = "KUBE_TESTENV_RUN"
 type Cluster struct {
 	// Kubeconfig is the administrator's kubeconfig (system:masters).
 	Kubeconfig string
-	Admin      kubernetes.Interface
-	rc         *rest.Config
+	// Context is the kubeconfig's current context.
+	Context string
+	Admin   kubernetes.Interface
+	rc      *rest.Config
 }
+
+// Available says whether a control plane was started for the tests (a
+// test that only adds cases with it says so when it does not).
+func Available() bool { return os.Getenv(EnvRun) != "" }
 
 // Start finds the control plane, or skips the test, loudly, when there is
 // none: .ci/run starts one; locally run scripts/kube-testenv/build.sh and
@@ -58,7 +64,11 @@ func Start(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Cluster{Kubeconfig: kc, Admin: cs, rc: rc}
+	raw, err := clientcmd.LoadFromFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Cluster{Kubeconfig: kc, Context: raw.CurrentContext, Admin: cs, rc: rc}
 }
 
 // Server is the API server's URL.

@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"sandtop/backend/kube"
+	"sandtop/backend/kube/kubetest"
+)
+
+// The shipped binary against a real Kubernetes API server: two pods, each
+// a real "sandtop serve" on this machine's address, found through the API
+// server and reached only through its pod proxy.
+
+// serveAt starts "sandtop serve" on ip (port chosen by the kernel) with
+// token, and returns its HOST:PORT; it is stopped when the test ends.
+func serveAt(t *testing.T, ip, token string) int {
+	t.Helper()
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serve := exec.Command(sandtopBin, "serve", "--listen", ip+":0", "--token-file", tokenFile,
+		"--state-dir", filepath.Join(dir, "state"), "--kill-on-exit")
+	serve.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8"}
+	serve.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	stderr, err := serve.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
+	ready := make(chan int, 1)
+	go func() {
+		re := regexp.MustCompile(`listening on [^ ]+:(\d+),`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				p, _ := strconv.Atoi(m[1])
+				ready <- p
+			}
+		}
+	}()
+	select {
+	case p := <-ready:
+		return p
+	case <-time.After(30 * time.Second):
+		t.Fatal("sandtop serve did not say where it listens")
+	}
+	return 0
+}
+
+type kubeBench struct {
+	kc  *kubetest.Cluster
+	ns  string
+	env []string
+}
+
+func (b *kubeBench) run(t *testing.T, args ...string) result {
+	t.Helper()
+	return sandtopEnv(t, b.env, args...)
+}
+
+func (b *kubeBench) must(t *testing.T, args ...string) string {
+	t.Helper()
+	r := b.run(t, args...)
+	if r.code != 0 {
+		t.Fatalf("sandtop %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+func (b *kubeBench) start(t *testing.T, pod string, argv ...string) int {
+	t.Helper()
+	out := b.must(t, append([]string{"run", "--kube=" + pod, "--namespace", b.ns, "--"}, argv...)...)
+	var pid, pgid int
+	if _, err := fmt.Sscanf(out, "pid %d pgid %d", &pid, &pgid); err != nil {
+		t.Fatalf("run printed %q: %v", out, err)
+	}
+	return pgid
+}
+
+// newKubeBench makes a namespace with the two agent pods, their daemons
+// and the token Secret their annotation names.
+func newKubeBench(t *testing.T) *kubeBench {
+	kc := kubetest.Start(t)
+	ip := kubetest.HostIP(t)
+	ns := kc.Namespace(t)
+	const token = "kube-bench-token"
+	kc.Secret(t, ns, "sandtop-token", token)
+	for _, name := range []string{"agent-1", "agent-2"} {
+		port := serveAt(t, ip, token)
+		kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: name, IP: ip, Port: port,
+			Labels:      map[string]string{"app": "agent"},
+			Annotations: map[string]string{kube.TokenSecretAnnotation: "sandtop-token"}})
+	}
+	env := append(append([]string{}, testEnv...), "KUBECONFIG="+kc.Kubeconfig, "SANDTOP_TARGET=")
+	return &kubeBench{kc: kc, ns: ns, env: env}
+}
+
+func TestKubePodsThroughTheAPIServer(t *testing.T) {
+	b := newKubeBench(t)
+	ns := b.ns
+	one := b.start(t, "agent-1", "sh", "-c", "echo from-one; exec sleep 300")
+	two := b.start(t, "agent-2", "sh", "-c", "echo from-two; exec sleep 300")
+
+	// ls -A: both pods' groups, the pod in the SANDBOX column.
+	out := b.must(t, "ls", "-A", "--kube", "--selector", "app=agent")
+	for _, want := range []string{
+		fmt.Sprintf(`(?m)^kube:%s/agent-1 +%d +running `, ns, one),
+		fmt.Sprintf(`(?m)^kube:%s/agent-2 +%d +running `, ns, two),
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Fatalf("ls -A --kube --selector app=agent lacks %s:\n%s", want, out)
+		}
+	}
+	var all allListDoc
+	if err := json.Unmarshal([]byte(b.must(t, "ls", "-A", "--kube", "--selector", "app=agent", "-o", "json")), &all); err != nil {
+		t.Fatal(err)
+	}
+	pods := 0
+	for _, sb := range all.Sandboxes {
+		if sb.Kube != nil && sb.Kube.Namespace == ns {
+			pods++
+			if sb.State != sandboxListed || sb.Kube.Phase != "Running" || sb.Kube.Node != "node-a" || sb.Sandbox != "kube:"+ns+"/"+sb.Kube.Pod {
+				t.Fatalf("pod row %+v %+v", sb, *sb.Kube)
+			}
+		}
+	}
+	if pods != 2 {
+		t.Fatalf("ls -A -o json lists %d pods of %s: %+v", pods, ns, all.Sandboxes)
+	}
+
+	// The TUI would open both pods.
+	var ctxs contextsDoc
+	if err := json.Unmarshal([]byte(b.must(t, "--kube", "--namespace", ns, "--print-contexts")), &ctxs); err != nil {
+		t.Fatal(err)
+	}
+	if len(ctxs.Contexts) != 2 || ctxs.Contexts[0].Name != "kube:"+ns+"/agent-1" || ctxs.Contexts[1].Kind != "kube" {
+		t.Fatalf("--print-contexts: %+v", ctxs)
+	}
+
+	// logs -f follows a group's output through the proxy to its end.
+	ticks := b.start(t, "agent-2", "sh", "-c", "for i in 1 2 3; do echo tick $i; sleep 0.3; done")
+	if out := b.must(t, "logs", "-f", "--kube=agent-2", "--namespace", ns, strconv.Itoa(ticks)); out != "tick 1\ntick 2\ntick 3\n" {
+		t.Fatalf("logs -f printed %q", out)
+	}
+	// A terminal, attached to through the proxy.
+	out = b.must(t, "term", "--kube=agent-1", "--namespace", ns, "--", "sh", "-c", "echo in-the-pod; sleep 2")
+	var tpid int
+	if _, err := fmt.Sscanf(out, "terminal pid %d", &tpid); err != nil {
+		t.Fatalf("term printed %q", out)
+	}
+	if out := b.must(t, "attach", "--kube=agent-1", "--namespace", ns, strconv.Itoa(tpid)); !strings.Contains(out, "in-the-pod") {
+		t.Fatalf("attach printed %q", out)
+	}
+
+	// kill POD/PGID ends the group in that pod only.
+	b.must(t, "kill", "--kube", "--namespace", ns, "--selector", "app=agent", "--grace", "2s", "agent-1/"+strconv.Itoa(one))
+	doc := decodeList(t, b.must(t, "ls", "--kube=agent-1", "--namespace", ns, "-o", "json"))
+	if g, ok := findGroup(doc, one); !ok || g.State != "settled" {
+		t.Fatalf("after kill agent-1/%d: %+v", one, doc.Groups)
+	}
+	doc = decodeList(t, b.must(t, "ls", "--kube=agent-2", "--namespace", ns, "-o", "json"))
+	if g, ok := findGroup(doc, two); !ok || g.State != "running" {
+		t.Fatalf("agent-2's group after killing agent-1's: %+v", doc.Groups)
+	}
+	// The same by the name ls -A prints, with no kube flag at all.
+	if out := b.must(t, "logs", fmt.Sprintf("kube:%s/agent-2/%d", ns, two)); !strings.Contains(out, "from-two") {
+		t.Fatalf("logs kube:NS/POD/PGID printed %q", out)
+	}
+
+	// More than one pod is not a target for a command that works on one.
+	if r := b.run(t, "run", "--kube", "--namespace", ns, "--", "true"); r.code != exitUsage || !strings.Contains(r.stderr, "agent-1") {
+		t.Fatalf("run on two pods: exit %d %s", r.code, r.stderr)
+	}
+	if r := b.run(t, "ls", "--kube=agent-1", "--namespace", ns, "--user", "root"); r.code != exitUsage || !strings.Contains(r.stderr, "--user does not go with --kube") {
+		t.Fatalf("--user with --kube: exit %d %s", r.code, r.stderr)
+	}
+
+	// A pod that is deleted is gone: ls -A no longer lists it, and naming
+	// it says so.
+	b.kc.DeletePod(t, ns, "agent-2")
+	eventually(t, 20*time.Second, "agent-2 to leave ls -A", func() bool {
+		r := b.run(t, "ls", "-A", "--kube", "--namespace", ns, "-o", "json")
+		return r.code == 0 && !strings.Contains(r.stdout, "agent-2")
+	})
+	r := b.run(t, "logs", fmt.Sprintf("kube:%s/agent-2/%d", ns, two))
+	if r.code == 0 || !strings.Contains(r.stderr, "pod is gone") {
+		t.Fatalf("logs in a deleted pod: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// A user who may list pods and read the token, but not use the pod
+// proxy, is told which permission is missing.
+func TestKubeWithoutPodsProxyTheErrorSaysSo(t *testing.T) {
+	b := newKubeBench(t)
+	viewer := b.kc.User(t, b.ns, "viewer", []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
+	})
+	env := append(append([]string{}, b.env...), "KUBECONFIG="+viewer)
+	r := sandtopEnv(t, env, "ls", "--kube=agent-1")
+	if r.code == 0 || !strings.Contains(r.stderr, "pods/proxy") || !strings.Contains(r.stderr, b.ns+"/agent-1") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+		t.Fatalf("ls without pods/proxy: exit %d\n%s", r.code, r.stderr)
+	}
+	// Without the Secret's grant, that is what it says.
+	noSecret := b.kc.User(t, b.ns, "nosecret", []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/proxy"}, Verbs: []string{"get", "create"}},
+	})
+	env = append(append([]string{}, b.env...), "KUBECONFIG="+noSecret)
+	r = sandtopEnv(t, env, "ls", "-A", "--kube", "--namespace", b.ns, "-o", "json")
+	if r.code != 1 || !strings.Contains(r.stdout, "read secret sandtop-token") || !strings.Contains(r.stdout, "forbidden by RBAC") {
+		t.Fatalf("ls -A without get on secrets: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
