@@ -25,17 +25,23 @@ import (
 // server and reached only through its pod proxy.
 
 // serveAt starts "sandtop serve" on ip (port chosen by the kernel) with
-// token, and returns its HOST:PORT; it is stopped when the test ends.
+// token, and returns its port; it is stopped when the test ends.
 func serveAt(t *testing.T, ip, token string) int {
 	t.Helper()
-	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "token")
+	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	serve := exec.Command(sandtopBin, "serve", "--listen", ip+":0", "--token-file", tokenFile,
-		"--state-dir", filepath.Join(dir, "state"), "--kill-on-exit")
-	serve.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8"}
+	return serveTCP(t, nil, "--listen", ip+":0", "--token-file", tokenFile)
+}
+
+// serveTCP starts "sandtop serve" with args (a TCP --listen with port 0)
+// and extra environment, and returns the port it says it listens on.
+func serveTCP(t *testing.T, env []string, args ...string) int {
+	t.Helper()
+	dir := t.TempDir()
+	serve := exec.Command(sandtopBin, append([]string{"serve", "--state-dir", filepath.Join(dir, "state"), "--kill-on-exit"}, args...)...)
+	serve.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8"}, env...)
 	serve.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stderr, err := serve.StderrPipe()
 	if err != nil {
@@ -46,19 +52,25 @@ func serveAt(t *testing.T, ip, token string) int {
 	}
 	t.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
 	ready := make(chan int, 1)
+	said := make(chan string, 1)
 	go func() {
 		re := regexp.MustCompile(`listening on [^ ]+:(\d+),`)
 		sc := bufio.NewScanner(stderr)
+		var all []string
 		for sc.Scan() {
+			all = append(all, sc.Text())
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				p, _ := strconv.Atoi(m[1])
 				ready <- p
 			}
 		}
+		said <- strings.Join(all, "\n")
 	}()
 	select {
 	case p := <-ready:
 		return p
+	case out := <-said:
+		t.Fatalf("sandtop serve %v ended: %s", args, out)
 	case <-time.After(30 * time.Second):
 		t.Fatal("sandtop serve did not say where it listens")
 	}

@@ -92,7 +92,7 @@ func kubeTargetConfig(ct config.Target) target.Config {
 	return target.Config{
 		Kube: &kube.Options{Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace,
 			AllNamespaces: k.AllNamespaces, Selector: k.Selector, TokenSecret: k.TokenSecret, Direct: k.Direct},
-		TokenFile: ct.TokenFile, RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace,
+		TokenFile: ct.TokenFile, CAFile: ct.CAFile, RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace,
 	}
 }
 
@@ -119,6 +119,9 @@ func (t *targetFlags) namedKube(cfg config.Config, name string) (selection, erro
 	}
 	if t.tokenFile != "" {
 		c.TokenFile = config.ExpandPath(t.tokenFile, cwd())
+	}
+	if t.caFile != "" {
+		c.CAFile = config.ExpandPath(t.caFile, cwd())
 	}
 	c.KubePod = name
 	sel.cfg = c

@@ -117,6 +117,9 @@ func (t *targetFlags) namedEnvd(cfg config.Config, name, host string) (selection
 			if t.tokenFile != "" {
 				sel.cfg.TokenFile = config.ExpandPath(t.tokenFile, cwd())
 			}
+			if t.caFile != "" {
+				sel.cfg.CAFile = config.ExpandPath(t.caFile, cwd())
+			}
 			return sel, nil
 		}
 	}

@@ -67,6 +67,9 @@ type Target struct {
 	// TokenFile holds the access token; relative paths are taken from the
 	// config file's directory, "~/" from $HOME.
 	TokenFile string `toml:"token_file"`
+	// CAFile is the CA certificate (PEM) of a daemon that serves its own
+	// TLS (serve --tls-cert), for an https envd or kube's direct dial.
+	CAFile string `toml:"ca_file"`
 	// User picks the unix user processes run as, where the daemon allows.
 	User string `toml:"user"`
 	// ReadOnly, when set, overrides the top-level read_only for this

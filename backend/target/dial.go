@@ -2,6 +2,8 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"sandtop/backend/envd"
 	"sandtop/backend/kube"
 	"sandtop/backend/seam"
+	"sandtop/config"
 )
 
 // Dialing a target, and opening a seam Runtime over it with the target's
@@ -40,9 +43,16 @@ func Dial(t Target, opts ...envd.Option) (*envd.Client, error) {
 	if t.User != "" {
 		base = append(base, envd.WithUser(t.User))
 	}
-	if t.HTTPClient != nil {
+	switch {
+	case t.HTTPClient != nil:
 		base = append(base, envd.WithHTTPClient(t.HTTPClient))
-	} else if len(t.Headers) > 0 {
+	case t.CAFile != "":
+		hc, err := caClient(t.Endpoint, t.CAFile, t.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		base = append(base, envd.WithHTTPClient(hc))
+	case len(t.Headers) > 0:
 		hc, err := headerClient(t.Endpoint, t.Headers)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.Name, err)
@@ -89,6 +99,30 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header[k] = v
 	}
 	return h.next.RoundTrip(r)
+}
+
+// caClient is an HTTPS client that trusts the CA in caFile (and no other),
+// adding hdr to every request.
+func caClient(endpoint, caFile string, hdr http.Header) (*http.Client, error) {
+	if u, err := url.Parse(endpoint); err != nil || u.Scheme != "https" {
+		return nil, fmt.Errorf("--ca-file %s goes with an https:// endpoint, not %s", caFile, RedactURL(endpoint))
+	}
+	pem, err := config.ReadSmallFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("ca file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("ca file %s holds no PEM certificate", caFile)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tr.ForceAttemptHTTP2 = true
+	var rt http.RoundTripper = tr
+	if len(hdr) > 0 {
+		rt = headerTransport{next: tr, hdr: hdr.Clone()}
+	}
+	return &http.Client{Transport: rt}, nil
 }
 
 // Session is an open target: its client and the seam Runtime over it.

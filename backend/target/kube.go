@@ -64,6 +64,7 @@ func KubeTarget(cl *kube.Cluster, cfg Config, p kube.Pod) Target {
 		Kind:           KindKube,
 		Endpoint:       cl.Endpoint(p),
 		HTTPClient:     cl.HTTPClient(),
+		CAFile:         cfg.CAFile,
 		Kube:           &pod,
 		Cwd:            cfg.Cwd,
 		RuntimeRoot:    cfg.RuntimeRoot,

@@ -25,6 +25,9 @@ type Config struct {
 	TokenFile string
 	// Token is an access token already in hand; TokenFile wins over it.
 	Token string
+	// CAFile is --ca-file: the CA of an https daemon's own certificate
+	// (--envd https://..., --kube-direct to pods serving TLS).
+	CAFile string
 	// User picks the sandbox user on --envd and E2B targets; empty means
 	// E2B's default user "user".
 	User string
@@ -112,6 +115,7 @@ func envdTarget(cfg Config) (Target, error) {
 		Kind:           KindEnvd,
 		Endpoint:       strings.TrimRight(u.String(), "/"),
 		Token:          token,
+		CAFile:         cfg.CAFile,
 		User:           cfg.User,
 		Cwd:            cfg.Cwd,
 		RuntimeRoot:    cfg.RuntimeRoot,

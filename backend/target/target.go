@@ -37,6 +37,9 @@ type Target struct {
 	User string
 	// Headers go with every request (E2B's routing headers).
 	Headers http.Header
+	// CAFile is a PEM file of the CA that signed an https endpoint's
+	// certificate (a daemon serving its own TLS), instead of the system's.
+	CAFile string
 	// HTTPClient, when set, carries every request (a pod's daemon is
 	// reached through the API server, with its credentials).
 	HTTPClient *http.Client
