@@ -106,7 +106,7 @@ func TestProxyErrorsNameWhatIsMissing(t *testing.T) {
 	defer srv.Close()
 	hc := &http.Client{Transport: &proxyErrors{next: http.DefaultTransport}}
 	_, err := hc.Get(srv.URL + "/api/v1/namespaces/agents/pods/a-1:49983/proxy/process.Process/List")
-	if err == nil || !strings.Contains(err.Error(), "agents/a-1") || !strings.Contains(err.Error(), "get on pods/proxy") || !strings.Contains(err.Error(), `User "bob"`) {
+	if err == nil || !strings.Contains(err.Error(), "agents/a-1") || !strings.Contains(err.Error(), "get and create on pods/proxy") || !strings.Contains(err.Error(), `User "bob"`) {
 		t.Fatalf("refusal: %v", err)
 	}
 	res, err := hc.Get(srv.URL + "/api/v1/namespaces/agents/pods/a-1:49983/proxy/daemon")

@@ -56,7 +56,7 @@ func proxyRefusal(r *http.Request, code int, st apiStatus) error {
 	msg := strings.TrimSpace(st.Message)
 	switch code {
 	case http.StatusForbidden:
-		return fmt.Errorf("kube: the API server refused the pod proxy to %s: %s (RBAC: the user needs get on pods/proxy)", pod, msg)
+		return fmt.Errorf("kube: the API server refused the pod proxy to %s: %s (RBAC: the user needs get and create on pods/proxy; Connect calls are POSTs)", pod, msg)
 	case http.StatusUnauthorized:
 		return fmt.Errorf("kube: the API server did not accept the kubeconfig's credentials for %s: %s", pod, msg)
 	case http.StatusNotFound:
