@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,10 +15,16 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"sandtop/backend/kube"
 	"sandtop/backend/kube/kubetest"
+	"sandtop/backend/target"
+	"sandtop/config"
+	"sandtop/themes"
+	"sandtop/ui"
 )
 
 // The shipped binary against a real Kubernetes API server: two pods, each
@@ -241,4 +248,46 @@ func TestKubeWithoutPodsProxyTheErrorSaysSo(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "read secret sandtop-token") || !strings.Contains(r.stdout, "forbidden by RBAC") {
 		t.Fatalf("ls -A without get on secrets: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// The TUI opened on the pods: the fleet view lists both with their
+// counts, without visiting either, and a deleted pod turns gone.
+func TestKubeFleetShowsPodsWithCounts(t *testing.T) {
+	b := newKubeBench(t)
+	ns := b.ns
+	b.start(t, "agent-1", "sleep", "300")
+	b.start(t, "agent-2", "sleep", "300")
+	b.start(t, "agent-2", "sleep", "301")
+
+	// What "sandtop --kube --namespace NS --selector app=agent" selects.
+	sel := selection{name: "kube", expands: true, cfg: target.Config{Kube: &kube.Options{
+		Kubeconfig: b.kc.Kubeconfig, Namespace: ns, Selector: "app=agent"}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := &tuiOpener{cfg: config.Defaults()}
+	defer o.closeAll()
+	contexts, _ := o.contexts(ctx, []selection{sel}, 0)
+	if len(contexts) != 2 || contexts[0].Name != "kube:"+ns+"/agent-1" || contexts[1].Summary == nil || contexts[1].Plane == nil {
+		t.Fatalf("contexts: %+v", contexts)
+	}
+	if info := contexts[0].PlaneInfo; info.State != "running" || info.Metadata["node"] != "node-a" || info.Metadata["namespace"] != ns {
+		t.Fatalf("agent-1's plane info: %+v", info)
+	}
+	m := ui.NewModel(ui.Options{Contexts: contexts, Theme: themes.MustLoad("dark"), PlaneRefresh: 300 * time.Millisecond})
+	defer m.Close()
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 30))
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("c")})
+	row := func(pod, state string, groups int) *regexp.Regexp {
+		return regexp.MustCompile(`kube:` + ns + `/` + pod + ` +` + state + ` +- +- +- +` + strconv.Itoa(groups) + ` `)
+	}
+	teatest.WaitFor(t, tm.Output(), func(out []byte) bool {
+		return row("agent-1", "running", 1).Match(out) && row("agent-2", "running", 2).Match(out)
+	}, teatest.WithDuration(60*time.Second), teatest.WithCheckInterval(50*time.Millisecond))
+
+	b.kc.DeletePod(t, ns, "agent-2")
+	teatest.WaitFor(t, tm.Output(), func(out []byte) bool {
+		return regexp.MustCompile(`kube:` + ns + `/agent-2 +gone `).Match(out)
+	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(50*time.Millisecond))
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }

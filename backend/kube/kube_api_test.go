@@ -167,3 +167,39 @@ func TestADeletedPodIsGone(t *testing.T) {
 		t.Fatalf("probe of a replaced pod: %v", err)
 	}
 }
+
+// The watcher follows pods as they start, change phase and go, without
+// being asked again.
+func TestWatcherFollowsPods(t *testing.T) {
+	kc := kubetest.Start(t)
+	ns := kc.Namespace(t)
+	cl := connect(t, kc.Kubeconfig, kube.Options{Namespace: ns, Selector: "app=agent"})
+	w := kube.NewWatcher(cl)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	ref := "kube:" + ns + "/p"
+	waitFor := func(what string, cond func(p kube.Pod, found, known bool) bool) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			ch := w.Changed()
+			p, found, known, _ := w.Get(ref)
+			if cond(p, found, known) {
+				return
+			}
+			select {
+			case <-ch:
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s: %+v found %v known %v", what, p, found, known)
+			}
+		}
+	}
+	waitFor("the first listing", func(_ kube.Pod, found, known bool) bool { return known && !found })
+	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "p", Labels: map[string]string{"app": "agent"}, IP: "192.0.2.30", Port: 49983})
+	waitFor("the pod running", func(p kube.Pod, found, _ bool) bool { return found && p.Phase == "Running" && p.IP == "192.0.2.30" })
+	kc.DeletePod(t, ns, "p")
+	waitFor("the pod gone", func(_ kube.Pod, found, known bool) bool { return known && !found })
+}
