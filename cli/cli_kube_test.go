@@ -297,3 +297,29 @@ func TestKubeFleetShowsPodsWithCounts(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
+
+// Mistakes with the kube flags are one clear line each, with no cluster
+// needed to find them.
+func TestKubeFlagsSayWhatIsWrong(t *testing.T) {
+	home := t.TempDir()
+	env := append(append([]string{}, testEnv...), "HOME="+home, "KUBECONFIG=", "KUBERNETES_SERVICE_HOST=", "SANDTOP_TARGET=")
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"ls", "--kube"}, 1, "no kubeconfig: set KUBECONFIG"},
+		{[]string{"ls", "--kubeconfig", filepath.Join(home, "missing")}, 1, "missing"},
+		{[]string{"ls", "--namespace", "a", "--all-namespaces"}, exitUsage, "give only one"},
+		{[]string{"ls", "--kube="}, exitUsage, "--kube= needs a pod name"},
+		{[]string{"ls", "--kube=p", "--selector", "app=a"}, exitUsage, "--kube=POD names one pod"},
+		{[]string{"ls", "--kube", "--user", "root"}, exitUsage, "--user does not go with --kube"},
+		{[]string{"ls", "--kube", "--selector", "a in (("}, exitUsage, `--selector "a in (("`},
+	}
+	for _, c := range cases {
+		r := sandtopEnv(t, env, c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("sandtop %s: exit %d, want %d and %q:\n%s", strings.Join(c.args, " "), r.code, c.code, c.want, r.stderr)
+		}
+	}
+}

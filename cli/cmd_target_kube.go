@@ -2,9 +2,11 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"sandtop/backend/kube"
 	"sandtop/backend/target"
@@ -64,6 +66,9 @@ func (x *kubeExtension) apply(c *target.Config) (bool, error) {
 		return false, errors.New("--kube=POD names one pod; --selector and --all-namespaces choose several, so give one or the other")
 	}
 	c.KubePod = pod
+	if _, err := labels.Parse(x.selector); err != nil {
+		return false, fmt.Errorf("--selector %q: %w", x.selector, err)
+	}
 	if x.allNamespaces && x.namespace != "" {
 		return false, errors.New("--namespace names one namespace and --all-namespaces every one; give only one")
 	}

@@ -223,7 +223,7 @@ func (c *Cluster) List(ctx context.Context) ([]Pod, error) {
 func (c *Cluster) Get(ctx context.Context, ns, name string) (Pod, error) {
 	pod, err := c.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return Pod{}, fmt.Errorf("pod %s/%s: %w (deleted)", ns, name, ErrPodGone)
+		return Pod{}, fmt.Errorf("pod %s/%s: %w: the API server has no pod of that name", ns, name, ErrPodGone)
 	}
 	if err != nil {
 		return Pod{}, c.apiErr("get pod "+name, ns, err)
