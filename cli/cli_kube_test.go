@@ -165,6 +165,19 @@ func TestKubePodsThroughTheAPIServer(t *testing.T) {
 		t.Fatalf("ls -A -o json lists %d pods of %s: %+v", pods, ns, all.Sandboxes)
 	}
 
+	// A pod that is not running yet is a row of its own, not a failure.
+	b.kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "agent-3", Port: 49983, Phase: "Pending", Labels: map[string]string{"app": "agent"}})
+	out = b.must(t, "ls", "-A", "--kube", "--namespace", ns)
+	if !regexp.MustCompile(`(?m)^kube:` + ns + `/agent-3 +- +pending `).MatchString(out) {
+		t.Fatalf("ls -A with a pending pod:\n%s", out)
+	}
+	b.kc.DeletePod(t, ns, "agent-3")
+	// Inside the cluster, --kube-direct dials the pod itself.
+	doc := decodeList(t, b.must(t, "ls", "--kube=agent-1", "--namespace", ns, "--kube-direct", "-o", "json"))
+	if _, ok := findGroup(doc, one); !ok {
+		t.Fatalf("--kube-direct lists %+v", doc.Groups)
+	}
+
 	// The TUI would open both pods.
 	var ctxs contextsDoc
 	if err := json.Unmarshal([]byte(b.must(t, "--kube", "--namespace", ns, "--print-contexts")), &ctxs); err != nil {
@@ -191,7 +204,7 @@ func TestKubePodsThroughTheAPIServer(t *testing.T) {
 
 	// kill POD/PGID ends the group in that pod only.
 	b.must(t, "kill", "--kube", "--namespace", ns, "--selector", "app=agent", "--grace", "2s", "agent-1/"+strconv.Itoa(one))
-	doc := decodeList(t, b.must(t, "ls", "--kube=agent-1", "--namespace", ns, "-o", "json"))
+	doc = decodeList(t, b.must(t, "ls", "--kube=agent-1", "--namespace", ns, "-o", "json"))
 	if g, ok := findGroup(doc, one); !ok || g.State != "settled" {
 		t.Fatalf("after kill agent-1/%d: %+v", one, doc.Groups)
 	}
@@ -320,6 +333,30 @@ func TestKubeFlagsSayWhatIsWrong(t *testing.T) {
 		r := sandtopEnv(t, env, c.args...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 			t.Errorf("sandtop %s: exit %d, want %d and %q:\n%s", strings.Join(c.args, " "), r.code, c.code, c.want, r.stderr)
+		}
+	}
+}
+
+// A daemon serving TLS (sandtop.dev/scheme: https): the API server speaks
+// TLS to it through the proxy, and --kube-direct with --ca-file dials it.
+func TestKubeTLSDaemon(t *testing.T) {
+	kc := kubetest.Start(t)
+	ip := kubetest.HostIP(t)
+	ns := kc.Namespace(t)
+	dir := t.TempDir()
+	ca, cert, key := writeTLS(t, dir, ip)
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("tls-kube-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := serveTCP(t, nil, "--listen", ip+":0", "--token-file", tokenFile, "--tls-cert", cert, "--tls-key", key)
+	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "tls", IP: ip, Port: port, Annotations: map[string]string{kube.SchemeAnnotation: "https"}})
+	env := append(append([]string{}, testEnv...), "KUBECONFIG="+kc.Kubeconfig, "SANDTOP_TARGET=")
+	for _, extra := range [][]string{nil, {"--kube-direct", "--ca-file", ca}} {
+		args := append([]string{"run", "--wait", "--kube=tls", "--namespace", ns, "--token-file", tokenFile}, extra...)
+		r := sandtopEnv(t, env, append(args, "--", "echo", "tls-pod")...)
+		if r.code != 0 || r.stdout != "tls-pod\n" {
+			t.Fatalf("sandtop %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
 	}
 }

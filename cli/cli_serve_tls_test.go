@@ -17,9 +17,9 @@ import (
 	"time"
 )
 
-// writeTLS writes a CA and a serving certificate for 127.0.0.1 it signed:
-// ca.pem, cert.pem, key.pem in dir.
-func writeTLS(t *testing.T, dir string) (ca, cert, key string) {
+// writeTLS writes a CA and a serving certificate it signed for ips
+// (default 127.0.0.1): ca.pem, cert.pem, key.pem in dir.
+func writeTLS(t *testing.T, dir string, ips ...string) (ca, cert, key string) {
 	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test ca"},
@@ -33,7 +33,7 @@ func writeTLS(t *testing.T, dir string) (ca, cert, key string) {
 	srvKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	srvTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "daemon"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: sanIPs(ips), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		KeyUsage: x509.KeyUsageDigitalSignature}
 	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
 	if err != nil {
@@ -78,4 +78,15 @@ func TestServeTLSWithTokenFromTheEnvironment(t *testing.T) {
 	if r := sandtop(t, "serve", "--listen", "127.0.0.1:0", "--tls-cert", cert); r.code != exitUsage || !strings.Contains(r.stderr, "--tls-key") {
 		t.Fatalf("--tls-cert alone: exit %d %s", r.code, r.stderr)
 	}
+}
+
+func sanIPs(ips []string) []net.IP {
+	if len(ips) == 0 {
+		ips = []string{"127.0.0.1"}
+	}
+	var out []net.IP
+	for _, ip := range ips {
+		out = append(out, net.ParseIP(ip))
+	}
+	return out
 }
