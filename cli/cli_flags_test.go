@@ -112,7 +112,7 @@ func (b *flagBench) addKube(t *testing.T, env []string) {
 	ns := kc.Namespace(t)
 	d := daemontest.StartAt(t, daemon.Config{Env: env, Token: "flags-kube-token"}, kubetest.HostIP(t)+":0")
 	port, _ := strconv.Atoi(d.Addr[strings.LastIndexByte(d.Addr, ':')+1:])
-	kc.Secret(t, ns, "flags-token", d.Token)
+	kc.Secret(t, ns, "flags-token", d.Token, true)
 	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "flags", IP: kubetest.HostIP(t), Port: port,
 		Labels:      map[string]string{"suite": ns},
 		Annotations: map[string]string{kube.TokenSecretAnnotation: "flags-token"}})

@@ -121,7 +121,7 @@ func newKubeBench(t *testing.T) *kubeBench {
 	ip := kubetest.HostIP(t)
 	ns := kc.Namespace(t)
 	const token = "kube-bench-token"
-	kc.Secret(t, ns, "sandtop-token", token)
+	kc.Secret(t, ns, "sandtop-token", token, true)
 	for _, name := range []string{"agent-1", "agent-2"} {
 		port := serveAt(t, ip, token)
 		kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: name, IP: ip, Port: port,

@@ -270,7 +270,11 @@ func printAllTable(w io.Writer, all allListDoc, wide, headers bool, now time.Tim
 		case sandboxUnreachable:
 			fmt.Fprintf(tw, "%s\t-\tunreachable\t%s%s\n", sb.Sandbox, blanks, clip(sb.Error, 120))
 		case sandboxNotRunning:
-			fmt.Fprintf(tw, "%s\t-\t%s\t%s%s\n", sb.Sandbox, strings.ToLower(sb.Kube.Phase), blanks, clip(sb.Error, 120))
+			state := strings.ToLower(sb.Kube.Phase)
+			if sb.Kube.Deleting {
+				state = "terminating"
+			}
+			fmt.Fprintf(tw, "%s\t-\t%s\t%s%s\n", sb.Sandbox, state, blanks, clip(sb.Error, 120))
 		}
 		for _, g := range all.Groups {
 			if g.Sandbox == sb.Sandbox {

@@ -118,8 +118,13 @@ func TestDeployManifestsPassAServerSideDryRun(t *testing.T) {
 				t.Errorf("%s: %s %s: %v", filepath.Base(f), obj.GetKind(), obj.GetName(), err)
 			}
 			kinds[obj.GetKind()] = true
-			if obj.GetKind() == "Pod" {
+			switch obj.GetKind() {
+			case "Pod":
 				checkExamplePod(t, obj)
+			case "Secret":
+				if obj.GetLabels()[kube.TokenLabel] != "true" {
+					t.Errorf("secret %s lacks the %s=true label a pod's annotation needs", obj.GetName(), kube.TokenLabel)
+				}
 			}
 		}
 	}

@@ -39,6 +39,10 @@ const (
 	TokenSecretAnnotation = "sandtop.dev/token-secret"
 	// TokenKey is the Secret's key that holds the token.
 	TokenKey = "token"
+	// TokenLabel must be "true" on a Secret that a pod's annotation names:
+	// a pod's author must not be able to make sandtop read any Secret the
+	// operator can read and send it to that pod.
+	TokenLabel = "sandtop.dev/token"
 	// NamePrefix starts every pod's sandbox name: kube:NAMESPACE/POD.
 	NamePrefix = "kube:"
 )
@@ -323,11 +327,12 @@ func (c *Cluster) HTTPClient() *http.Client {
 }
 
 // Token reads the daemon's token from the Secret the options name, else
-// from the one p's annotation names; "" when neither names one.
+// from the one p's annotation names, which must be labelled TokenLabel;
+// "" when neither names one.
 func (c *Cluster) Token(ctx context.Context, p Pod) (string, error) {
-	name := c.opts.TokenSecret
+	name, fromPod := c.opts.TokenSecret, false
 	if name == "" {
-		name = p.TokenSecret
+		name, fromPod = p.TokenSecret, true
 	}
 	if name == "" {
 		return "", nil
@@ -335,6 +340,10 @@ func (c *Cluster) Token(ctx context.Context, p Pod) (string, error) {
 	s, err := c.cs.CoreV1().Secrets(p.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "", c.apiErr("read secret "+name, p.Namespace, err)
+	}
+	if fromPod && s.Labels[TokenLabel] != "true" {
+		return "", fmt.Errorf("kube: pod %s/%s names secret %s for its token, which is not labelled %s=true; label it (kubectl label secret %s %s=true) or name it with --kube-token-secret",
+			p.Namespace, p.Name, name, TokenLabel, name, TokenLabel)
 	}
 	tok := strings.TrimSpace(string(s.Data[TokenKey]))
 	if tok == "" {

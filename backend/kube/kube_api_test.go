@@ -51,14 +51,14 @@ func connect(t *testing.T, kc string, o kube.Options) *kube.Cluster {
 func TestListFindsTheDaemonPodsTheSelectorMatches(t *testing.T) {
 	kc := kubetest.Start(t)
 	ns := kc.Namespace(t)
-	agent := map[string]string{"app": "agent"}
+	agent := map[string]string{"role": "agent"}
 	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "b", Labels: agent, IP: "192.0.2.10", Port: 49983})
 	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "a", Labels: agent, IP: "192.0.2.11", Port: 49983})
 	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "web", Labels: agent, IP: "192.0.2.12", Port: 80, PortName: "http"})
-	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "other", Labels: map[string]string{"app": "db"}, IP: "192.0.2.13", Port: 49983})
+	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "other", Labels: map[string]string{"role": "db"}, IP: "192.0.2.13", Port: 49983})
 	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "c", Labels: agent, Port: 49983, Phase: "Pending"})
 
-	pods, err := connect(t, kc.Kubeconfig, kube.Options{Namespace: ns, Selector: "app=agent"}).List(context.Background())
+	pods, err := connect(t, kc.Kubeconfig, kube.Options{Namespace: ns, Selector: "role=agent"}).List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestPodProxyCarriesTheTokenNotTheKubeCredentials(t *testing.T) {
 	ns := kc.Namespace(t)
 	ip, port := hostServer(t)
 	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "p", IP: ip, Port: port, Annotations: map[string]string{kube.TokenSecretAnnotation: "daemon-token"}})
-	kc.Secret(t, ns, "daemon-token", "s3cret\n")
+	kc.Secret(t, ns, "daemon-token", "s3cret\n", true)
 	cl := connect(t, kc.Kubeconfig, kube.Options{Namespace: ns})
 	ctx := context.Background()
 	p, err := cl.Get(ctx, ns, "p")
@@ -173,7 +173,7 @@ func TestADeletedPodIsGone(t *testing.T) {
 func TestWatcherFollowsPods(t *testing.T) {
 	kc := kubetest.Start(t)
 	ns := kc.Namespace(t)
-	cl := connect(t, kc.Kubeconfig, kube.Options{Namespace: ns, Selector: "app=agent"})
+	cl := connect(t, kc.Kubeconfig, kube.Options{Namespace: ns, Selector: "role=agent"})
 	w := kube.NewWatcher(cl)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -198,8 +198,32 @@ func TestWatcherFollowsPods(t *testing.T) {
 		}
 	}
 	waitFor("the first listing", func(_ kube.Pod, found, known bool) bool { return known && !found })
-	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "p", Labels: map[string]string{"app": "agent"}, IP: "192.0.2.30", Port: 49983})
+	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "p", Labels: map[string]string{"role": "agent"}, IP: "192.0.2.30", Port: 49983})
 	waitFor("the pod running", func(p kube.Pod, found, _ bool) bool { return found && p.Phase == "Running" && p.IP == "192.0.2.30" })
 	kc.DeletePod(t, ns, "p")
 	waitFor("the pod gone", func(_ kube.Pod, found, known bool) bool { return known && !found })
+}
+
+// A pod's annotation cannot make sandtop read just any Secret and hand
+// it to the pod: only one labelled as a sandtop token. The operator's own
+// --kube-token-secret needs no label.
+func TestAPodNamesOnlyALabelledTokenSecret(t *testing.T) {
+	kc := kubetest.Start(t)
+	ns := kc.Namespace(t)
+	kc.Secret(t, ns, "db-password", "hunter2", false)
+	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "p", IP: "192.0.2.40", Port: 49983, Annotations: map[string]string{kube.TokenSecretAnnotation: "db-password"}})
+	ctx := context.Background()
+	cl := connect(t, kc.Kubeconfig, kube.Options{Namespace: ns})
+	p, err := cl.Get(ctx, ns, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cl.Token(ctx, p)
+	if err == nil || tok != "" || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "not labelled sandtop.dev/token=true") {
+		t.Fatalf("an unlabelled secret named by the pod: %q, %v", tok, err)
+	}
+	tok, err = connect(t, kc.Kubeconfig, kube.Options{Namespace: ns, TokenSecret: "db-password"}).Token(ctx, p)
+	if err != nil || tok != "hunter2" {
+		t.Fatalf("the operator's secret: %q, %v", tok, err)
+	}
 }

@@ -41,13 +41,26 @@ func kubeTargets(ctx context.Context, cfg Config) ([]Target, error) {
 			return nil, err
 		}
 	}
+	// Pods of a namespace share their Secret: each is read once.
+	type read struct {
+		token string
+		err   error
+	}
+	secrets := map[string]read{}
 	out := make([]Target, 0, len(pods))
 	for _, p := range pods {
 		t := KubeTarget(cl, cfg, p)
 		if t.Err == nil {
 			t.Token = fileToken
 			if t.Token == "" {
-				t.Token, t.Err = cl.Token(ctx, p)
+				key := p.Namespace + "/" + cfg.Kube.TokenSecret + "/" + p.TokenSecret
+				r, ok := secrets[key]
+				if !ok {
+					if r.token, r.err = cl.Token(ctx, p); r.err == nil {
+						secrets[key] = r // an error names its pod: asked again
+					}
+				}
+				t.Token, t.Err = r.token, r.err
 			}
 		}
 		out = append(out, t)

@@ -83,9 +83,11 @@ func (c *Cluster) Namespace(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		// No controllers run here: the pods go first, then the namespace
-		// (whose finalizer nothing would run) is simply left behind.
-		_ = c.Admin.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		// No kubelet runs here to finish a graceful delete: a pod deleted
+		// with a grace period would stay, terminating, for ever. The
+		// namespace itself (whose finalizer nothing would run) is left.
+		zero := int64(0)
+		_ = c.Admin.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
 	})
 	return name
 }
@@ -161,10 +163,14 @@ func (c *Cluster) DeletePod(t testing.TB, ns, name string) {
 	}
 }
 
-// Secret stores the daemon's token under key "token".
-func (c *Cluster) Secret(t testing.TB, ns, name, token string) {
+// Secret stores the daemon's token under key "token", labelled as a
+// sandtop token (so a pod's annotation may name it) when labelled is true.
+func (c *Cluster) Secret(t testing.TB, ns, name, token string, labelled bool) {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: map[string]string{"token": token}}
+	if labelled {
+		s.Labels = map[string]string{"sandtop.dev/token": "true"}
+	}
 	if _, err := c.Admin.CoreV1().Secrets(ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
