@@ -20,7 +20,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -126,7 +125,7 @@ func ParseRef(ref, defaultNS string) (ns, name string, err error) {
 type Cluster struct {
 	opts Options
 	rc   *rest.Config
-	cs   kubernetes.Interface
+	core core
 	// proxy is the API server's HTTP client with refusals made readable,
 	// for the pod proxy.
 	proxy     *http.Client
@@ -168,7 +167,7 @@ func Connect(opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
-	cs, err := kubernetes.NewForConfigAndClient(rc, hc)
+	cc2, err := newCore(rc, hc)
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
@@ -177,7 +176,7 @@ func Connect(opts Options) (*Cluster, error) {
 	if ctxName == "" {
 		ctxName = raw.CurrentContext
 	}
-	c := &Cluster{opts: opts, rc: rc, cs: cs, namespace: ns, context: ctxName, selector: sel}
+	c := &Cluster{opts: opts, rc: rc, core: cc2, namespace: ns, context: ctxName, selector: sel}
 	c.proxy = &http.Client{Transport: &proxyErrors{next: hc.Transport}}
 	return c, nil
 }
@@ -202,13 +201,10 @@ func (c *Cluster) Context() string { return c.context }
 // Options are what the cluster was connected with.
 func (c *Cluster) Options() Options { return c.opts }
 
-// Clientset is the typed client, for what this package does not wrap.
-func (c *Cluster) Clientset() kubernetes.Interface { return c.cs }
-
 // List lists the pods that run sandtop's daemon, by namespace and name.
 // Pods the selector matches that have no daemon port are left out.
 func (c *Cluster) List(ctx context.Context) ([]Pod, error) {
-	list, err := c.cs.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: c.selector.String()})
+	list, err := c.core.listPods(ctx, c.namespace, metav1.ListOptions{LabelSelector: c.selector.String()})
 	if err != nil {
 		return nil, c.apiErr("list pods", c.namespace, err)
 	}
@@ -225,7 +221,7 @@ func (c *Cluster) List(ctx context.Context) ([]Pod, error) {
 // Get reads one pod. A pod that does not exist, or runs no daemon, is an
 // error wrapping ErrPodGone.
 func (c *Cluster) Get(ctx context.Context, ns, name string) (Pod, error) {
-	pod, err := c.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	pod, err := c.core.getPod(ctx, ns, name)
 	if apierrors.IsNotFound(err) {
 		return Pod{}, fmt.Errorf("pod %s/%s: %w: the API server has no pod of that name", ns, name, ErrPodGone)
 	}
@@ -337,7 +333,7 @@ func (c *Cluster) Token(ctx context.Context, p Pod) (string, error) {
 	if name == "" {
 		return "", nil
 	}
-	s, err := c.cs.CoreV1().Secrets(p.Namespace).Get(ctx, name, metav1.GetOptions{})
+	s, err := c.core.getSecret(ctx, p.Namespace, name)
 	if err != nil {
 		return "", c.apiErr("read secret "+name, p.Namespace, err)
 	}

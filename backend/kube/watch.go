@@ -92,7 +92,7 @@ func (w *Watcher) Run(ctx context.Context) {
 // relist replaces the pods with a fresh listing; it returns the listing's
 // resource version, where the watch starts.
 func (w *Watcher) relist(ctx context.Context) (string, error) {
-	list, err := w.c.cs.CoreV1().Pods(w.c.namespace).List(ctx, metav1.ListOptions{LabelSelector: w.c.selector.String()})
+	list, err := w.c.core.listPods(ctx, w.c.namespace, metav1.ListOptions{LabelSelector: w.c.selector.String()})
 	if err != nil {
 		return "", w.c.apiErr("list pods", w.c.namespace, err)
 	}
@@ -113,7 +113,7 @@ func (w *Watcher) relist(ctx context.Context) (string, error) {
 // normally (the API server closes watches now and then) and a new
 // listing is due.
 func (w *Watcher) follow(ctx context.Context, rv string) error {
-	wi, err := w.c.cs.CoreV1().Pods(w.c.namespace).Watch(ctx, metav1.ListOptions{
+	wi, err := w.c.core.watchPods(ctx, w.c.namespace, metav1.ListOptions{
 		LabelSelector: w.c.selector.String(), ResourceVersion: rv, AllowWatchBookmarks: true,
 	})
 	if err != nil {
