@@ -148,6 +148,10 @@ func TestKubePodsThroughTheAPIServer(t *testing.T) {
 			t.Fatalf("ls -A --kube --selector app=agent lacks %s:\n%s", want, out)
 		}
 	}
+	// Then the pods, as kubectl get pods shows them.
+	if !regexp.MustCompile(`(?m)^SANDBOX +NAMESPACE +POD +PHASE +NODE +AGE\n(.*\n)*kube:` + ns + `/agent-2 +` + ns + ` +agent-2 +Running +node-a +\d+s$`).MatchString(out) {
+		t.Fatalf("ls -A lacks the pods' table:\n%s", out)
+	}
 	var all allListDoc
 	if err := json.Unmarshal([]byte(b.must(t, "ls", "-A", "--kube", "--selector", "app=agent", "-o", "json")), &all); err != nil {
 		t.Fatal(err)

@@ -283,6 +283,7 @@ func printAllTable(w io.Writer, all allListDoc, wide, headers bool, now time.Tim
 		}
 	}
 	tw.Flush()
+	printPods(w, all.Sandboxes, headers, now)
 	if len(all.Terminals) == 0 {
 		return
 	}
@@ -293,6 +294,38 @@ func printAllTable(w io.Writer, all allListDoc, wide, headers bool, now time.Tim
 	}
 	for _, t := range all.Terminals {
 		writeTerminalRow(tw, t, t.Sandbox+"\t")
+	}
+	tw.Flush()
+}
+
+// printPods is a table of the Kubernetes pods among the sandboxes, as
+// kubectl get pods shows them: the sandbox's name, then the pod's
+// namespace, phase (or terminating), node and age. --no-headers leaves it
+// out: a script reads the groups' rows alone.
+func printPods(w io.Writer, sbs []sandboxRow, headers bool, now time.Time) {
+	var pods []sandboxRow
+	for _, sb := range sbs {
+		if sb.Kube != nil {
+			pods = append(pods, sb)
+		}
+	}
+	if len(pods) == 0 || !headers {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "SANDBOX\tNAMESPACE\tPOD\tPHASE\tNODE\tAGE")
+	for _, sb := range pods {
+		k := sb.Kube
+		phase := k.Phase
+		if k.Deleting {
+			phase = "Terminating"
+		}
+		node := k.Node
+		if node == "" {
+			node = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", sb.Sandbox, k.Namespace, k.Pod, phase, node, shortAge(now.Sub(k.Created)))
 	}
 	tw.Flush()
 }
