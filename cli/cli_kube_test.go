@@ -225,6 +225,9 @@ func TestKubePodsThroughTheAPIServer(t *testing.T) {
 	if r := b.run(t, "run", "--kube", "--namespace", ns, "--", "true"); r.code != exitUsage || !strings.Contains(r.stderr, "agent-1") {
 		t.Fatalf("run on two pods: exit %d %s", r.code, r.stderr)
 	}
+	if r := b.run(t, "ls", "--kube", "--namespace", ns, "--selector", "app=nothing"); r.code != 1 || !strings.Contains(r.stderr, "no pod in namespace "+ns+" with labels app=nothing runs sandtop's daemon") {
+		t.Fatalf("ls on no pod: exit %d %s", r.code, r.stderr)
+	}
 	if r := b.run(t, "ls", "--kube=agent-1", "--namespace", ns, "--user", "root"); r.code != exitUsage || !strings.Contains(r.stderr, "--user does not go with --kube") {
 		t.Fatalf("--user with --kube: exit %d %s", r.code, r.stderr)
 	}

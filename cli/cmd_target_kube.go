@@ -135,3 +135,19 @@ func (t *targetFlags) namedKube(cfg config.Config, name string) (selection, erro
 
 // isKube says whether the selection names Kubernetes pods.
 func (s selection) isKube() bool { return s.cfg.Kube != nil }
+
+// noPodErr says that a kube selection found no daemon pod, and where it
+// looked.
+func noPodErr(k *kube.Options) error {
+	where := "the context's namespace"
+	switch {
+	case k.AllNamespaces:
+		where = "any namespace"
+	case k.Namespace != "":
+		where = "namespace " + k.Namespace
+	}
+	if k.Selector != "" {
+		where += " with labels " + k.Selector
+	}
+	return fmt.Errorf("no pod in %s runs sandtop's daemon (a container port named %q, or the %s annotation)", where, kube.PortName, kube.PortAnnotation)
+}
