@@ -130,7 +130,6 @@ type Cluster struct {
 	// for the pod proxy.
 	proxy     *http.Client
 	namespace string // the resolved namespace; "" with AllNamespaces
-	context   string
 	selector  labels.Selector
 }
 
@@ -167,16 +166,11 @@ func Connect(opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
-	cc2, err := newCore(rc, hc)
+	api, err := newCore(rc, hc)
 	if err != nil {
 		return nil, fmt.Errorf("kube: %w", err)
 	}
-	raw, _ := cc.RawConfig()
-	ctxName := opts.Context
-	if ctxName == "" {
-		ctxName = raw.CurrentContext
-	}
-	c := &Cluster{opts: opts, rc: rc, core: cc2, namespace: ns, context: ctxName, selector: sel}
+	c := &Cluster{opts: opts, rc: rc, core: api, namespace: ns, selector: sel}
 	c.proxy = &http.Client{Transport: &proxyErrors{next: hc.Transport}}
 	return c, nil
 }
@@ -191,15 +185,6 @@ func (c *Cluster) DefaultNamespace() string {
 	}
 	return "default"
 }
-
-// Server is the API server's URL.
-func (c *Cluster) Server() string { return c.rc.Host }
-
-// Context is the kubeconfig context in use ("" in-cluster).
-func (c *Cluster) Context() string { return c.context }
-
-// Options are what the cluster was connected with.
-func (c *Cluster) Options() Options { return c.opts }
 
 // List lists the pods that run sandtop's daemon, by namespace and name.
 // Pods the selector matches that have no daemon port are left out.
@@ -309,7 +294,7 @@ func (c *Cluster) Endpoint(p Pod) string {
 	if p.Scheme == "https" {
 		id = "https:" + id
 	}
-	return strings.TrimRight(c.rc.Host, "/") + c.rc.APIPath + "/api/v1/namespaces/" + p.Namespace + "/pods/" + id + "/proxy"
+	return strings.TrimRight(c.rc.Host, "/") + "/api/v1/namespaces/" + p.Namespace + "/pods/" + id + "/proxy"
 }
 
 // HTTPClient carries envd calls to p's daemon: the API server's client
