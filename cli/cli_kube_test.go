@@ -367,3 +367,47 @@ func TestKubeTLSDaemon(t *testing.T) {
 		}
 	}
 }
+
+// The shipped binary's TUI, in tmux, opened with --kube: c shows both
+// pods in the fleet view with their counts.
+func TestKubeTUIInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("SKIPPED: tmux is not installed")
+	}
+	b := newKubeBench(t)
+	ns := b.ns
+	b.start(t, "agent-1", "sleep", "300")
+	b.start(t, "agent-2", "sleep", "300")
+	b.start(t, "agent-2", "sleep", "301")
+	server := fmt.Sprintf("sandtop-kube-%d", os.Getpid())
+	tmux := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("tmux", append([]string{"-L", server}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", server, "kill-server").Run() })
+	line := "env -i"
+	for _, kv := range b.env {
+		line += " '" + strings.ReplaceAll(kv, "'", `'\''`) + "'"
+	}
+	line += " " + sandtopBin + " --kube --namespace " + ns + " --selector app=agent"
+	tmux("new-session", "-d", "-x", "150", "-y", "20", "-s", "k", line)
+	screen := func() string { return tmux("capture-pane", "-p", "-t", "k") }
+	eventually(t, 30*time.Second, "the TUI on agent-1", func() bool { return strings.Contains(screen(), "kube:"+ns+"/agent-1") })
+	tmux("send-keys", "-t", "k", "c")
+	rows := regexp.MustCompile(`kube:` + ns + `/agent-1 +running +- +- +- +1 [\s\S]*kube:` + ns + `/agent-2 +running +- +- +- +2 `)
+	deadline := time.Now().Add(60 * time.Second)
+	for !rows.MatchString(screen()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the fleet view does not show both pods with their counts:\n%s", screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tmux("send-keys", "-t", "k", "q")
+	eventually(t, 10*time.Second, "the TUI to exit", func() bool {
+		return exec.Command("tmux", "-L", server, "has-session", "-t", "k").Run() != nil
+	})
+}
