@@ -84,7 +84,7 @@ func allSandboxes(ctx context.Context, g *globalFlags) ([]sandboxEntry, error) {
 		if g.target.user != "" && !sel.isKube() {
 			sel.cfg.User = g.target.user
 		}
-		if sel.isKube() && sel.cfg.Kube.Namespace == "" {
+		if sel.isKube() && sel.cfg.Kube.Namespace == "" && sel.cfg.KubePod == "" {
 			// -A is every namespace too, as kubectl's -A.
 			k := *sel.cfg.Kube
 			k.AllNamespaces = true
