@@ -14,6 +14,8 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
 	"sandtop/backend/e2b/e2bfake"
+	"sandtop/backend/kube"
+	"sandtop/backend/kube/kubetest"
 )
 
 // The shipped binary, every target flag, every command that takes them: each
@@ -93,7 +95,54 @@ func newFlagBench(t *testing.T) *flagBench {
 			{name: "e2b-metadata", args: append([]string{"--e2b-metadata", "suite=flags"}, layout...), want: "e2b:" + flagsSandboxID, who: "e2b", isE2B: true, nameArgs: layout},
 		},
 	}
+	b.addKube(t, base("kube"))
 	return b
+}
+
+// addKube adds a pod behind a real API server's pod proxy, when one runs
+// (scripts/kube-testenv), as a fifth sandbox: --kube, --kube=POD,
+// --selector, --kube-context, --all-namespaces and a config kube target.
+func (b *flagBench) addKube(t *testing.T, env []string) {
+	t.Helper()
+	if !kubetest.Available() {
+		t.Logf("NOT TESTED: the kube target flags: $%s is not set (scripts/kube-testenv)", kubetest.EnvRun)
+		return
+	}
+	kc := kubetest.Start(t)
+	ns := kc.Namespace(t)
+	d := daemontest.StartAt(t, daemon.Config{Env: env, Token: "flags-kube-token"}, kubetest.HostIP(t)+":0")
+	port, _ := strconv.Atoi(d.Addr[strings.LastIndexByte(d.Addr, ':')+1:])
+	kc.Secret(t, ns, "flags-token", d.Token, true)
+	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "flags", IP: kubetest.HostIP(t), Port: port,
+		Labels:      map[string]string{"suite": ns},
+		Annotations: map[string]string{kube.TokenSecretAnnotation: "flags-token"}})
+	// The config gains a kube target; its file is rewritten in place.
+	cfgPath := ""
+	for _, kv := range b.env {
+		if p, ok := strings.CutPrefix(kv, "SANDTOP_CONFIG="); ok {
+			cfgPath = p
+		}
+	}
+	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "[targets.kpods]\nkube = { namespace = %q, selector = \"suite=%s\" }\n", ns, ns)
+	f.Close()
+	b.env = append(b.env, "KUBECONFIG="+kc.Kubeconfig)
+	want := "kube:" + ns + "/flags"
+	for _, w := range []flagWay{
+		{name: "kube", args: []string{"--kube", "--namespace", ns}},
+		{name: "kube=POD", args: []string{"--kube=flags", "--namespace", ns}},
+		{name: "kube=NS/POD", args: []string{"--kube=" + ns + "/flags"}},
+		{name: "selector", args: []string{"--selector", "suite=" + ns, "--namespace", ns}},
+		{name: "kube-context", args: []string{"--kube-context", kc.Context, "--namespace", ns}},
+		{name: "all-namespaces", args: []string{"--all-namespaces", "--selector", "suite=" + ns}},
+		{name: "kube-target", args: []string{"--target", "kpods"}},
+	} {
+		w.want, w.who = want, "kube"
+		b.ways = append(b.ways, w)
+	}
 }
 
 // run runs the binary: args, then the way's flags, in the way's environment.
@@ -157,7 +206,7 @@ func TestEveryTargetFlagOnEveryCommand(t *testing.T) {
 	b := newFlagBench(t)
 	// One sandbox at a time per sandbox (demo replaces its previous run
 	// there), the sandboxes in parallel.
-	for _, who := range []string{"cfg", "sock", "envd", "e2b"} {
+	for _, who := range []string{"cfg", "sock", "envd", "e2b", "kube"} {
 		t.Run(who, func(t *testing.T) {
 			t.Parallel()
 			for _, w := range b.ways {

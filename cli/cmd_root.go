@@ -57,7 +57,9 @@ With no command it opens the TUI. With no target flags the TUI holds the
 embedded local sandbox and every target of the config file (the config's
 default shown first); --target, --socket and --envd (each repeatable) and
 --e2b (every E2B sandbox, running or paused, or --e2b=ID; looking never
-resumes or extends one) name the sandboxes instead.
+resumes or extends one) and --kube (the pods that run sandtop's daemon,
+found and reached through the Kubernetes API server, with --namespace,
+--selector, --kube-context) name the sandboxes instead.
 In the TUI, c or :ctx switches between them. The other commands work on
 one sandbox, except ls -A, which lists every one, and kill, signal and
 logs, which take SANDBOX/PGID for a group elsewhere. A target flag a

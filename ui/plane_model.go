@@ -284,8 +284,9 @@ func (m *Model) planeBadge() string {
 		return st.warning.Render("⏸ paused (" + m.keys.Resume.Help().Key + " resumes)  " + p.info.endText())
 	}
 	s := st.header.Render(p.info.templateName())
-	left := p.info.EndAt.Sub(m.now())
-	if left < timeLeftWarning {
+	// A sandbox with no end time (a Kubernetes pod) has no countdown.
+	if left := p.info.EndAt.Sub(m.now()); p.info.EndAt.IsZero() {
+	} else if left < timeLeftWarning {
 		s += st.header.Render("  ") + st.warning.Render("⚠ "+FormatTimeLeft(left)+" left")
 	} else {
 		s += st.header.Render("  " + FormatTimeLeft(left) + " left")

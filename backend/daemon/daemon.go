@@ -4,6 +4,7 @@
 package daemon
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,9 @@ type Config struct {
 	// request for this long after it was accepted; 0 → 10s.
 	AuthTimeout time.Duration
 	Logger      *slog.Logger // nil → discard
+	// TLS, when set, serves TCP connections over TLS (HTTP/1.1), for
+	// clients that dial the daemon directly rather than through a proxy.
+	TLS *tls.Config
 
 	// ReapAllOrphans makes the daemon reap every child it did not start
 	// itself. Set it only when the daemon owns its OS process (RunServe
