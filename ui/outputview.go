@@ -39,6 +39,9 @@ type outputView struct {
 	wrap       bool // long lines continue on the next rows
 	xoff       int  // cells scrolled to the right when not wrapping
 	timestamps bool // prefix each line with the time it arrived
+	// asReceived is set once some line's time is when it reached the TUI,
+	// the sandbox having kept none: the pane says so.
+	asReceived bool
 
 	query   string
 	matches []int // line indexes containing query
@@ -49,6 +52,30 @@ func newOutputView() outputView { return outputView{follow: true} }
 
 // tabWidth is the distance between tab stops, as terminals set them.
 const tabWidth = 8
+
+// appendPieces adds output read from a stream: times say when its bytes
+// arrived in the sandbox; bytes without a time get now, when they
+// reached the TUI.
+func (o *outputView) appendPieces(data []byte, times []pieceTime, now time.Time) {
+	if len(times) == 0 || times[0].off > 0 {
+		times = append([]pieceTime{{off: 0}}, times...)
+	}
+	for i, t := range times {
+		end := len(data)
+		if i+1 < len(times) {
+			end = times[i+1].off
+		}
+		if t.off >= end {
+			continue
+		}
+		if t.at.IsZero() {
+			o.asReceived = true
+			o.append(data[t.off:end], now)
+		} else {
+			o.append(data[t.off:end], t.at)
+		}
+	}
+}
 
 // append adds raw output bytes that arrived at now.
 func (o *outputView) append(p []byte, now time.Time) {
