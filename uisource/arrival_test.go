@@ -14,6 +14,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"sandtop/backend/daemon"
+	"sandtop/backend/daemontest"
+	"sandtop/backend/seam"
 	"sandtop/themes"
 	"sandtop/ui"
 	"sandtop/ui/screentest"
@@ -107,4 +110,145 @@ func TestOutputPaneShowsWhenEachLineArrived(t *testing.T) {
 	}
 	tm.Send(tea.QuitMsg{})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+// newCompatSource is a source over a stock-envd surface; supervisor is the
+// RuntimeConfig's SupervisorBinary (seam.NoSupervisor: the bash wrapper).
+func newCompatSource(t *testing.T, supervisor string) *backendSource {
+	t.Helper()
+	env := daemontest.Start(t, daemon.Config{Compat: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rt, err := seam.NewRuntime(ctx, env.Client, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: "/tmp",
+		RuntimeRoot: env.RuntimeRoot, SupervisorBinary: supervisor})
+	if err != nil {
+		t.Fatalf("runtime: %v", err)
+	}
+	src, err := New(rt, Options{Name: "test", Cwd: "/tmp", Interval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := src.(*backendSource)
+	t.Cleanup(func() { bs.Close() })
+	return bs
+}
+
+// readPieces reads s until want has appeared, with a deadline.
+func readPieces(t *testing.T, s ui.OutputStream, want string) []ui.OutputPiece {
+	t.Helper()
+	done := make(chan []ui.OutputPiece, 1)
+	go func() {
+		var got []ui.OutputPiece
+		var text strings.Builder
+		for {
+			p, err := s.Next()
+			if len(p.Data) > 0 {
+				got = append(got, ui.OutputPiece{At: p.At, Data: append([]byte(nil), p.Data...)})
+				text.Write(p.Data)
+			}
+			if err != nil || strings.Contains(text.String(), want) {
+				done <- got
+				return
+			}
+		}
+	}()
+	select {
+	case got := <-done:
+		var text strings.Builder
+		for _, p := range got {
+			text.Write(p.Data)
+		}
+		if !strings.Contains(text.String(), want) {
+			t.Fatalf("stream ended without %q: %q", want, text.String())
+		}
+		return got
+	case <-time.After(30 * time.Second):
+		t.Fatalf("timed out waiting for %q", want)
+		return nil
+	}
+}
+
+// groupLeader waits for pgid's row and returns its leader.
+func groupLeader(t *testing.T, src ui.Source, ctx context.Context, pgid int) int {
+	t.Helper()
+	watch, err := src.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := findGroup(nextSnapshotWhere(t, watch, "the group", func(s ui.Snapshot) bool {
+		g := findGroup(s, pgid)
+		return g != nil && g.LeaderPID > 0
+	}), pgid)
+	return g.LeaderPID
+}
+
+// TestOutputWithoutKeptTimesComesUntimed: under the bash wrapper on a
+// stock envd nothing keeps arrival times, so the stream's pieces carry
+// none (the pane stamps them as received and says so).
+func TestOutputWithoutKeptTimesComesUntimed(t *testing.T) {
+	src := newCompatSource(t, seam.NoSupervisor)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pgid, err := src.Spawn(ctx, []string{"sh", "-c", "sleep 1; echo late; exec sleep 60"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
+	s, err := src.Output(ctx, groupLeader(t, src, ctx, pgid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, p := range readPieces(t, s, "late\n") {
+		if !p.At.IsZero() {
+			t.Fatalf("piece %q has a time (%s) though nothing kept one", p.Data, p.At)
+		}
+	}
+}
+
+// TestOutputKeptBySupervisorOnStockEnvdIsTimed: on a stock envd, which
+// keeps no replay, a group under sandtop's standalone supervisor still
+// shows what it wrote before the pane opened, each piece with its time.
+func TestOutputKeptBySupervisorOnStockEnvdIsTimed(t *testing.T) {
+	src := newCompatSource(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := time.Now()
+	pgid, err := src.Spawn(ctx, []string{"sh", "-c", "echo early; exec sleep 60"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
+	leader := groupLeader(t, src, ctx, pgid)
+	// Let "early" be written before the pane opens.
+	rd := src.rt.OutputLog(findStateDir(t, src, ctx, leader))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		segs, err := rd.Next(ctx, false)
+		if err == nil && len(segs) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the group kept no output: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s, err := src.Output(ctx, leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := readPieces(t, s, "early\n")
+	if p := got[0]; string(p.Data) != "early\n" || p.At.Before(before) || p.At.After(time.Now()) {
+		t.Fatalf("first piece %q at %s: want early, timed when it was written", p.Data, p.At)
+	}
+}
+
+func findStateDir(t *testing.T, src *backendSource, ctx context.Context, leader int) string {
+	t.Helper()
+	g, ok := src.groupOf(ctx, leader)
+	if !ok || g.stateDir == "" {
+		t.Fatalf("no state directory for leader %d", leader)
+	}
+	return g.stateDir
 }
