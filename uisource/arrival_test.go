@@ -2,6 +2,7 @@ package uisource
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -251,4 +252,76 @@ func findStateDir(t *testing.T, src *backendSource, ctx context.Context, leader 
 		t.Fatalf("no state directory for leader %d", leader)
 	}
 	return g.stateDir
+}
+
+// TestOutputGoesLiveWhenTheSpillIsFull: a group whose spill reached its cap
+// keeps writing; the pane's stream says the sandbox keeps no more and goes
+// on with the live output instead of stopping.
+func TestOutputGoesLiveWhenTheSpillIsFull(t *testing.T) {
+	src := newDaemonSource(t).(*backendSource)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	script := `head -c 3000 /dev/zero | tr '\0' x; echo; i=0; while :; do echo tick $i; i=$((i+1)); sleep 0.2; done`
+	h, err := src.rt.Spawn(ctx, seam.SpawnSpec{Argv: []string{"sh", "-c", script}, Cwd: "/tmp", GraceMs: 1000,
+		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(64<<10, 2048), Stderr: seam.OutputCollect(64<<10, 2048)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid := h.Pgid()
+	h.Detach()
+	t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
+	s, err := src.Output(ctx, groupLeader(t, src, ctx, pgid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.(*keptStream); !ok {
+		t.Fatalf("a group with kept, marked output streams as %T", s)
+	}
+	var text strings.Builder
+	noticed := false
+	for _, p := range readPieces(t, s, "tick") {
+		if strings.Contains(string(p.Data), "keeps no more") {
+			noticed = true
+		}
+		if strings.Contains(string(p.Data), "tick") && (!noticed || !p.At.IsZero()) {
+			t.Fatalf("live output %q (at %s) came before the notice or with a kept time", p.Data, p.At)
+		}
+		text.Write(p.Data)
+	}
+	if !strings.HasPrefix(text.String(), strings.Repeat("x", 2048)) || !noticed {
+		t.Fatalf("want the kept 2048 bytes, then the notice, then live output:\n%q", text.String())
+	}
+}
+
+// TestOutputBeyondTheBudgetIsNotReadFromTheStart: a group that kept more
+// than a pane could hold is shown from the daemon's replay, not read back
+// from its first byte.
+func TestOutputBeyondTheBudgetIsNotReadFromTheStart(t *testing.T) {
+	src := newDaemonSource(t).(*backendSource)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pgid, err := src.Spawn(ctx, []string{"sh", "-c", fmt.Sprintf("head -c %d /dev/zero; echo; echo done; exec sleep 60", keptBudget+1)}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
+	leader := groupLeader(t, src, ctx, pgid)
+	dir := findStateDir(t, src, ctx, leader)
+	deadline := time.Now().Add(20 * time.Second)
+	for src.keptFits(ctx, dir) {
+		if time.Now().After(deadline) {
+			t.Fatal("the spill never grew past the budget")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s, err := src.Output(ctx, leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.(*keptStream); ok {
+		t.Fatal("more than the budget kept, yet the stream reads it from the start")
+	}
+	readPieces(t, s, "done\n")
 }

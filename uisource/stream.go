@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path"
 	"strings"
 	"time"
 
 	"sandtop/backend/seam"
 	"sandtop/ui"
+	"sandtop/wrapper"
 )
 
 // Stock envd keeps no output for late subscribers: attaching there shows
@@ -27,14 +29,17 @@ const (
 // the daemon's replay of recent output, then live bytes, without times.
 // Closing it only unsubscribes.
 func (s *backendSource) Output(ctx context.Context, pid int) (ui.OutputStream, error) {
-	if g, ok := s.groupOf(ctx, pid); ok && g.stateDir != "" {
+	if g, ok := s.groupOf(ctx, pid); ok && g.stateDir != "" && s.keptFits(ctx, g.stateDir) {
 		rd := s.rt.OutputLog(g.stateDir)
 		if err := rd.Probe(ctx); err == nil && rd.Marked() {
 			poll := keptPoll
 			if s.compat {
 				poll = keptPollCompat
 			}
-			return newKeptStream(ctx, s.rt.Control(), g.pgid, rd, poll), nil
+			// The live stream carries on where the kept output stops (a
+			// full spill); without it the kept output is all there is.
+			live, _ := s.rt.Output(ctx, pid)
+			return newKeptStream(ctx, s.rt.Control(), g.pgid, rd, poll, live), nil
 		}
 	}
 	r, err := s.rt.Output(ctx, pid)
@@ -45,6 +50,19 @@ func (s *backendSource) Output(ctx context.Context, pid int) (ui.OutputStream, e
 		return ui.ReaderStream(&noticed{Reader: io.MultiReader(strings.NewReader(noReplayOutput), r), Closer: r}), nil
 	}
 	return ui.ReaderStream(r), nil
+}
+
+// keptFits says whether the output kept in stateDir is small enough to
+// read back from its start (keptBudget).
+func (s *backendSource) keptFits(ctx context.Context, stateDir string) bool {
+	var total int64
+	for _, name := range []string{wrapper.StdoutSpillFile, wrapper.StderrSpillFile} {
+		_, size, err := s.rt.Control().ReadRange(ctx, path.Join(stateDir, name), 0, 1)
+		if err == nil {
+			total += size
+		}
+	}
+	return total <= keptBudget
 }
 
 // keptGroup is what Output needs to know of a group to read what it kept.
