@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"strings"
 	"time"
 
@@ -68,34 +69,51 @@ func (o *outputView) appendPieces(data []byte, times []pieceTime, now time.Time)
 		if t.off >= end {
 			continue
 		}
-		if t.at.IsZero() {
+		at := t.at
+		if at.IsZero() {
 			o.asReceived = true
-			o.append(data[t.off:end], now)
-		} else {
-			o.append(data[t.off:end], t.at)
+			at = now
 		}
+		o.split(data[t.off:end], at)
 	}
+	o.settle()
 }
 
 // append adds raw output bytes that arrived at now.
 func (o *outputView) append(p []byte, now time.Time) {
+	o.split(p, now)
+	o.settle()
+}
+
+// split adds bytes that arrived at at, line by line: a line has the time
+// of its first byte. It scans each byte once, however many lines come.
+func (o *outputView) split(p []byte, at time.Time) {
 	if len(o.partial) == 0 {
-		o.partAt = now
+		o.partAt = at
 	}
-	o.partial = append(o.partial, p...)
-	for {
-		i := strings.IndexByte(string(o.partial), '\n')
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			break
+			o.partial = append(o.partial, p...)
+			return
 		}
-		raw := o.partial[:i]
+		raw := p[:i]
+		if len(o.partial) > 0 {
+			raw = append(o.partial, raw...)
+		}
 		l := o.sanitize(raw, true)
 		l.at = o.partAt
 		o.lines = append(o.lines, l)
 		o.bytes += len(l.text)
-		o.partial = append([]byte(nil), o.partial[i+1:]...)
-		o.partAt = now
+		o.partial = o.partial[:0] // sanitize copied what it kept
+		o.partAt = at
+		p = p[i+1:]
 	}
+}
+
+// settle bounds the lines and keeps the search and the tail in view
+// after new output.
+func (o *outputView) settle() {
 	o.trim()
 	if o.query != "" {
 		o.research()

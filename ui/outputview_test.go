@@ -131,3 +131,28 @@ func TestPumpKeepsTimesAcrossAFloodCut(t *testing.T) {
 		t.Fatalf("after the cut: %d bytes, dropped %d, times %+v", len(data), dropped, times)
 	}
 }
+
+// BenchmarkOutputAppendTimedPieces: a frame's worth of kept output, 1 MiB
+// in 100-byte lines, as one untimed piece or as a timed piece per line.
+func BenchmarkOutputAppendTimedPieces(b *testing.B) {
+	line := strings.Repeat("x", 99) + "\n"
+	data := []byte(strings.Repeat(line, 10486))
+	t0 := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	timed := make([]pieceTime, 0, 10486)
+	for i := range 10486 {
+		timed = append(timed, pieceTime{off: i * len(line), at: t0.Add(time.Duration(i) * time.Millisecond)})
+	}
+	for _, c := range []struct {
+		name  string
+		times []pieceTime
+	}{{"untimed", nil}, {"per_line", timed}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				o := newOutputView()
+				o.setHeight(40)
+				o.appendPieces(data, c.times, t0)
+			}
+		})
+	}
+}
