@@ -29,9 +29,9 @@ const (
 // the daemon's replay of recent output, then live bytes, without times.
 // Closing it only unsubscribes.
 func (s *backendSource) Output(ctx context.Context, pid int) (ui.OutputStream, error) {
-	if g, ok := s.groupOf(ctx, pid); ok && g.stateDir != "" && s.keptFits(ctx, g.stateDir) {
+	if g, ok := s.groupOf(ctx, pid); ok && g.stateDir != "" {
 		rd := s.rt.OutputLog(g.stateDir)
-		if err := rd.Probe(ctx); err == nil && rd.Marked() {
+		if err := rd.Probe(ctx); err == nil && rd.Marked() && s.keptFits(ctx, g.stateDir) {
 			poll := keptPoll
 			if s.compat {
 				poll = keptPollCompat
