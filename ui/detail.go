@@ -30,8 +30,8 @@ type detail struct {
 	term *termPane
 
 	cancel context.CancelFunc
-	reader io.ReadCloser // group output
-	conn   TerminalConn  // terminal
+	reader OutputStream // group output
+	conn   TerminalConn // terminal
 	input  *inputQueue
 	pump   *pump
 	ended  bool
@@ -167,7 +167,7 @@ func (m *Model) onOutputOpened(msg outputOpenedMsg) tea.Cmd {
 		return nil
 	}
 	m.detail.reader = msg.r
-	m.detail.pump = startPump(msg.r, m.wake, nil)
+	m.detail.pump = startOutputPump(msg.r, m.wake)
 	return m.armFrame()
 }
 
@@ -214,12 +214,12 @@ func (m *Model) drainStreams() tea.Cmd {
 	if d.pump == nil {
 		return nil
 	}
-	data, dropped, done, err := d.pump.take()
+	data, times, dropped, done, err := d.pump.take()
 	if dropped > 0 {
 		m.cur.events.add(m.now(), levelWarn, "output flood: skipped %d bytes to stay live", dropped)
 	}
 	if len(data) > 0 {
-		d.out.append(data, m.now())
+		d.out.appendPieces(data, times, m.now())
 	}
 	var cmds []tea.Cmd
 	if werr := d.input.failure(); werr != nil && !d.ended {

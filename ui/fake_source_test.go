@@ -71,10 +71,10 @@ func (f *fakeSource) conn(pid int) *fakeConn {
 	return f.conns[pid]
 }
 
-func (f *fakeSource) Output(_ context.Context, pid int) (io.ReadCloser, error) {
+func (f *fakeSource) Output(_ context.Context, pid int) (OutputStream, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return io.NopCloser(strings.NewReader(f.outputs[pid])), nil
+	return ReaderStream(io.NopCloser(strings.NewReader(f.outputs[pid]))), nil
 }
 
 func (f *fakeSource) Signal(_ context.Context, pgid int, sig syscall.Signal) error {

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"io"
 	"syscall"
 	"time"
 
@@ -95,7 +94,7 @@ type openDetailMsg struct{ gen int }
 
 type outputOpenedMsg struct {
 	gen int
-	r   io.ReadCloser
+	r   OutputStream
 	err error
 }
 

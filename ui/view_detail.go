@@ -85,7 +85,12 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 		status += st.muted.Render(fmt.Sprintf(" · col %d", o.xoff+1))
 	}
 	if o.timestamps {
-		status += st.muted.Render(" · times")
+		if o.asReceived {
+			// The sandbox kept no arrival times for some of this output.
+			status += st.muted.Render(" · times as received")
+		} else {
+			status += st.muted.Render(" · times")
+		}
 	}
 	if o.query != "" {
 		cur := 0

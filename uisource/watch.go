@@ -48,7 +48,9 @@ func (s *backendSource) Watch(ctx context.Context) (<-chan ui.Snapshot, error) {
 		defer close(out)
 		defer w.Close()
 		for snap := range w.C() {
-			if !sendSnapshot(ctx, out, toUI(snap)) {
+			us := toUI(snap)
+			s.remember(us)
+			if !sendSnapshot(ctx, out, us) {
 				return
 			}
 		}
