@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/backend/shim"
 )
 
 // The CLI tests run the real sandtop binary against one private local
@@ -24,6 +26,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The in-process daemons (daemontest) start this test binary as their
+	// shims.
+	shim.RunIfSubcommand()
 	os.Exit(runCLITests(m))
 }
 

@@ -38,10 +38,10 @@ import (
 // Subcommand is the hidden first argument that makes the executable a shim.
 const Subcommand = "__sandtop-shim"
 
-// Any binary that links the daemon can serve as its shim (the sandtop
-// executable, and test binaries that run a daemon in-process, since the
-// daemon starts /proc/self/exe): the dispatch happens before main.
-func init() {
+// shimSubcommand runs the shim, or the stand-in for a program that could
+// not be executed, when the executable was started as one; see
+// RunIfSubcommand.
+func shimSubcommand() {
 	if len(os.Args) > 1 && os.Args[1] == Subcommand {
 		os.Exit(Main())
 	}
