@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"sandtop/testwait"
 )
 
 // ptyOutput collects what the attached sandtop writes to its terminal.
@@ -49,13 +51,13 @@ func TestAttachThroughAPTYTypesSeesEchoAndDetaches(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	eventually(t, 20*time.Second, "the detach hint", func() bool { return strings.Contains(seen.String(), "detach with ctrl+]") })
+	testwait.For(t, 20*time.Second, "the detach hint", func() bool { return strings.Contains(seen.String(), "detach with ctrl+]") })
 	// $((6*7)) proves the remote shell evaluated what we typed rather than
 	// the terminal echoing it back.
 	if _, err := tty.Write([]byte("echo attached-$((6*7))\r")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the remote shell's answer", func() bool { return strings.Contains(seen.String(), "attached-42") })
+	testwait.For(t, 20*time.Second, "the remote shell's answer", func() bool { return strings.Contains(seen.String(), "attached-42") })
 	if _, err := tty.Write([]byte{0x1d}); err != nil { // Ctrl-]
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func TestAttachThroughAPTYTypesSeesEchoAndDetaches(t *testing.T) {
 		t.Fatalf("attach did not detach on Ctrl-]\n%s", seen.String())
 	}
 	// The copier may still be draining the PTY after the process exited.
-	eventually(t, 10*time.Second, "the detach message", func() bool { return strings.Contains(seen.String(), "keeps running") })
+	testwait.For(t, 10*time.Second, "the detach message", func() bool { return strings.Contains(seen.String(), "keeps running") })
 	// Detaching left the shell running.
 	found := false
 	for _, term := range listJSON(t).Terminals {

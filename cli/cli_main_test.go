@@ -155,15 +155,3 @@ func findGroup(doc listDoc, pgid int) (listGroup, bool) {
 	}
 	return listGroup{}, false
 }
-
-// eventually polls cond every 50 ms until it holds or within passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // serve used to filter its children's environment with a deny pattern
@@ -34,7 +36,7 @@ func TestServeKeepsSecretsFromChildrenAndItsOwnEnviron(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
-	eventually(t, 20*time.Second, "the daemon's socket", func() bool {
+	testwait.For(t, 20*time.Second, "the daemon's socket", func() bool {
 		_, err := os.Stat(sock)
 		return err == nil
 	})

@@ -16,6 +16,7 @@ import (
 
 	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
+	"sandtop/testwait"
 )
 
 // startChildDaemon re-executes the test binary as a standalone daemon and
@@ -37,7 +38,7 @@ func startChildDaemon(b testing.TB) (*envd.Client, int) {
 		_ = cmd.Wait()
 	})
 	sock := filepath.Join(state, "d.sock")
-	eventually(b, 20*time.Second, "the child daemon's socket", func() bool {
+	testwait.For(b, 20*time.Second, "the child daemon's socket", func() bool {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
 			c.Close()
