@@ -153,6 +153,8 @@ func startCompatServe(t *testing.T) string {
 	t.Helper()
 	addr := freeLoopbackAddr(t)
 	cmd := exec.Command(sandtopBin, "serve", "--compat", "envd", "--listen", addr, "--state-dir", t.TempDir())
+	// Ends with the test binary (SIGTERM, so it cleans up), even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Env = testEnv
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,6 +41,8 @@ func TestAttachThroughAPTYTypesSeesEchoAndDetaches(t *testing.T) {
 		t.Fatalf("term printed %q: %v", out, err)
 	}
 	cmd := exec.Command(sandtopBin, "attach", itoa(pid))
+	// Dies with the test binary, even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = testEnv
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 30, Cols: 100})
 	if err != nil {

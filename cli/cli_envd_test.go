@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +37,8 @@ func startRealEnvd(t *testing.T) string {
 	}
 	_, port, _ := net.SplitHostPort(freeLoopbackAddr(t))
 	cmd := exec.Command(bin, "-isnotfc", "-port", port)
+	// Dies with the test binary, even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,6 +60,8 @@ func sandtopMerged(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sandtopBin, args...)
+	// Dies with the test binary, even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = testEnv
 	var both bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &both, &both

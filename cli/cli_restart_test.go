@@ -157,6 +157,8 @@ func testDaemonRestart(t *testing.T, sig syscall.Signal) {
 	// the new daemon received), then live lines.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	follow := exec.CommandContext(ctx, sandtopBin, "logs", "-f", strconv.Itoa(writer))
+	// Dies with the test binary, even when go test's timeout kills it.
+	follow.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	follow.Env = s.env
 	out, _ := follow.Output()
 	cancel()

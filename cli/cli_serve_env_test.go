@@ -31,6 +31,8 @@ func TestServeKeepsSecretsFromChildrenAndItsOwnEnviron(t *testing.T) {
 	}
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8"}, secrets...)
 	serve := exec.Command(sandtopBin, "serve", "--listen", "unix:"+sock, "--state-dir", filepath.Join(dir, "state"), "--kill-on-exit")
+	// Ends with the test binary (SIGTERM, so it cleans up), even when go test's timeout kills it.
+	serve.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	serve.Env = env
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)

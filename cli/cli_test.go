@@ -229,7 +229,8 @@ func TestKillEndsAStoppedGroupWithSIGKILL(t *testing.T) {
 func TestSignalRefusesAGroupOutsideTheSandbox(t *testing.T) {
 	t.Parallel()
 	foreign := exec.Command("sleep", "778")
-	foreign.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	foreign.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if err := foreign.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ func startChildDaemon(b testing.TB) (*envd.Client, int) {
 	}
 	b.Cleanup(func() { os.RemoveAll(state) })
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	// Ends with the test binary (SIGTERM, so it cleans up), even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Env = append(os.Environ(), childEnvVar+"="+state)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {

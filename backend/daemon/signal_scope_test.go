@@ -21,7 +21,8 @@ func TestSignalGroupReachesOnlyTheSandboxsGroups(t *testing.T) {
 	// descendant.
 	c, _ := startChildDaemon(t)
 	foreign := exec.Command("sleep", "778")
-	foreign.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	foreign.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if err := foreign.Start(); err != nil {
 		t.Fatal(err)
 	}

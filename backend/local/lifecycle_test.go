@@ -124,7 +124,8 @@ func TestWedgedListenerIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	wedged := exec.Command(sandtopBin, "serve", "--listen", "unix:"+p.Socket(), "--state-dir", p.StateDir)
-	wedged.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	wedged.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if err := wedged.Start(); err != nil {
 		t.Fatal(err)
 	}
