@@ -9,8 +9,8 @@
 // reads, into a bounded ring file, so the program never blocks or gets
 // SIGPIPE. It exits once no process it supervises is left.
 //
-// The program leads its own process group inside the shim's session, so a
-// signal to the group (the published pgid) never reaches the shim.
+// The program leads its own session and process group (pid = pgid = sid),
+// so a signal to the group (the published pgid) never reaches the shim.
 package shim
 
 import (
