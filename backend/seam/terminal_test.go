@@ -530,13 +530,7 @@ func TestTerminalDetachLeavesItRunning(t *testing.T) {
 			if err := term.Write(ctx, []byte("exit\r")); !errors.Is(err, ErrDetached) {
 				t.Fatalf("Write after Detach: %v", err)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for env.rt.Terminals() != 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("the runtime still owns the detached terminal")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			testwait.For(t, 10*time.Second, "the runtime to let go of the detached terminal", func() bool { return env.rt.Terminals() == 0 })
 			// Had the release run, it would have ended the session by now.
 			time.Sleep(300 * time.Millisecond)
 			again, err := env.rt.AttachTerminal(ctx, term.Pid())
