@@ -30,9 +30,14 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"sandtop/backend/shim"
 )
 
 func main() {
+	// The seam it runs in-process may upload this executable as the
+	// supervisor, as sandtop's main does.
+	shim.RunIfSubcommand()
 	levels := flag.String("groups", "250,500,1000", "running-group counts to measure at, ascending")
 	streamMiB := flag.Int("stream-mib", 256, "MiB of zeros streamed through run --wait")
 	spawns := flag.Int("spawns", 200, "spawns timed for the spawn figures")

@@ -16,6 +16,7 @@ import (
 	"sandtop/backend/e2b/e2bfake"
 	"sandtop/backend/kube"
 	"sandtop/backend/kube/kubetest"
+	"sandtop/testwait"
 )
 
 // The shipped binary, every target flag, every command that takes them: each
@@ -178,7 +179,7 @@ func indexOf(xs []string, x string) int {
 func (b *flagBench) list(t *testing.T, w flagWay) listDoc {
 	t.Helper()
 	var doc listDoc
-	eventually(t, time.Minute, "ls "+strings.Join(w.args, " "), func() bool {
+	testwait.For(t, time.Minute, "ls "+strings.Join(w.args, " "), func() bool {
 		var ok bool
 		doc, ok = b.tryList(t, w)
 		return ok
@@ -246,7 +247,7 @@ func checkWay(t *testing.T, b *flagBench, w flagWay) {
 	if _, ok := findGroup(b.list(t, w), pgid); !ok {
 		t.Fatalf("group %d is not in %s", pgid, w.want)
 	}
-	eventually(t, 20*time.Second, "logs of the group", func() bool {
+	testwait.For(t, 20*time.Second, "logs of the group", func() bool {
 		r := b.run(t, w, "logs", strconv.Itoa(pgid))
 		return r.code == 0 && strings.Contains(r.stdout, "who="+w.who)
 	})
@@ -261,7 +262,7 @@ func checkWay(t *testing.T, b *flagBench, w flagWay) {
 		t.Fatalf("describe %d in %s:\n%s", pgid, w.want, out)
 	}
 	b.must(t, w, "signal", "STOP", strconv.Itoa(pgid))
-	eventually(t, 30*time.Second, "the group stopped", func() bool {
+	testwait.For(t, 30*time.Second, "the group stopped", func() bool {
 		doc, ok := b.tryList(t, w)
 		g, found := findGroup(doc, pgid)
 		return ok && found && g.State == "stopped"
@@ -271,7 +272,7 @@ func checkWay(t *testing.T, b *flagBench, w flagWay) {
 	if g, ok := findGroup(b.list(t, w), pgid); ok && g.State != "settled" {
 		t.Fatalf("after kill, group %d is %s", pgid, g.State)
 	}
-	eventually(t, 30*time.Second, "prune --dry-run to offer the group", func() bool {
+	testwait.For(t, 30*time.Second, "prune --dry-run to offer the group", func() bool {
 		r := b.run(t, w, "prune", "--dry-run")
 		return r.code == 0 && strings.Contains(r.stdout, fmt.Sprintf("would remove pgid %d ", pgid))
 	})

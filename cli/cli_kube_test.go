@@ -23,6 +23,7 @@ import (
 	"sandtop/backend/kube/kubetest"
 	"sandtop/backend/target"
 	"sandtop/config"
+	"sandtop/testwait"
 	"sandtop/themes"
 	"sandtop/ui"
 	"sandtop/ui/screentest"
@@ -236,7 +237,7 @@ func TestKubePodsThroughTheAPIServer(t *testing.T) {
 	// A pod that is deleted is gone: ls -A no longer lists it, and naming
 	// it says so.
 	b.kc.DeletePod(t, ns, "agent-2")
-	eventually(t, 20*time.Second, "agent-2 to leave ls -A", func() bool {
+	testwait.For(t, 20*time.Second, "agent-2 to leave ls -A", func() bool {
 		r := b.run(t, "ls", "-A", "--kube", "--namespace", ns, "-o", "json")
 		return r.code == 0 && !strings.Contains(r.stdout, "agent-2")
 	})
@@ -395,7 +396,7 @@ func TestKubeTUIInTmux(t *testing.T) {
 	line += " " + sandtopBin + " --kube --namespace " + ns + " --selector app=agent"
 	tmux("new-session", "-d", "-x", "150", "-y", "20", "-s", "k", line)
 	screen := func() string { return tmux("capture-pane", "-p", "-t", "k") }
-	eventually(t, 30*time.Second, "the TUI on agent-1", func() bool { return strings.Contains(screen(), "kube:"+ns+"/agent-1") })
+	testwait.For(t, 30*time.Second, "the TUI on agent-1", func() bool { return strings.Contains(screen(), "kube:"+ns+"/agent-1") })
 	tmux("send-keys", "-t", "k", "c")
 	rows := regexp.MustCompile(`kube:` + ns + `/agent-1 +running +- +- +- +1 [\s\S]*kube:` + ns + `/agent-2 +running +- +- +- +2 `)
 	deadline := time.Now().Add(60 * time.Second)
@@ -406,7 +407,7 @@ func TestKubeTUIInTmux(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	tmux("send-keys", "-t", "k", "q")
-	eventually(t, 10*time.Second, "the TUI to exit", func() bool {
+	testwait.For(t, 10*time.Second, "the TUI to exit", func() bool {
 		return exec.Command("tmux", "-L", server, "has-session", "-t", "k").Run() != nil
 	})
 }

@@ -9,8 +9,8 @@
 // reads, into a bounded ring file, so the program never blocks or gets
 // SIGPIPE. It exits once no process it supervises is left.
 //
-// The program leads its own process group inside the shim's session, so a
-// signal to the group (the published pgid) never reaches the shim.
+// The program leads its own session and process group (pid = pgid = sid),
+// so a signal to the group (the published pgid) never reaches the shim.
 package shim
 
 import (
@@ -37,10 +37,10 @@ import (
 // Subcommand is the hidden first argument that makes the executable a shim.
 const Subcommand = "__sandtop-shim"
 
-// Any binary that links the daemon can serve as its shim (the sandtop
-// executable, and test binaries that run a daemon in-process, since the
-// daemon starts /proc/self/exe): the dispatch happens before main.
-func init() {
+// shimSubcommand runs the shim, or the stand-in for a program that could
+// not be executed, when the executable was started as one; see
+// RunIfSubcommand.
+func shimSubcommand() {
 	if len(os.Args) > 1 && os.Args[1] == Subcommand {
 		os.Exit(Main())
 	}
