@@ -6,9 +6,13 @@ package main
 import (
 	"os"
 
+	"sandtop/backend/shim"
 	"sandtop/cli"
 )
 
 func main() {
+	// First: started as its own shim or supervisor, the executable is
+	// that and nothing else.
+	shim.RunIfSubcommand()
 	os.Exit(cli.Main(os.Args[1:]))
 }

@@ -7,6 +7,7 @@
 //	go run ./bench                 # the full run: 250, 500 and 1,000 groups
 //	go run ./bench -groups 100     # a quick one
 //	go run ./bench -only fleet     # the TUI on a fake E2B team (fleet.go)
+//	go run ./bench -only sdk -envd-bin ./envd   # E2B's SDK on both daemons (sdk.go)
 package main
 
 import (
@@ -29,15 +30,21 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"sandtop/backend/shim"
 )
 
 func main() {
+	// The seam it runs in-process may upload this executable as the
+	// supervisor, as sandtop's main does.
+	shim.RunIfSubcommand()
 	levels := flag.String("groups", "250,500,1000", "running-group counts to measure at, ascending")
 	streamMiB := flag.Int("stream-mib", 256, "MiB of zeros streamed through run --wait")
 	spawns := flag.Int("spawns", 200, "spawns timed for the spawn figures")
 	watch := flag.Duration("watch", 10*time.Second, "how long the TUI watches at each level")
 	out := flag.String("o", "", "also write the table to this file")
-	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream, fleet, compat (default: all but fleet and compat)")
+	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream, fleet, compat, sdk (default: all but fleet, compat and sdk)")
+	sdkN := flag.Int("sdk-n", 1000, "sdk: background commands E2B's SDK starts, lists and kills on each daemon")
 	flag.StringVar(&envdBin, "envd-bin", os.Getenv("SANDTOP_TEST_ENVD"), "compat: E2B's envd binary (scripts/build-envd.sh; run as root); empty: sandtop serve --compat envd stands in")
 	fleetLevels := flag.String("fleet", "100,300,1000", "fleet: E2B sandbox counts to measure at")
 	flag.IntVar(&fleetOpts.daemons, "fleet-daemons", 4, "fleet: real daemons behind the sandboxes")
@@ -57,6 +64,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: -fleet-daemons, -fleet-idle and -fleet-wait must be positive")
 		os.Exit(2)
 	}
+	sdkCount = *sdkN
 	if err := run(*levels, *streamMiB, *spawns, *watch, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -67,15 +75,19 @@ func main() {
 // compat.
 var only string
 
+// sdkCount is the sdk part's number of background commands (-sdk-n).
+var sdkCount int
+
 // fleetOpts are the fleet part's flags.
 var fleetOpts fleetOptions
 
 // part says whether the named part of the run was asked for. The fleet
-// part (minutes per level, and tmux) and the compat part (a stock envd and
-// a thousand more groups) run only when named.
+// part (minutes per level, and tmux), the compat part (a stock envd and a
+// thousand more groups) and the sdk part (node, and a thousand processes
+// per daemon) run only when named.
 func part(name string) bool {
 	if only == "" {
-		return name != "fleet" && name != "compat"
+		return name != "fleet" && name != "compat" && name != "sdk"
 	}
 	for _, p := range strings.Split(only, ",") {
 		if strings.TrimSpace(p) == name {
@@ -184,6 +196,11 @@ func run(levelList string, streamMiB, spawns int, watch time.Duration, out strin
 			return err
 		}
 		if err := b.sdkFigures(streamMiB); err != nil {
+			return err
+		}
+	}
+	if part("sdk") {
+		if err := b.sdkCompare(streamMiB, sdkCount); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
+	"sandtop/testwait"
 	"sandtop/wrapper"
 )
 
@@ -91,7 +92,7 @@ func agentGroupListedThenKilled(t *testing.T, target []string, endpoint string) 
 	var g listGroup
 	// Until its wrapper calls setsid, the Start's process is still in the
 	// daemon's group, listed as what a plain Start runs (origin envd).
-	eventually(t, 20*time.Second, "the agent's group, published, in ls -o json", func() bool {
+	testwait.For(t, 20*time.Second, "the agent's group, published, in ls -o json", func() bool {
 		var ok bool
 		g, ok = findGroup(decodeList(t, ls("-o", "json")), int(pid))
 		return ok && g.State == "running" && g.Origin != "envd"
@@ -109,7 +110,7 @@ func agentGroupListedThenKilled(t *testing.T, target []string, endpoint string) 
 		t.Fatalf("the provider's Start stream did not end after kill")
 	}
 	if err := syscall.Kill(-int(pid), 0); err == nil {
-		eventually(t, 5*time.Second, "the group empty", func() bool { return !groupHasLiveMember(int(pid)) })
+		testwait.For(t, 5*time.Second, "the group empty", func() bool { return !groupHasLiveMember(int(pid)) })
 	}
 }
 
@@ -152,6 +153,8 @@ func startCompatServe(t *testing.T) string {
 	t.Helper()
 	addr := freeLoopbackAddr(t)
 	cmd := exec.Command(sandtopBin, "serve", "--compat", "envd", "--listen", addr, "--state-dir", t.TempDir())
+	// Ends with the test binary (SIGTERM, so it cleans up), even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Env = testEnv
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

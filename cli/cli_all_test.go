@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"sandtop/backend/target"
+	"sandtop/testwait"
 )
 
 // ls -A and SANDBOX/PGID through the binary: two real daemons as config
@@ -64,7 +65,7 @@ func startServe(t *testing.T, env []string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
-	eventually(t, 20*time.Second, "the daemon's socket", func() bool {
+	testwait.For(t, 20*time.Second, "the daemon's socket", func() bool {
 		_, err := os.Stat(sock)
 		return err == nil
 	})
@@ -171,7 +172,7 @@ func TestLsAllListsEverySandboxAndKillTakesSandboxSlashPGID(t *testing.T) {
 	}
 
 	// logs beta/PGID reads beta's group from alpha's command line.
-	eventually(t, 20*time.Second, "logs beta/PGID", func() bool {
+	testwait.For(t, 20*time.Second, "logs beta/PGID", func() bool {
 		r := sandtopEnv(t, b.env, "logs", "beta/"+itoa(b2))
 		return r.code == 0 && strings.Contains(r.stdout, "from-beta")
 	})
@@ -197,7 +198,7 @@ func TestLsAllListsEverySandboxAndKillTakesSandboxSlashPGID(t *testing.T) {
 
 	// One call, two sandboxes: signal, then kill, each group in its own.
 	b.must(t, "signal", "STOP", "alpha/"+itoa(a1), "beta/"+itoa(b2))
-	eventually(t, 20*time.Second, "both stopped", func() bool {
+	testwait.For(t, 20*time.Second, "both stopped", func() bool {
 		return b.state(t, "alpha", a1) == "stopped" && b.state(t, "beta", b2) == "stopped"
 	})
 	out = b.must(t, "kill", "--grace", "1s", itoa(a1), "beta/"+itoa(b2))
@@ -226,7 +227,7 @@ func TestLsAllListsPausedWithoutDialling(t *testing.T) {
 	// A stock envd's ps may time out on a loaded machine: its row then
 	// says so, and the listing is tried again.
 	var r result
-	eventually(t, time.Minute, "ls -A --e2b to list every sandbox", func() bool {
+	testwait.For(t, time.Minute, "ls -A --e2b to list every sandbox", func() bool {
 		r = sandtopEnv(t, team.env(team.running.Addr), "ls", "-A", "--e2b", "-o", "json")
 		return r.code == 0
 	})

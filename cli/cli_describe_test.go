@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // describe shows one group in full: the whole argv, its working directory,
@@ -22,7 +24,7 @@ func TestDescribeShowsAGroupInFull(t *testing.T) {
 		t.Fatalf("run printed %q: %v", out, err)
 	}
 	var doc describeDoc
-	eventually(t, 15*time.Second, "all three members", func() bool {
+	testwait.For(t, 15*time.Second, "all three members", func() bool {
 		doc = describeDoc{}
 		r := sandtop(t, "describe", "-o", "json", itoa(pgid))
 		if r.code != 0 {
@@ -55,7 +57,7 @@ func TestDescribeShowsAGroupInFull(t *testing.T) {
 		}
 	}
 	mustSandtop(t, "kill", "--grace", "1s", itoa(pgid))
-	eventually(t, 15*time.Second, "the exit facts", func() bool {
+	testwait.For(t, 15*time.Second, "the exit facts", func() bool {
 		text = mustSandtop(t, "describe", itoa(pgid))
 		return describeField(text, "Exit") == "killed by SIGTERM"
 	})

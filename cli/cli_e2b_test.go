@@ -1,21 +1,23 @@
 package cli
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/teatest"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
@@ -23,6 +25,7 @@ import (
 	"sandtop/config"
 	"sandtop/themes"
 	"sandtop/ui"
+	"sandtop/ui/screentest"
 )
 
 // An E2B team on loopback: the fake control plane, a running sandbox whose
@@ -185,16 +188,16 @@ func watchTeam(t *testing.T, team *e2bTeam, watch, planeEvery, metricsEvery time
 	m := ui.NewModel(ui.Options{Contexts: contexts, Theme: themes.MustLoad("dark"), PlaneRefresh: planeEvery, MetricsRefresh: metricsEvery})
 	defer m.Close()
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(140, 40))
+	scr := screentest.New(tm.Output(), 140, 40)
 	screen := func(want string) {
 		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(want)) },
-			teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+		scr.Wait(t, 30*time.Second, want)
 	}
 	keys := func(ks ...string) {
 		for _, k := range ks {
-			msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+			msg := tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
 			if k == "enter" {
-				msg = tea.KeyMsg{Type: tea.KeyEnter}
+				msg = tea.KeyPressMsg{Code: tea.KeyEnter}
 			}
 			tm.Send(msg)
 		}
@@ -279,7 +282,7 @@ func watchTeam(t *testing.T, team *e2bTeam, watch, planeEvery, metricsEvery time
 	}
 	keys("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*ui.Model)
-	if v := final.View(); !strings.Contains(v, "night-job") || strings.Contains(v, "⏸ paused") {
+	if v := ansi.Strip(final.View().Content); !strings.Contains(v, "night-job") || strings.Contains(v, "⏸ paused") {
 		t.Fatalf("after the resume the header should show the running sandbox:\n%s", v)
 	}
 }
@@ -320,5 +323,48 @@ func TestE2BCLIResumeAsksAndIsRefusedReadOnly(t *testing.T) {
 	calls := team.fake.MutatingCalls()
 	if len(calls) != 2 || calls[0].Route != "/sandboxes/{id}/connect" || calls[1].Route != "/sandboxes/{id}/timeout" || calls[1].SandboxID != runningID {
 		t.Fatalf("want one connect and one timeout, got %+v", calls)
+	}
+}
+
+// TestE2BLsShowsCPUAndMemory: e2b ls gives each sandbox's CPU count and
+// memory as E2B's listing describes them, in the table and in the JSON.
+func TestE2BLsShowsCPUAndMemory(t *testing.T) {
+	fake := e2bfake.New(t, compatKey)
+	now := time.Now().UTC()
+	fake.Add(e2bfake.Sandbox{ID: "sbxbig", TemplateID: "tplbig", Started: now, EndAt: now.Add(time.Hour), CPUCount: 8, MemoryMB: 4096})
+	fake.Add(e2bfake.Sandbox{ID: "sbxodd", TemplateID: "tplodd", Started: now, EndAt: now.Add(time.Hour), CPUCount: 3, MemoryMB: 1536})
+	env := append(append([]string{}, testEnv...), "E2B_API_KEY="+compatKey, "E2B_API_URL="+fake.URL)
+
+	r := sandtopEnv(t, env, "e2b", "ls")
+	if r.code != 0 {
+		t.Fatalf("e2b ls: %+v", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 3 || !regexp.MustCompile(`^SANDBOX\s+TEMPLATE\s+STATE\s+CPU\s+RAM\s+LEFT\s+METADATA$`).MatchString(lines[0]) {
+		t.Fatalf("e2b ls header:\n%s", r.stdout)
+	}
+	for _, want := range []string{`sbxbig\s+tplbig\s+running\s+8\s+4 GiB\s`, `sbxodd\s+tplodd\s+running\s+3\s+1536 MiB\s`} {
+		if !regexp.MustCompile(want).MatchString(r.stdout) {
+			t.Fatalf("e2b ls lacks %q:\n%s", want, r.stdout)
+		}
+	}
+
+	r = sandtopEnv(t, env, "e2b", "ls", "-o", "json")
+	var doc struct {
+		Sandboxes []struct {
+			ID       string `json:"id"`
+			CPUCount int    `json:"cpu_count"`
+			MemoryMB int    `json:"memory_mb"`
+		} `json:"sandboxes"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != 0 || err != nil {
+		t.Fatalf("e2b ls -o json: %v %+v", err, r)
+	}
+	got := map[string][2]int{}
+	for _, s := range doc.Sandboxes {
+		got[s.ID] = [2]int{s.CPUCount, s.MemoryMB}
+	}
+	if got["sbxbig"] != [2]int{8, 4096} || got["sbxodd"] != [2]int{3, 1536} || len(got) != 2 {
+		t.Fatalf("e2b ls -o json sizes: %v\n%s", got, r.stdout)
 	}
 }

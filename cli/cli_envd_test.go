@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
+	"sandtop/testwait"
 )
 
 // The CLI against a real envd (E2B's daemon, built from its packages/envd):
@@ -35,6 +37,8 @@ func startRealEnvd(t *testing.T) string {
 	}
 	_, port, _ := net.SplitHostPort(freeLoopbackAddr(t))
 	cmd := exec.Command(bin, "-isnotfc", "-port", port)
+	// Dies with the test binary, even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -66,7 +70,7 @@ func freeLoopbackAddr(t *testing.T) string {
 // waitHealthy polls url's /health until it answers 2xx.
 func waitHealthy(t *testing.T, url string) {
 	t.Helper()
-	eventually(t, 15*time.Second, url+" to answer /health", func() bool {
+	testwait.For(t, 15*time.Second, url+" to answer /health", func() bool {
 		res, err := http.Get(url + "/health")
 		if err != nil {
 			return false
@@ -93,7 +97,7 @@ func TestCLIOnRealEnvd(t *testing.T) {
 	if _, err := fmt.Sscanf(out, "pid %d pgid %d", &pid, &pgid); err != nil {
 		t.Fatalf("run printed %q: %v", out, err)
 	}
-	eventually(t, 15*time.Second, "the group running in ls -o json", func() bool {
+	testwait.For(t, 15*time.Second, "the group running in ls -o json", func() bool {
 		g, ok := findGroup(decodeList(t, mustSandtop(t, with("ls", "-o", "json")...)), pgid)
 		return ok && g.State == "running" && g.Tag == "envd-bg" && len(g.Members) >= 2
 	})
@@ -115,7 +119,7 @@ func TestCLIOnRealEnvd(t *testing.T) {
 		t.Errorf("terminal %d not listed", tpid)
 	}
 	mustSandtop(t, with("kill", "--grace", "2s", strconv.Itoa(tpid))...)
-	eventually(t, 10*time.Second, "the terminal gone from ls", func() bool {
+	testwait.For(t, 10*time.Second, "the terminal gone from ls", func() bool {
 		for _, term := range decodeList(t, mustSandtop(t, with("ls", "-o", "json")...)).Terminals {
 			if term.PID == tpid {
 				return false

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sandtop/testwait"
 )
 
 // A process that leaves its group (a setsid child, a double-forking
@@ -17,7 +19,7 @@ import (
 func TestEscapeesAreListedEndedAndNamed(t *testing.T) {
 	pgid := runDetached(t, "bash", "-c", "setsid sleep 3105 & ( ( setsid sleep 3107 & ) & ); sleep 3106")
 	var esc []listProcess
-	eventually(t, 20*time.Second, "both escapees to be listed", func() bool {
+	testwait.For(t, 20*time.Second, "both escapees to be listed", func() bool {
 		g, ok := findGroup(listJSON(t), pgid)
 		esc = g.Escapees
 		seen := map[string]bool{}

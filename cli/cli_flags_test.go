@@ -14,6 +14,9 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
 	"sandtop/backend/e2b/e2bfake"
+	"sandtop/backend/kube"
+	"sandtop/backend/kube/kubetest"
+	"sandtop/testwait"
 )
 
 // The shipped binary, every target flag, every command that takes them: each
@@ -93,7 +96,54 @@ func newFlagBench(t *testing.T) *flagBench {
 			{name: "e2b-metadata", args: append([]string{"--e2b-metadata", "suite=flags"}, layout...), want: "e2b:" + flagsSandboxID, who: "e2b", isE2B: true, nameArgs: layout},
 		},
 	}
+	b.addKube(t, base("kube"))
 	return b
+}
+
+// addKube adds a pod behind a real API server's pod proxy, when one runs
+// (scripts/kube-testenv), as a fifth sandbox: --kube, --kube=POD,
+// --selector, --kube-context, --all-namespaces and a config kube target.
+func (b *flagBench) addKube(t *testing.T, env []string) {
+	t.Helper()
+	if !kubetest.Available() {
+		t.Logf("NOT TESTED: the kube target flags: $%s is not set (scripts/kube-testenv)", kubetest.EnvRun)
+		return
+	}
+	kc := kubetest.Start(t)
+	ns := kc.Namespace(t)
+	d := daemontest.StartAt(t, daemon.Config{Env: env, Token: "flags-kube-token"}, kubetest.HostIP(t)+":0")
+	port, _ := strconv.Atoi(d.Addr[strings.LastIndexByte(d.Addr, ':')+1:])
+	kc.Secret(t, ns, "flags-token", d.Token, true)
+	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "flags", IP: kubetest.HostIP(t), Port: port,
+		Labels:      map[string]string{"suite": ns},
+		Annotations: map[string]string{kube.TokenSecretAnnotation: "flags-token"}})
+	// The config gains a kube target; its file is rewritten in place.
+	cfgPath := ""
+	for _, kv := range b.env {
+		if p, ok := strings.CutPrefix(kv, "SANDTOP_CONFIG="); ok {
+			cfgPath = p
+		}
+	}
+	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "[targets.kpods]\nkube = { namespace = %q, selector = \"suite=%s\" }\n", ns, ns)
+	f.Close()
+	b.env = append(b.env, "KUBECONFIG="+kc.Kubeconfig)
+	want := "kube:" + ns + "/flags"
+	for _, w := range []flagWay{
+		{name: "kube", args: []string{"--kube", "--namespace", ns}},
+		{name: "kube=POD", args: []string{"--kube=flags", "--namespace", ns}},
+		{name: "kube=NS/POD", args: []string{"--kube=" + ns + "/flags"}},
+		{name: "selector", args: []string{"--selector", "suite=" + ns, "--namespace", ns}},
+		{name: "kube-context", args: []string{"--kube-context", kc.Context, "--namespace", ns}},
+		{name: "all-namespaces", args: []string{"--all-namespaces", "--selector", "suite=" + ns}},
+		{name: "kube-target", args: []string{"--target", "kpods"}},
+	} {
+		w.want, w.who = want, "kube"
+		b.ways = append(b.ways, w)
+	}
 }
 
 // run runs the binary: args, then the way's flags, in the way's environment.
@@ -129,7 +179,7 @@ func indexOf(xs []string, x string) int {
 func (b *flagBench) list(t *testing.T, w flagWay) listDoc {
 	t.Helper()
 	var doc listDoc
-	eventually(t, time.Minute, "ls "+strings.Join(w.args, " "), func() bool {
+	testwait.For(t, time.Minute, "ls "+strings.Join(w.args, " "), func() bool {
 		var ok bool
 		doc, ok = b.tryList(t, w)
 		return ok
@@ -157,7 +207,7 @@ func TestEveryTargetFlagOnEveryCommand(t *testing.T) {
 	b := newFlagBench(t)
 	// One sandbox at a time per sandbox (demo replaces its previous run
 	// there), the sandboxes in parallel.
-	for _, who := range []string{"cfg", "sock", "envd", "e2b"} {
+	for _, who := range []string{"cfg", "sock", "envd", "e2b", "kube"} {
 		t.Run(who, func(t *testing.T) {
 			t.Parallel()
 			for _, w := range b.ways {
@@ -197,7 +247,7 @@ func checkWay(t *testing.T, b *flagBench, w flagWay) {
 	if _, ok := findGroup(b.list(t, w), pgid); !ok {
 		t.Fatalf("group %d is not in %s", pgid, w.want)
 	}
-	eventually(t, 20*time.Second, "logs of the group", func() bool {
+	testwait.For(t, 20*time.Second, "logs of the group", func() bool {
 		r := b.run(t, w, "logs", strconv.Itoa(pgid))
 		return r.code == 0 && strings.Contains(r.stdout, "who="+w.who)
 	})
@@ -212,7 +262,7 @@ func checkWay(t *testing.T, b *flagBench, w flagWay) {
 		t.Fatalf("describe %d in %s:\n%s", pgid, w.want, out)
 	}
 	b.must(t, w, "signal", "STOP", strconv.Itoa(pgid))
-	eventually(t, 30*time.Second, "the group stopped", func() bool {
+	testwait.For(t, 30*time.Second, "the group stopped", func() bool {
 		doc, ok := b.tryList(t, w)
 		g, found := findGroup(doc, pgid)
 		return ok && found && g.State == "stopped"
@@ -222,7 +272,7 @@ func checkWay(t *testing.T, b *flagBench, w flagWay) {
 	if g, ok := findGroup(b.list(t, w), pgid); ok && g.State != "settled" {
 		t.Fatalf("after kill, group %d is %s", pgid, g.State)
 	}
-	eventually(t, 30*time.Second, "prune --dry-run to offer the group", func() bool {
+	testwait.For(t, 30*time.Second, "prune --dry-run to offer the group", func() bool {
 		r := b.run(t, w, "prune", "--dry-run")
 		return r.code == 0 && strings.Contains(r.stdout, fmt.Sprintf("would remove pgid %d ", pgid))
 	})

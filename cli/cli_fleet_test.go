@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/teatest"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
@@ -32,6 +32,7 @@ import (
 	"sandtop/stuck"
 	"sandtop/themes"
 	"sandtop/ui"
+	"sandtop/ui/screentest"
 )
 
 // A fleet on loopback: N sandboxes on the fake control plane, the running
@@ -169,9 +170,8 @@ func TestFleetIdleIsEconomical(t *testing.T) {
 	t.Logf("every count shown after %v; startup made %d control-plane requests (%d describes)",
 		time.Since(began).Round(time.Millisecond), len(ft.fake.Log())-start, ft.fake.Calls("GET /sandboxes/{id}"))
 	// A never-visited sandbox of the first daemon shows its group.
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return regexp.MustCompile(`sbx0030 +running +\S+ +\S+ +\S+ +[1-9]`).Match(b)
-	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(50*time.Millisecond))
+	row := regexp.MustCompile(`sbx0030 +running +\S+ +\S+ +\S+ +[1-9]`)
+	screentest.New(tm.Output(), 160, 48).WaitFunc(t, "sbx0030's group", 30*time.Second, row.MatchString)
 
 	idleFrom := len(ft.fake.Log())
 	idleEnd := time.Now().Add(60 * time.Second)
@@ -197,7 +197,7 @@ func TestFleetIdleIsEconomical(t *testing.T) {
 	if calls := ft.fake.MutatingCalls(); len(calls) != 0 {
 		t.Errorf("lifecycle calls: %+v", calls)
 	}
-	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
 

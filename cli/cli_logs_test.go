@@ -5,8 +5,11 @@ import (
 	"context"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // logs -f joins a running group late: it must show what was written before
@@ -15,7 +18,7 @@ import (
 func TestLogsFollowReplaysThenStreamsUntilTheGroupEnds(t *testing.T) {
 	t.Parallel()
 	pgid := runDetached(t, "bash", "-c", "for i in $(seq 10); do echo line-$i; sleep 0.3; done; echo err-done >&2")
-	eventually(t, 15*time.Second, "the first line in the kept output", func() bool {
+	testwait.For(t, 15*time.Second, "the first line in the kept output", func() bool {
 		return strings.Contains(sandtop(t, "logs", itoa(pgid)).stdout, "line-1")
 	})
 	r := sandtop(t, "logs", "-f", itoa(pgid))
@@ -32,7 +35,7 @@ func TestLogsFollowReplaysThenStreamsUntilTheGroupEnds(t *testing.T) {
 	if !strings.Contains(r.stdout+r.stderr, "err-done") {
 		t.Fatalf("logs -f lost stderr:\n%s\n%s", r.stdout, r.stderr)
 	}
-	eventually(t, 15*time.Second, "the whole record in plain logs", func() bool {
+	testwait.For(t, 15*time.Second, "the whole record in plain logs", func() bool {
 		r := sandtop(t, "logs", itoa(pgid))
 		return strings.Contains(r.stdout, "line-10") && strings.Contains(r.stderr, "err-done")
 	})
@@ -44,7 +47,7 @@ func TestLogsShowsARunningProgramsOutput(t *testing.T) {
 	t.Parallel()
 	pgid := runDetached(t, "bash", "-c", "echo first-line; echo first-err >&2; exec sleep 300")
 	defer mustSandtop(t, "kill", "--grace", "1s", itoa(pgid))
-	eventually(t, 10*time.Second, "the running program's output in plain logs", func() bool {
+	testwait.For(t, 10*time.Second, "the running program's output in plain logs", func() bool {
 		r := sandtop(t, "logs", itoa(pgid))
 		return r.stdout == "first-line\n" && r.stderr == "first-err\n"
 	})
@@ -57,6 +60,8 @@ func sandtopMerged(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sandtopBin, args...)
+	// Dies with the test binary, even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = testEnv
 	var both bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &both, &both
@@ -91,7 +96,7 @@ func TestLogsTailTimestampsAndSince(t *testing.T) {
 	t.Parallel()
 	before := time.Now()
 	pgid := runDetached(t, "bash", "-c", "for i in $(seq 1 20); do echo line-$i; done; sleep 0.1; echo late >&2; sleep 1.5; echo last")
-	eventually(t, 15*time.Second, "the whole output kept", func() bool {
+	testwait.For(t, 15*time.Second, "the whole output kept", func() bool {
 		return strings.Contains(sandtop(t, "logs", itoa(pgid)).stdout, "last")
 	})
 	after := time.Now()
@@ -137,7 +142,7 @@ func TestLogsTailTimestampsAndSince(t *testing.T) {
 func TestLogsFollowWithTailStartsAtTheLastLines(t *testing.T) {
 	t.Parallel()
 	pgid := runDetached(t, "bash", "-c", "for i in 1 2 3 4 5; do echo early-$i; done; sleep 2; echo later")
-	eventually(t, 15*time.Second, "the early lines kept", func() bool {
+	testwait.For(t, 15*time.Second, "the early lines kept", func() bool {
 		return strings.Contains(sandtop(t, "logs", itoa(pgid)).stdout, "early-5")
 	})
 	if got := sandtopMerged(t, "logs", "-f", "--tail", "2", itoa(pgid)); got != "early-4\nearly-5\nlater\n" {

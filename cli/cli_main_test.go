@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/backend/shim"
 )
 
 // The CLI tests run the real sandtop binary against one private local
@@ -24,6 +27,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The in-process daemons (daemontest) start this test binary as their
+	// shims.
+	shim.RunIfSubcommand()
 	os.Exit(runCLITests(m))
 }
 
@@ -89,6 +95,8 @@ func sandtopEnv(t *testing.T, env []string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sandtopBin, args...)
+	// Dies with the test binary, even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -149,16 +157,4 @@ func findGroup(doc listDoc, pgid int) (listGroup, bool) {
 		}
 	}
 	return listGroup{}, false
-}
-
-// eventually polls cond every 50 ms until it holds or within passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // kill, as kubectl delete does, ends every live group it is given and
@@ -17,7 +19,7 @@ func TestKillEndsTheLiveGroupsAndNamesTheFinishedOne(t *testing.T) {
 	t.Parallel()
 	a := runDetached(t, "true")
 	b := runDetached(t, "sleep", "300")
-	eventually(t, 10*time.Second, "the first group to finish", func() bool {
+	testwait.For(t, 10*time.Second, "the first group to finish", func() bool {
 		g, ok := findGroup(listJSON(t), a)
 		return ok && g.State == "settled"
 	})
@@ -38,7 +40,7 @@ func TestKillEndsTheLiveGroupsAndNamesTheFinishedOne(t *testing.T) {
 	if r.code != exitError || !strings.Contains(r.stderr, itoa(a)) || !strings.Contains(r.stdout, "SIGSTOP to process group "+itoa(c)) {
 		t.Fatalf("signal STOP A(finished) C(running): exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	eventually(t, 10*time.Second, "the live group stopped", func() bool {
+	testwait.For(t, 10*time.Second, "the live group stopped", func() bool {
 		g, ok := findGroup(listJSON(t), c)
 		return ok && g.State == "stopped"
 	})
@@ -80,7 +82,7 @@ func TestLsNameListsLiveGroupsUnlessAll(t *testing.T) {
 	done := runDetached(t, "true")
 	live := runDetached(t, "sleep", "300")
 	defer sandtop(t, "kill", "--grace", "1s", itoa(live))
-	eventually(t, 10*time.Second, "the first group to finish", func() bool {
+	testwait.For(t, 10*time.Second, "the first group to finish", func() bool {
 		g, ok := findGroup(listJSON(t), done)
 		return ok && g.State == "settled"
 	})

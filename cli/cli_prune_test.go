@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // prune removes every settled group of the sandbox, so it runs against a
@@ -49,7 +51,7 @@ func TestPruneRemovesOnlyFinishedGroups(t *testing.T) {
 		}
 		return m
 	}
-	eventually(t, 15*time.Second, "one settled and one running group", func() bool {
+	testwait.For(t, 15*time.Second, "one settled and one running group", func() bool {
 		s := states()
 		return s[finished] == "settled" && s[running] == "running"
 	})

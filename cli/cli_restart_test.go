@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // restartSandbox is a private local sandbox (its own daemon), so a test
@@ -119,10 +121,10 @@ func testDaemonRestart(t *testing.T, sig syscall.Signal) {
 	}
 	// A dead daemon may stay a zombie: another test's in-process daemon makes
 	// this test binary the subreaper that inherits it.
-	eventually(t, 20*time.Second, "the daemon to exit", func() bool { st := procState(daemon); return st == "" || st == "Z" })
+	testwait.For(t, 20*time.Second, "the daemon to exit", func() bool { st := procState(daemon); return st == "" || st == "Z" })
 	// Output written while no daemon runs lands in the spill.
 	marker := ""
-	eventually(t, 20*time.Second, "the writer to go on without a daemon", func() bool {
+	testwait.For(t, 20*time.Second, "the writer to go on without a daemon", func() bool {
 		lines := strings.Fields(s.stateFile(ids[writer], "stdout.log"))
 		if len(lines) == 0 {
 			return false
@@ -155,6 +157,8 @@ func testDaemonRestart(t *testing.T, sig syscall.Signal) {
 	// the new daemon received), then live lines.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	follow := exec.CommandContext(ctx, sandtopBin, "logs", "-f", strconv.Itoa(writer))
+	// Dies with the test binary, even when go test's timeout kills it.
+	follow.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	follow.Env = s.env
 	out, _ := follow.Output()
 	cancel()
@@ -174,7 +178,7 @@ func testDaemonRestart(t *testing.T, sig syscall.Signal) {
 			t.Fatalf("kill %d: %s", pgid, out)
 		}
 	}
-	eventually(t, 20*time.Second, "every exit to be published", func() bool {
+	testwait.For(t, 20*time.Second, "every exit to be published", func() bool {
 		doc := s.list()
 		for pgid := range want {
 			g, ok := findGroup(doc, pgid)

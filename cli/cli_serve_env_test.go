@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // serve used to filter its children's environment with a deny pattern
@@ -29,12 +31,14 @@ func TestServeKeepsSecretsFromChildrenAndItsOwnEnviron(t *testing.T) {
 	}
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8"}, secrets...)
 	serve := exec.Command(sandtopBin, "serve", "--listen", "unix:"+sock, "--state-dir", filepath.Join(dir, "state"), "--kill-on-exit")
+	// Ends with the test binary (SIGTERM, so it cleans up), even when go test's timeout kills it.
+	serve.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	serve.Env = env
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
-	eventually(t, 20*time.Second, "the daemon's socket", func() bool {
+	testwait.For(t, 20*time.Second, "the daemon's socket", func() bool {
 		_, err := os.Stat(sock)
 		return err == nil
 	})

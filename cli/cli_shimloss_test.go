@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // A group's shim can be hit: by its program (kill $PPID, which it now
@@ -47,7 +49,7 @@ func testShimHit(t *testing.T, argv []string, killShim bool) {
 	check := func(when string) {
 		t.Helper()
 		var g listGroup
-		eventually(t, 20*time.Second, "the group's three members "+when, func() bool {
+		testwait.For(t, 20*time.Second, "the group's three members "+when, func() bool {
 			var ok bool
 			g, ok = findGroup(s.list(), pgid)
 			return ok && len(g.Members) == 3
@@ -68,7 +70,7 @@ func testShimHit(t *testing.T, argv []string, killShim bool) {
 	if err := syscall.Kill(daemon, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the daemon to exit", func() bool { st := procState(daemon); return st == "" || st == "Z" })
+	testwait.For(t, 20*time.Second, "the daemon to exit", func() bool { st := procState(daemon); return st == "" || st == "Z" })
 	check("after a restart")
 
 	s.must("prune", "--older-than", "0s")

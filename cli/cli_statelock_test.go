@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // One daemon per state directory: a second serve on the same one (as a
@@ -34,7 +36,7 @@ func TestSecondServeOnAStateDirRefusesToStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = first.Process.Signal(syscall.SIGTERM); _ = first.Wait() })
-	eventually(t, 20*time.Second, "the first daemon's socket", func() bool {
+	testwait.For(t, 20*time.Second, "the first daemon's socket", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "first.sock"))
 		return err == nil
 	})

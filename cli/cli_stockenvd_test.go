@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sandtop/backend/seam"
+	"sandtop/testwait"
 	"sandtop/wrapper"
 )
 
@@ -47,7 +48,7 @@ func TestCLIRunsStockEnvdGroupsUnderTheSupervisor(t *testing.T) {
 	}
 
 	var g listGroup
-	eventually(t, 15*time.Second, "the group running in ls -o json", func() bool {
+	testwait.For(t, 15*time.Second, "the group running in ls -o json", func() bool {
 		var ok bool
 		g, ok = findGroup(decodeList(t, mustSandtop(t, with("ls", "-o", "json")...)), pgid)
 		return ok && g.State == "running"
@@ -70,7 +71,7 @@ func TestCLIRunsStockEnvdGroupsUnderTheSupervisor(t *testing.T) {
 		t.Errorf("ls notes the wrapper:\n%s", table)
 	}
 
-	eventually(t, 10*time.Second, "logs to show the output", func() bool {
+	testwait.For(t, 10*time.Second, "logs to show the output", func() bool {
 		return strings.Contains(mustSandtop(t, with("logs", strconv.Itoa(pgid))...), "started")
 	})
 

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 func TestRunWaitExitsWithTheChildsCode(t *testing.T) {
@@ -36,7 +38,7 @@ func TestLsJSONListsAPipelineAsOneGroup(t *testing.T) {
 	t.Parallel()
 	pgid := runDetached(t, "bash", "-c", "sleep 300 | sleep 301 | sleep 302")
 	var g listGroup
-	eventually(t, 15*time.Second, "the pipeline's three sleeps in its group", func() bool {
+	testwait.For(t, 15*time.Second, "the pipeline's three sleeps in its group", func() bool {
 		var ok bool
 		g, ok = findGroup(listJSON(t), pgid)
 		return ok && len(sleepsIn(g)) == 3
@@ -67,7 +69,7 @@ func TestKillWithGraceEmptiesATermIgnoringTree(t *testing.T) {
 	t.Parallel()
 	// The leader and a child both ignore SIGTERM: only SIGKILL empties it.
 	pgid := runDetached(t, "bash", "-c", `trap "" TERM; (trap "" TERM; sleep 300) & sleep 300`)
-	eventually(t, 15*time.Second, "both sleeps to run", func() bool {
+	testwait.For(t, 15*time.Second, "both sleeps to run", func() bool {
 		g, ok := findGroup(listJSON(t), pgid)
 		return ok && len(sleepsIn(g)) == 2
 	})
@@ -95,13 +97,13 @@ func TestKillWithGraceEmptiesATermIgnoringTree(t *testing.T) {
 func TestLsKeepsFinishedGroupsInOrderWithTheirCommand(t *testing.T) {
 	t.Parallel()
 	first := runDetached(t, "bash", "-c", "exit 7")
-	eventually(t, 15*time.Second, "the first group to settle", func() bool {
+	testwait.For(t, 15*time.Second, "the first group to settle", func() bool {
 		g, ok := findGroup(listJSON(t), first)
 		return ok && g.State == "settled"
 	})
 	second := runDetached(t, "true")
 	var doc listDoc
-	eventually(t, 15*time.Second, "the second group to settle", func() bool {
+	testwait.For(t, 15*time.Second, "the second group to settle", func() bool {
 		doc = listJSON(t)
 		g, ok := findGroup(doc, second)
 		return ok && g.State == "settled"
@@ -184,12 +186,12 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func runStoppedSleep(t *testing.T) int {
 	t.Helper()
 	pgid := runDetached(t, "sleep", "300")
-	eventually(t, 15*time.Second, "sleep in its group", func() bool {
+	testwait.For(t, 15*time.Second, "sleep in its group", func() bool {
 		g, ok := findGroup(listJSON(t), pgid)
 		return ok && len(sleepsIn(g)) == 1
 	})
 	mustSandtop(t, "signal", "STOP", itoa(pgid))
-	eventually(t, 10*time.Second, "the group to show as stopped", func() bool {
+	testwait.For(t, 10*time.Second, "the group to show as stopped", func() bool {
 		g, ok := findGroup(listJSON(t), pgid)
 		return ok && g.State == "stopped"
 	})
@@ -201,7 +203,7 @@ func TestLsShowsAStoppedGroupAsStopped(t *testing.T) {
 	pgid := runStoppedSleep(t)
 	defer mustSandtop(t, "kill", "--grace", "1s", itoa(pgid))
 	mustSandtop(t, "signal", "CONT", itoa(pgid))
-	eventually(t, 10*time.Second, "the group to run again", func() bool {
+	testwait.For(t, 10*time.Second, "the group to run again", func() bool {
 		g, ok := findGroup(listJSON(t), pgid)
 		return ok && g.State == "running"
 	})
@@ -227,7 +229,8 @@ func TestKillEndsAStoppedGroupWithSIGKILL(t *testing.T) {
 func TestSignalRefusesAGroupOutsideTheSandbox(t *testing.T) {
 	t.Parallel()
 	foreign := exec.Command("sleep", "778")
-	foreign.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	foreign.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if err := foreign.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"sandtop/testwait"
 	"sandtop/wrapper"
 )
 
@@ -101,7 +102,7 @@ func TestListJSONCarriesStartAndNotTheScript(t *testing.T) {
 	defer sandtop(t, "kill", "--grace", "500ms", strconv.Itoa(pgid))
 	var raw string
 	var g listGroup
-	eventually(t, 10*time.Second, "the group listed with its started time", func() bool {
+	testwait.For(t, 10*time.Second, "the group listed with its started time", func() bool {
 		raw = mustSandtop(t, "ls", "-o", "json")
 		var ok bool
 		g, ok = findGroup(decodeList(t, raw), pgid)

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // A command lets its first call to the local daemon stand in for the
@@ -23,7 +25,7 @@ func TestRunReplacesAWedgedLocalDaemon(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Kill(old, syscall.SIGKILL) })
 	// kill(2) returns before every thread has stopped.
-	eventually(t, 10*time.Second, "every thread of the daemon to stop", func() bool { return threadsStopped(old) })
+	testwait.For(t, 10*time.Second, "every thread of the daemon to stop", func() bool { return threadsStopped(old) })
 	start := time.Now()
 	r := sandtopEnv(t, s.env, "run", "--", "true")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "pid ") {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -114,7 +115,7 @@ func newE2BLsCmd(g *globalFlags) *cobra.Command {
 	var out string
 	c := &cobra.Command{
 		Use:   "ls",
-		Short: "List the team's sandboxes, running and paused, with alias, state, time left and metadata",
+		Short: "List the team's sandboxes, running and paused, with alias, state, CPUs, memory, time left and metadata",
 		Long: `Lists the team's sandboxes (one GET; nothing is resumed or extended).
 --e2b-metadata KEY=VALUE (repeatable) keeps those whose metadata has every
 pair, as E2B's CLI does. -o json prints a stable document.`,
@@ -154,11 +155,32 @@ pair, as E2B's CLI does. -o json prints a stable document.`,
 
 func printE2BTable(w io.Writer, sbs []e2b.Sandbox, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SANDBOX\tTEMPLATE\tSTATE\tLEFT\tMETADATA")
+	fmt.Fprintln(tw, "SANDBOX\tTEMPLATE\tSTATE\tCPU\tRAM\tLEFT\tMETADATA")
 	for _, sb := range sbs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sb.ID, clip(templateLabel(sb), 40), sb.State, ui.FormatTimeLeft(sb.EndAt.Sub(now)), clip(ui.FormatMetadata(sb.Metadata), 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sb.ID, clip(templateLabel(sb), 40), sb.State, cpuLabel(sb.CPUCount), memoryLabel(sb.MemoryMB),
+			ui.FormatTimeLeft(sb.EndAt.Sub(now)), clip(ui.FormatMetadata(sb.Metadata), 80))
 	}
 	tw.Flush()
+}
+
+// cpuLabel is a sandbox's CPU count, "-" when the listing gave none.
+func cpuLabel(n int) string {
+	if n <= 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+// memoryLabel is a sandbox's memory (E2B gives MiB): whole GiB as such,
+// "-" when the listing gave none.
+func memoryLabel(mb int) string {
+	switch {
+	case mb <= 0:
+		return "-"
+	case mb%1024 == 0:
+		return fmt.Sprintf("%d GiB", mb/1024)
+	}
+	return fmt.Sprintf("%d MiB", mb)
 }
 
 // templateLabel is "alias (template id)", or the id alone.

@@ -21,6 +21,10 @@ func newEnvironmentHelp() *cobra.Command {
                        (default $XDG_RUNTIME_DIR/sandtop)
   SANDTOP_STATE_DIR    where the local daemon keeps its state and log
                        (default $XDG_STATE_HOME/sandtop)
+  SANDTOP_TOKEN_FILE   sandtop serve: the token file when --token-file is not
+                       given (a pod's mounted Secret)
+  KUBECONFIG           the kubeconfig files for --kube, as kubectl reads them
+                       (default ~/.kube/config, else the pod's service account)
   XDG_CONFIG_HOME      the config directory; user themes are read from
                        $XDG_CONFIG_HOME/sandtop/themes/NAME.toml
   XDG_RUNTIME_DIR      see SANDTOP_RUNTIME_DIR

@@ -57,7 +57,9 @@ With no command it opens the TUI. With no target flags the TUI holds the
 embedded local sandbox and every target of the config file (the config's
 default shown first); --target, --socket and --envd (each repeatable) and
 --e2b (every E2B sandbox, running or paused, or --e2b=ID; looking never
-resumes or extends one) name the sandboxes instead.
+resumes or extends one) and --kube (the pods that run sandtop's daemon,
+found and reached through the Kubernetes API server, with --namespace,
+--selector, --kube-context) name the sandboxes instead.
 In the TUI, c or :ctx switches between them. The other commands work on
 one sandbox, except ls -A, which lists every one, and kill, signal and
 logs, which take SANDBOX/PGID for a group elsewhere. A target flag a
@@ -188,6 +190,8 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 type tuiFlags struct {
 	theme string
 	mouse bool
+	// keepTermSize leaves attached terminals at the size the TUI gave them.
+	keepTermSize bool
 	// printContexts (hidden --print-contexts) prints the sandboxes the TUI
 	// would open, as JSON, instead of opening it: how the binary's tests
 	// check which sandboxes the target flags chose without a terminal.
@@ -197,6 +201,7 @@ type tuiFlags struct {
 func (t *tuiFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.theme, "theme", "", "colour theme (dark, light, high-contrast)")
 	fs.BoolVar(&t.mouse, "mouse", false, "capture the mouse (wheel scrolling; disables the terminal's own selection)")
+	fs.BoolVar(&t.keepTermSize, "keep-term-size", false, "leave a terminal at the TUI's size after detaching (by default it gets its previous size back)")
 	fs.BoolVar(&t.printContexts, "print-contexts", false, "print the sandboxes the TUI would open, as JSON, and exit")
 	_ = fs.MarkHidden("print-contexts")
 }

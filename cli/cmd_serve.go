@@ -25,7 +25,13 @@ type serveFlags struct {
 	compat     string
 	stateDir   string
 	killOnExit bool
+	tlsCert    string
+	tlsKey     string
 }
+
+// envTokenFile is --token-file's default for serve: a pod mounts the
+// token Secret and says where, without a flag in its command.
+const envTokenFile = "SANDTOP_TOKEN_FILE"
 
 func newServeCmd() *cobra.Command {
 	f := &serveFlags{}
@@ -37,7 +43,10 @@ service (so E2B's SDKs can drive it too) and sandtop's Supervisor extension.
 
 A token is required whenever the daemon listens beyond loopback, or on a
 unix socket in a directory others can enter. Clients send it as
-X-Access-Token; sandtop reads it with --envd URL --token-file F. Without a
+X-Access-Token; sandtop reads it with --envd URL --token-file F. The
+token file may also be given as $SANDTOP_TOKEN_FILE (a pod mounts its
+Secret there). With --tls-cert and --tls-key it serves TLS, for clients
+that dial it directly (sandtop --envd https://... --ca-file CA). Without a
 token, loopback TCP serves only connections from the daemon's own user.
 Children get an allowlisted environment, and serve drops everything else
 from its own once its flags are read.
@@ -58,6 +67,8 @@ same command, detached.`,
 	fs.StringVar(&f.compat, "compat", "", `"envd": serve only envd's process service, no extension (for testing fallbacks)`)
 	fs.StringVar(&f.stateDir, "state-dir", "", "holds the runtime root and daemon.log (default: the local sandbox's state dir)")
 	fs.BoolVar(&f.killOnExit, "kill-on-exit", false, "SIGKILL every managed process group when the daemon stops")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM), for clients that dial directly (sandtop --ca-file); needs --tls-key")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
 	return c
 }
 
@@ -68,6 +79,19 @@ func runServe(ctx context.Context, stderr io.Writer, f *serveFlags) error {
 	}
 	if f.compat != "" && f.compat != "envd" {
 		return usagef(fmt.Errorf("--compat %q: the only mode is \"envd\"", f.compat))
+	}
+	args := os.Args
+	if f.tokenFile == "" && os.Getenv(envTokenFile) != "" {
+		// The clean environment below drops the variable, so the restart
+		// gets it as the flag.
+		f.tokenFile = os.Getenv(envTokenFile)
+		args = append(slices.Clone(os.Args), "--token-file="+f.tokenFile)
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return usagef(errors.New("--tls-cert and --tls-key go together"))
+	}
+	if f.tlsCert != "" && strings.HasPrefix(f.listen, "unix:") {
+		return usagef(errors.New("--tls-cert is for --listen HOST:PORT; a unix socket needs no TLS"))
 	}
 	if f.tokenFile != "" {
 		// Read it here too, for a one-line error naming the flag.
@@ -87,7 +111,7 @@ func runServe(ctx context.Context, stderr io.Writer, f *serveFlags) error {
 	// holds only what its children may see too, so /proc/<daemon>/environ
 	// has no secret left for a child to read.
 	kept := local.CuratedEnv(os.Environ())
-	if err := scrubEnv(kept); err != nil {
+	if err := scrubEnv(kept, args); err != nil {
 		return err
 	}
 	err := daemon.RunServe(ctx, daemon.ServeOptions{
@@ -96,6 +120,8 @@ func runServe(ctx context.Context, stderr io.Writer, f *serveFlags) error {
 		Compat:     f.compat == "envd",
 		StateDir:   stateDir,
 		KillOnExit: f.killOnExit,
+		TLSCert:    f.tlsCert,
+		TLSKey:     f.tlsKey,
 		Env:        sandboxEnv(kept),
 		Ready: func(addr string) {
 			fmt.Fprintf(stderr, "sandtop daemon %s (pid %d) listening on %s, state in %s\n", buildinfo.Version(), os.Getpid(), addr, stateDir)
@@ -124,11 +150,11 @@ func sandboxEnv(curated []string) []string {
 // enough: /proc/<pid>/environ shows the environment the process was
 // started with, so serve starts itself again, same pid, with keep only.
 // The second time round there is nothing to drop and it goes on.
-func scrubEnv(keep []string) error {
+func scrubEnv(keep, args []string) error {
 	if slices.Equal(os.Environ(), keep) {
 		return nil
 	}
-	if err := syscall.Exec("/proc/self/exe", os.Args, keep); err != nil {
+	if err := syscall.Exec("/proc/self/exe", args, keep); err != nil {
 		return fmt.Errorf("serve: restart with a clean environment: %w", err)
 	}
 	return nil

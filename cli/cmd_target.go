@@ -24,6 +24,7 @@ type targetFlags struct {
 	sockets   []string
 	envds     []string
 	tokenFile string
+	caFile    string
 	user      string
 	// runtimeRoot and agentWorkspace override the config's runtime_root and
 	// agent_workspace for every target the flags select.
@@ -39,6 +40,7 @@ func (t *targetFlags) register(fs *pflag.FlagSet) {
 	stringArrayVarP(fs, &t.sockets, "socket", "", "unix socket of a sandtop daemon (sandtop serve --listen unix:PATH); repeatable")
 	stringArrayVarP(fs, &t.envds, "envd", "", "URL of an envd-compatible daemon, e.g. http://10.0.0.5:49983; repeatable")
 	fs.StringVar(&t.tokenFile, "token-file", "", "file holding the access token for --envd (every --envd given)")
+	fs.StringVar(&t.caFile, "ca-file", "", "CA certificate (PEM) of a daemon serving its own TLS (serve --tls-cert), for --envd https://... and --kube-direct")
 	fs.StringVar(&t.user, "user", "", "sandbox user to run processes as, where the daemon allows it")
 	fs.StringVar(&t.runtimeRoot, "runtime-root", "", "where sandtop keeps its state in a stock envd's sandbox (default ~/.local/state/sandtop of the sandbox user)")
 	fs.StringVar(&t.agentWorkspace, "agent-workspace", "", "a DeepSeek Harness agent's workspace in the sandbox, whose .dsh-e2b/ is read too (agent groups are found without it)")
@@ -139,17 +141,35 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 			return nil, usagef(err)
 		}
 		if ok {
-			sels = append(sels, selection{name: "extension", cfg: c, readOnly: cfg.ReadOnly, expands: true})
+			name := "extension"
+			if c.Kube != nil {
+				name = "kube"
+			}
+			sels = append(sels, selection{name: name, cfg: c, readOnly: cfg.ReadOnly, expands: true})
 		}
 	}
 	if t.tokenFile != "" {
-		if len(t.envds) == 0 {
-			return nil, usagef(errors.New("--token-file goes with --envd (the local sandbox and unix sockets need no token)"))
+		kubeGiven := t.kubeFlags() != nil && t.kubeFlags().given()
+		if len(t.envds) == 0 && !kubeGiven {
+			return nil, usagef(errors.New("--token-file goes with --envd or --kube (the local sandbox and unix sockets need no token)"))
 		}
 		for i := range sels {
-			if sels[i].cfg.EnvdURL != "" && !sels[i].startLocal && slicesContains(t.envds, sels[i].cfg.EnvdURL) {
+			if sels[i].cfg.EnvdURL != "" && !sels[i].startLocal && slicesContains(t.envds, sels[i].cfg.EnvdURL) ||
+				sels[i].expands && sels[i].isKube() {
 				sels[i].cfg.TokenFile = config.ExpandPath(t.tokenFile, cwd())
 			}
+		}
+	}
+	if t.caFile != "" {
+		n := 0
+		for i := range sels {
+			if sels[i].cfg.EnvdURL != "" && slicesContains(t.envds, sels[i].cfg.EnvdURL) || sels[i].expands && sels[i].isKube() {
+				sels[i].cfg.CAFile = config.ExpandPath(t.caFile, cwd())
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, usagef(errors.New("--ca-file goes with --envd https://... or --kube-direct"))
 		}
 	}
 	if len(sels) == 0 {
@@ -164,6 +184,9 @@ func (t *targetFlags) resolveAll(cfg config.Config) ([]selection, error) {
 	}
 	seen := map[string]bool{}
 	for i := range sels {
+		if t.user != "" && sels[i].isKube() {
+			return nil, usagef(errors.New("--user does not go with --kube: through the pod proxy the daemon runs processes as its own user"))
+		}
 		if t.user != "" {
 			sels[i].cfg.User = t.user
 		}
@@ -241,8 +264,10 @@ func namedTarget(cfg config.Config, name string) (selection, error) {
 			RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace}
 	case ct.IsE2B():
 		sel.cfg, sel.expands, sel.e2bKeyFile = e2bTargetConfig(ct), ct.E2B == "", ct.E2BAPIKeyFile
+	case ct.Kube != nil:
+		sel.cfg, sel.expands = kubeTargetConfig(ct), true
 	default:
-		sel.cfg = target.Config{EnvdURL: ct.Envd, TokenFile: ct.TokenFile, User: ct.User,
+		sel.cfg = target.Config{EnvdURL: ct.Envd, TokenFile: ct.TokenFile, CAFile: ct.CAFile, User: ct.User,
 			RuntimeRoot: ct.RuntimeRoot, AgentWorkspace: ct.AgentWorkspace}
 	}
 	return sel, nil

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"sandtop/backend/local"
 	"sandtop/config"
 	"sandtop/themes"
 	"sandtop/ui"
@@ -64,6 +66,13 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 	opts.Contexts, opts.Initial = contexts, initial
 	opts.Logger = g.logger()
 	opts.Warnings = warningsSoFar()
+	// Saves go under the state directory, never into the working directory.
+	if p, err := local.DefaultPaths(); err == nil {
+		opts.ExportDir = filepath.Join(p.StateDir, "exports")
+	}
+	if os.Getenv("TMUX") != "" {
+		opts.Tmux = ui.TmuxBuffer
+	}
 	// The TUI needs a terminal; say so plainly instead of a garbled screen.
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return errors.New("the TUI needs a terminal on stdin and stdout; use the CLI (sandtop ls, sandtop --help) from scripts")
@@ -84,13 +93,14 @@ func tuiOptions(cfg config.Config, g *globalFlags, tf *tuiFlags, fs *pflag.FlagS
 		return ui.Options{}, err
 	}
 	return ui.Options{
-		Theme:           th,
-		ReadOnly:        g.readOnly,
-		Mouse:           cfg.Mouse || tf.mouse,
-		Keys:            cfg.Keys,
-		Grace:           cfg.Grace,
-		ScrollbackBytes: cfg.ScrollbackBytes,
-		NoConfirm:       noConfirm(cfg.Confirm),
+		Theme:            th,
+		ReadOnly:         g.readOnly,
+		Mouse:            cfg.Mouse || tf.mouse,
+		KeepTerminalSize: tf.keepTermSize,
+		Keys:             cfg.Keys,
+		Grace:            cfg.Grace,
+		ScrollbackBytes:  cfg.ScrollbackBytes,
+		NoConfirm:        noConfirm(cfg.Confirm),
 	}, nil
 }
 

@@ -36,8 +36,10 @@ type tuiOpener struct {
 
 	mu       sync.Mutex
 	sessions []*target.Session
-	pool     *envdPool
-	closed   bool
+	// stops end what runs for the TUI's life (the kube watches).
+	stops  []func()
+	pool   *envdPool
+	closed bool
 	// known is what each E2B sandbox's daemon said of itself the first
 	// time it was dialled: a fleet re-dials most sandboxes for every
 	// refresh of their counts, and asks its Hello once.
@@ -107,6 +109,10 @@ func (o *tuiOpener) contexts(ctx context.Context, sels []selection, initial int)
 		}
 		if teamListing(sel) {
 			out = append(out, o.fleetContexts(ctx, sel)...)
+			continue
+		}
+		if sel.isKube() {
+			out = append(out, o.kubeContexts(ctx, sel)...)
 			continue
 		}
 		ts, err := sel.targets(ctx)
@@ -287,7 +293,12 @@ func (o *tuiOpener) closeAll() {
 		s.Close()
 	}
 	o.sessions = nil
+	stops := o.stops
+	o.stops = nil
 	o.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
 	if pool != nil {
 		pool.closeAll()
 	}
@@ -309,6 +320,8 @@ func selKind(sel selection) string {
 	switch {
 	case sel.startLocal || sel.cfg.Local != "":
 		return string(target.KindLocal)
+	case sel.isKube():
+		return string(target.KindKube)
 	case sel.expands || sel.cfg.E2BSandboxID != "":
 		return string(target.KindE2B)
 	}
@@ -324,6 +337,8 @@ func selWhere(sel selection) string {
 		return target.RedactURL(sel.cfg.EnvdURL)
 	case sel.startLocal:
 		return "local daemon"
+	case sel.isKube():
+		return "Kubernetes API server"
 	}
 	return "E2B control plane"
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sandtop/backend/target"
+	"sandtop/testwait"
 )
 
 // The pool never holds more than its bound: a new sandbox evicts the
@@ -72,11 +73,5 @@ func TestEnvdPoolClosesIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel(false)
-	deadline := time.Now().Add(5 * time.Second)
-	for p.open() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("an idle session is still open after 5 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, "the idle session to close", func() bool { return p.open() == 0 })
 }

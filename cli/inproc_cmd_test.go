@@ -11,6 +11,7 @@ import (
 
 	"sandtop/backend/e2b"
 	"sandtop/backend/target"
+	"sandtop/testwait"
 )
 
 // The commands' run functions, in-process (see inproc_test.go).
@@ -87,7 +88,7 @@ func TestInprocGroupLifecycle(t *testing.T) {
 	}
 	// The group's status is published once its supervisor has reaped the
 	// leader, a moment after the group is empty.
-	eventually(t, 20*time.Second, "ls to list the group as settled by SIGTERM", func() bool {
+	testwait.For(t, 20*time.Second, "ls to list the group as settled by SIGTERM", func() bool {
 		g, _ = findGroup(p.list(t), pgid)
 		return g.State == "settled" && g.Signal != ""
 	})
@@ -120,7 +121,7 @@ func TestInprocKillUsesTheConfigGraceThenSIGKILL(t *testing.T) {
 	t.Parallel()
 	p := newInproc(t, "grace = \"600ms\"\n")
 	_, pgid := p.run(t, "", "bash", "-c", `trap "" TERM; sleep 300`)
-	eventually(t, 20*time.Second, "the trap to be set and sleep to run", func() bool {
+	testwait.For(t, 20*time.Second, "the trap to be set and sleep to run", func() bool {
 		g, ok := findGroup(p.list(t), pgid)
 		return ok && len(sleepsIn(g)) == 1
 	})
@@ -140,7 +141,7 @@ func TestInprocKillUsesTheConfigGraceThenSIGKILL(t *testing.T) {
 		t.Fatalf("%v still live in group %d", left, pgid)
 	}
 	var g listGroup
-	eventually(t, 20*time.Second, "ls to list the group as settled by a signal", func() bool {
+	testwait.For(t, 20*time.Second, "ls to list the group as settled by a signal", func() bool {
 		g, _ = findGroup(p.list(t), pgid)
 		return g.State == "settled" && g.Signal != ""
 	})
@@ -288,7 +289,7 @@ func TestInprocLogs(t *testing.T) {
 	p.waitState(t, pgid, "settled")
 	// The supervisor may still be writing the record when the group is
 	// settled.
-	eventually(t, 20*time.Second, "logs to print the kept record", func() bool {
+	testwait.For(t, 20*time.Second, "logs to print the kept record", func() bool {
 		p.reset()
 		if err := runLogs(ctx, p.f, logsOptions{pid: pgid}); err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
 	"sandtop/backend/envd"
+	"sandtop/testwait"
 )
 
 // In-process tests: the commands' run functions called in this process,
@@ -119,7 +120,7 @@ func (p *inproc) list(t *testing.T) listDoc {
 func (p *inproc) waitState(t *testing.T, pgid int, state string) listGroup {
 	t.Helper()
 	var g listGroup
-	eventually(t, 20*time.Second, fmt.Sprintf("group %d to be %s", pgid, state), func() bool {
+	testwait.For(t, 20*time.Second, fmt.Sprintf("group %d to be %s", pgid, state), func() bool {
 		var ok bool
 		g, ok = findGroup(p.list(t), pgid)
 		return ok && g.State == state

@@ -14,6 +14,7 @@ import (
 
 	"sandtop/backend/envd"
 	"sandtop/backend/seam/control"
+	"sandtop/testwait"
 )
 
 // spillReads measures the file reads a sandtop invocation makes: the
@@ -117,7 +118,7 @@ func seqOutput(n int) string {
 func waitForLogs(t *testing.T, p *inproc, pgid int, want string) {
 	t.Helper()
 	ctx := testCtx(t)
-	eventually(t, 60*time.Second, "logs to print the whole record", func() bool {
+	testwait.For(t, 60*time.Second, "logs to print the whole record", func() bool {
 		p.reset()
 		if err := runLogs(ctx, p.f, logsOptions{pid: pgid}); err != nil {
 			t.Fatalf("logs: %v", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sandtop/backend/e2b"
+	"sandtop/backend/kube"
 	"sandtop/backend/target"
 )
 
@@ -32,6 +33,9 @@ const (
 	sandboxListed      = "listed"
 	sandboxPaused      = "paused"
 	sandboxUnreachable = "unreachable"
+	// sandboxNotRunning is a pod that is pending, finished or being
+	// deleted: listed, not dialled, and no failure of ls.
+	sandboxNotRunning = "not-running"
 )
 
 // sandboxEntry is one sandbox ls -A covers: resolved (not dialled), or
@@ -40,8 +44,11 @@ type sandboxEntry struct {
 	name   string
 	r      resolved
 	paused bool
-	err    error
-	e2b    *e2b.Sandbox
+	// notRunning: a pod the daemon cannot be reached in (yet); err says why.
+	notRunning bool
+	err        error
+	e2b        *e2b.Sandbox
+	kube       *kube.Pod
 }
 
 // allSandboxes is what ls -A covers: the local sandbox and every config
@@ -74,8 +81,14 @@ func allSandboxes(ctx context.Context, g *globalFlags) ([]sandboxEntry, error) {
 		if err := g.target.applyLayout(&sel); err != nil {
 			return nil, err
 		}
-		if g.target.user != "" {
+		if g.target.user != "" && !sel.isKube() {
 			sel.cfg.User = g.target.user
+		}
+		if sel.isKube() && sel.cfg.Kube.Namespace == "" && sel.cfg.KubePod == "" {
+			// -A is every namespace too, as kubectl's -A.
+			k := *sel.cfg.Kube
+			k.AllNamespaces = true
+			sel.cfg.Kube = &k
 		}
 		ts, err := sel.targets(ctx)
 		if err != nil {
@@ -98,10 +111,12 @@ func allSandboxes(ctx context.Context, g *globalFlags) ([]sandboxEntry, error) {
 				continue
 			}
 			seen[t.Name], seen[key] = true, true
-			e := sandboxEntry{name: t.Name, e2b: t.E2B}
+			e := sandboxEntry{name: t.Name, e2b: t.E2B, kube: t.Kube}
 			switch {
 			case errors.Is(t.Err, target.ErrPaused):
 				e.paused = true
+			case errors.Is(t.Err, kube.ErrNotRunning):
+				e.notRunning, e.err = true, t.Err
 			case t.Err != nil:
 				e.err = t.Err
 			default:
@@ -126,10 +141,29 @@ type allListDoc struct {
 // sandboxRow is one sandbox of ls -A: listed, paused (not dialled) or
 // unreachable (Error says why).
 type sandboxRow struct {
-	Sandbox string      `json:"sandbox"`
-	State   string      `json:"state"`
-	Error   string      `json:"error,omitempty"`
-	E2B     *e2bListRow `json:"e2b,omitempty"`
+	Sandbox string       `json:"sandbox"`
+	State   string       `json:"state"`
+	Error   string       `json:"error,omitempty"`
+	E2B     *e2bListRow  `json:"e2b,omitempty"`
+	Kube    *kubeListRow `json:"kube,omitempty"`
+}
+
+// kubeListRow is a pod as the API server describes it.
+type kubeListRow struct {
+	Namespace string    `json:"namespace"`
+	Pod       string    `json:"pod"`
+	Phase     string    `json:"phase"`
+	Node      string    `json:"node,omitempty"`
+	IP        string    `json:"ip,omitempty"`
+	Created   time.Time `json:"created"`
+	Deleting  bool      `json:"deleting,omitempty"`
+}
+
+func kubeListEntry(p *kube.Pod) *kubeListRow {
+	if p == nil {
+		return nil
+	}
+	return &kubeListRow{Namespace: p.Namespace, Pod: p.Name, Phase: p.Phase, Node: p.Node, IP: p.IP, Created: p.Created.UTC(), Deleting: p.Deleting}
 }
 
 // runLsAll lists every sandbox. It prints everything it could list and
@@ -147,10 +181,12 @@ func runLsAll(ctx context.Context, f *factory, opts lsOptions) error {
 	all := allListDoc{Version: jsonVersion, Taken: f.Now().UTC(), Sandboxes: []sandboxRow{}, Groups: []listGroup{}, Terminals: []listTerminal{}}
 	var failed []string
 	for i, e := range entries {
-		row := sandboxRow{Sandbox: e.name, State: sandboxListed, E2B: e2bListEntry(e.e2b)}
+		row := sandboxRow{Sandbox: e.name, State: sandboxListed, E2B: e2bListEntry(e.e2b), Kube: kubeListEntry(e.kube)}
 		switch {
 		case e.paused:
 			row.State = sandboxPaused
+		case e.notRunning:
+			row.State, row.Error = sandboxNotRunning, oneLine(e.err.Error())
 		case docs[i].err != nil:
 			row.State, row.Error = sandboxUnreachable, oneLine(docs[i].err.Error())
 			failed = append(failed, e.name)
@@ -233,6 +269,12 @@ func printAllTable(w io.Writer, all allListDoc, wide, headers bool, now time.Tim
 			fmt.Fprintf(tw, "%s\t-\tpaused\t%snothing runs until it is resumed (sandtop e2b resume)\n", sb.Sandbox, blanks)
 		case sandboxUnreachable:
 			fmt.Fprintf(tw, "%s\t-\tunreachable\t%s%s\n", sb.Sandbox, blanks, clip(sb.Error, 120))
+		case sandboxNotRunning:
+			state := strings.ToLower(sb.Kube.Phase)
+			if sb.Kube.Deleting {
+				state = "terminating"
+			}
+			fmt.Fprintf(tw, "%s\t-\t%s\t%s%s\n", sb.Sandbox, state, blanks, clip(sb.Error, 120))
 		}
 		for _, g := range all.Groups {
 			if g.Sandbox == sb.Sandbox {
@@ -241,6 +283,7 @@ func printAllTable(w io.Writer, all allListDoc, wide, headers bool, now time.Tim
 		}
 	}
 	tw.Flush()
+	printPods(w, all.Sandboxes, headers, now)
 	if len(all.Terminals) == 0 {
 		return
 	}
@@ -251,6 +294,38 @@ func printAllTable(w io.Writer, all allListDoc, wide, headers bool, now time.Tim
 	}
 	for _, t := range all.Terminals {
 		writeTerminalRow(tw, t, t.Sandbox+"\t")
+	}
+	tw.Flush()
+}
+
+// printPods is a table of the Kubernetes pods among the sandboxes, as
+// kubectl get pods shows them: the sandbox's name, then the pod's
+// namespace, phase (or terminating), node and age. --no-headers leaves it
+// out: a script reads the groups' rows alone.
+func printPods(w io.Writer, sbs []sandboxRow, headers bool, now time.Time) {
+	var pods []sandboxRow
+	for _, sb := range sbs {
+		if sb.Kube != nil {
+			pods = append(pods, sb)
+		}
+	}
+	if len(pods) == 0 || !headers {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "SANDBOX\tNAMESPACE\tPOD\tPHASE\tNODE\tAGE")
+	for _, sb := range pods {
+		k := sb.Kube
+		phase := k.Phase
+		if k.Deleting {
+			phase = "Terminating"
+		}
+		node := k.Node
+		if node == "" {
+			node = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", sb.Sandbox, k.Namespace, k.Pod, phase, node, shortAge(now.Sub(k.Created)))
 	}
 	tw.Flush()
 }

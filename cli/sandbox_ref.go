@@ -13,7 +13,8 @@ import (
 
 // A group in another sandbox than the command's own is named SANDBOX/PGID,
 // where SANDBOX is what ls -A prints: local, a config target's name,
-// socket:PATH, envd:HOST:PORT or e2b:ID. A bare PGID keeps meaning the
+// socket:PATH, envd:HOST:PORT, e2b:ID or kube:NAMESPACE/POD (with --kube
+// also POD or NAMESPACE/POD). A bare PGID keeps meaning the
 // sandbox the target flags select.
 
 // groupRef is one PGID argument, with the sandbox it names ("" for the
@@ -78,7 +79,11 @@ func (t *targetFlags) named(cfg config.Config, name string) (selection, error) {
 	var sel selection
 	var err error
 	_, configured := cfg.Targets[name]
+	kubeGiven := t.kubeFlags() != nil && t.kubeFlags().given()
 	switch kind, rest, _ := strings.Cut(name, ":"); {
+	case kind == "kube" && rest != "",
+		kubeGiven && !configured && name != config.LocalTarget && !strings.Contains(name, ":"):
+		sel, err = t.namedKube(cfg, name)
 	case name == config.LocalTarget || configured || !strings.Contains(name, ":"):
 		sel, err = namedTarget(cfg, name)
 	case kind == "socket" && rest != "":
@@ -88,10 +93,13 @@ func (t *targetFlags) named(cfg config.Config, name string) (selection, error) {
 	case kind == "e2b" && rest != "":
 		sel, err = t.namedE2B(cfg, name, rest)
 	default:
-		err = usagef(errors.New("want local, a config target, socket:PATH, envd:HOST:PORT or e2b:ID"))
+		err = usagef(errors.New("want local, a config target, socket:PATH, envd:HOST:PORT, e2b:ID or kube:NAMESPACE/POD"))
 	}
 	if err != nil {
 		return selection{}, err
+	}
+	if t.user != "" && sel.isKube() {
+		return selection{}, usagef(errors.New("--user does not go with --kube: through the pod proxy the daemon runs processes as its own user"))
 	}
 	if t.user != "" {
 		sel.cfg.User = t.user
@@ -108,6 +116,9 @@ func (t *targetFlags) namedEnvd(cfg config.Config, name, host string) (selection
 			sel.cfg.EnvdURL = e
 			if t.tokenFile != "" {
 				sel.cfg.TokenFile = config.ExpandPath(t.tokenFile, cwd())
+			}
+			if t.caFile != "" {
+				sel.cfg.CAFile = config.ExpandPath(t.caFile, cwd())
 			}
 			return sel, nil
 		}

@@ -81,6 +81,9 @@ func resolveSelection(ctx context.Context, g *globalFlags, cfg config.Config, se
 	if err != nil {
 		return resolved{}, err
 	}
+	if len(ts) == 0 && sel.isKube() {
+		return resolved{}, noPodErr(sel.cfg.Kube)
+	}
 	if len(ts) != 1 {
 		names := make([]string, len(ts))
 		for i, t := range ts {

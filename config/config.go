@@ -67,6 +67,9 @@ type Target struct {
 	// TokenFile holds the access token; relative paths are taken from the
 	// config file's directory, "~/" from $HOME.
 	TokenFile string `toml:"token_file"`
+	// CAFile is the CA certificate (PEM) of a daemon that serves its own
+	// TLS (serve --tls-cert), for an https envd or kube's direct dial.
+	CAFile string `toml:"ca_file"`
 	// User picks the unix user processes run as, where the daemon allows.
 	User string `toml:"user"`
 	// ReadOnly, when set, overrides the top-level read_only for this
@@ -92,6 +95,32 @@ type Target struct {
 	E2BAPIKeyFile string `toml:"e2b_api_key_file"`
 	E2BDomain     string `toml:"e2b_domain"`
 	E2BAPIURL     string `toml:"e2b_api_url"`
+
+	// Kube selects Kubernetes pods that run sandtop's daemon, found
+	// through the API server: kube = { context = "...", namespace =
+	// "...", selector = "app=agent" }.
+	Kube *Kube `toml:"kube"`
+}
+
+// Kube is a target's kube table. Empty fields mean what kubectl means.
+type Kube struct {
+	// Kubeconfig is a kubeconfig file (default $KUBECONFIG, then
+	// ~/.kube/config, then in-cluster); relative to the config file.
+	Kubeconfig string `toml:"kubeconfig"`
+	// Context is the kubeconfig context (default: its current one).
+	Context string `toml:"context"`
+	// Namespace is where pods are listed (default: the context's);
+	// AllNamespaces lists every namespace.
+	Namespace     string `toml:"namespace"`
+	AllNamespaces bool   `toml:"all_namespaces"`
+	// Selector is a label selector, e.g. "app=agent".
+	Selector string `toml:"selector"`
+	// TokenSecret names the Secret (in each pod's namespace, key
+	// "token") holding the daemons' token; token_file wins over it.
+	TokenSecret string `toml:"token_secret"`
+	// Direct dials pod IPs instead of the API server's pod proxy (for a
+	// sandtop running inside the cluster).
+	Direct bool `toml:"direct"`
 }
 
 // IsE2B says whether the target is found through E2B's control plane.

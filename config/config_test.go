@@ -107,14 +107,20 @@ func TestBadFilesNameWhatIsWrong(t *testing.T) {
 		"e2b key on envd":    "[targets.x]\nenvd = \"http://h:1\"\ne2b_api_key_file = \"k\"\n",
 		"relative root":      "[targets.x]\ne2b = \"sbx1\"\nruntime_root = \"state\"\n",
 		"bad e2b api url":    "[targets.x]\ne2b = \"sbx1\"\ne2b_api_url = \"api.example\"\n",
+		"kube and envd":      "[targets.x]\nenvd = \"http://h:1\"\nkube = { selector = \"app=a\" }\n",
+		"kube both ns":       "[targets.x]\nkube = { namespace = \"a\", all_namespaces = true }\n",
+		"kube unknown key":   "[targets.x]\nkube = { selecter = \"app=a\" }\n",
+		"kube with user":     "[targets.x]\nuser = \"root\"\nkube = { }\n",
 	}
 	want := map[string]string{
 		"unknown key": "unknown key colour", "syntax": "line 1", "target missing": `"prod"`,
-		"both endpoints": "only one", "no endpoint": "either socket, envd or e2b", "bad url": "not an http",
+		"both endpoints": "only one", "no endpoint": "either socket, envd, e2b (or e2b_metadata) or kube", "bad url": "not an http",
 		"local redefined": "built-in", "scrollback too big": "scrollback_bytes", "empty key list": "quit",
 		"bad duration": "grace",
 		"e2b and envd": "only one", "e2b id and filter": "e2b_metadata", "e2b key on envd": "go with e2b",
 		"relative root": "runtime_root", "bad e2b api url": "e2b_api_url",
+		"kube and envd": "only one", "kube both ns": "all_namespaces", "kube unknown key": "targets.x.kube.selecter",
+		"kube with user": "user does not go with kube",
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -169,5 +175,20 @@ func TestStuckSection(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v; want %q", tc.toml, err, tc.want)
 		}
+	}
+}
+
+func TestKubeTargetTable(t *testing.T) {
+	c, err := Parse("/etc/sandtop/c.toml", []byte("[targets.agents]\ntoken_file = \"tok\"\nkube = { context = \"prod\", namespace = \"agents\", selector = \"app=agent\", token_secret = \"sandtop-token\", kubeconfig = \"kc\" }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Targets["agents"].Kube
+	want := Kube{Kubeconfig: "/etc/sandtop/kc", Context: "prod", Namespace: "agents", Selector: "app=agent", TokenSecret: "sandtop-token"}
+	if k == nil || *k != want {
+		t.Fatalf("kube table = %+v; want %+v", k, want)
+	}
+	if tf := c.Targets["agents"].TokenFile; tf != "/etc/sandtop/tok" {
+		t.Fatalf("token_file = %q", tf)
 	}
 }

@@ -88,8 +88,14 @@ func (c *Config) decode(path string, data []byte) error {
 func (c *Config) resolvePaths(dir string) {
 	for name, t := range c.Targets {
 		t.TokenFile = ExpandPath(t.TokenFile, dir)
+		t.CAFile = ExpandPath(t.CAFile, dir)
 		t.Socket = ExpandPath(t.Socket, dir)
 		t.E2BAPIKeyFile = ExpandPath(t.E2BAPIKeyFile, dir)
+		if t.Kube != nil {
+			k := *t.Kube
+			k.Kubeconfig = ExpandPath(k.Kubeconfig, dir)
+			t.Kube = &k
+		}
 		c.Targets[name] = t
 	}
 }

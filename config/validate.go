@@ -48,16 +48,20 @@ func (c Config) Validate() error {
 
 func (t Target) validate() error {
 	n := 0
-	for _, set := range []bool{t.Socket != "", t.Envd != "", t.IsE2B()} {
+	for _, set := range []bool{t.Socket != "", t.Envd != "", t.IsE2B(), t.Kube != nil} {
 		if set {
 			n++
 		}
 	}
 	switch {
 	case n == 0:
-		return fmt.Errorf("set either socket, envd or e2b (or e2b_metadata)")
+		return fmt.Errorf("set either socket, envd, e2b (or e2b_metadata) or kube")
 	case n > 1:
-		return fmt.Errorf("set only one of socket, envd and e2b")
+		return fmt.Errorf("set only one of socket, envd, e2b and kube")
+	case t.Kube != nil && t.Kube.AllNamespaces && t.Kube.Namespace != "":
+		return fmt.Errorf("kube: namespace names one namespace and all_namespaces every one; set only one")
+	case t.Kube != nil && t.User != "":
+		return fmt.Errorf("user does not go with kube: through the pod proxy the daemon runs processes as its own user")
 	case t.E2B != "" && len(t.E2BMetadata) > 0:
 		return fmt.Errorf("e2b names one sandbox and e2b_metadata selects several; set only one")
 	case t.Envd != "":

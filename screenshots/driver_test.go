@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/ui"
 )
@@ -49,26 +49,26 @@ func (d *driver) update(msg tea.Msg) {
 }
 
 // keys sends key presses (runes or names Bubble Tea knows).
-func (d *driver) keys(keys ...tea.KeyMsg) {
+func (d *driver) keys(keys ...tea.KeyPressMsg) {
 	for _, k := range keys {
 		d.update(k)
 	}
 }
 
-func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+func runes(s string) tea.KeyPressMsg { return tea.KeyPressMsg{Code: []rune(s)[0], Text: s} }
 
-func key(t tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: t} }
+func key(code rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: code} }
 
 // until processes messages until cond holds on the view, or fails.
 func (d *driver) until(what string, timeout time.Duration, cond func(view string) bool) {
 	d.t.Helper()
 	deadline := time.After(timeout)
-	for !cond(d.m.View()) {
+	for !cond(d.m.View().Content) {
 		select {
 		case msg := <-d.msgs:
 			d.update(msg)
 		case <-deadline:
-			d.t.Fatalf("timed out waiting for %s; screen:\n%s", what, d.m.View())
+			d.t.Fatalf("timed out waiting for %s; screen:\n%s", what, d.m.View().Content)
 		}
 	}
 }

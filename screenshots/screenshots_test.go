@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
@@ -28,7 +26,6 @@ func TestScreenshots(t *testing.T) {
 	if os.Getenv("SANDTOP_SCREENSHOTS") == "" {
 		t.Skip("set SANDTOP_SCREENSHOTS=1 (or run screenshots/generate.sh) to regenerate the PNGs")
 	}
-	lipgloss.SetColorProfile(termenv.TrueColor)
 	env := daemontest.Start(t, daemon.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -85,7 +82,7 @@ func TestScreenshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if err := vt.RenderANSIStringPNG(f, d.m.View(), cols, rows, ui.VTPalette(th)); err != nil {
+		if err := vt.RenderANSIStringPNG(f, d.m.View().Content, cols, rows, ui.VTPalette(th)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -95,7 +92,7 @@ func TestScreenshots(t *testing.T) {
 	d.keys(runes("/"))
 	d.keys(runes("b"), runes("u"), runes("i"), runes("l"), runes("d"), key(tea.KeyEnter), runes("j"))
 	d.until("build output", 10*time.Second, func(v string) bool { return strings.Contains(v, "compiling unit 1") })
-	d.keys(key(tea.KeyEsc))
+	d.keys(key(tea.KeyEscape))
 	d.settle(1500 * time.Millisecond)
 	shot("overview", d, dark)
 
@@ -109,13 +106,13 @@ func TestScreenshots(t *testing.T) {
 	d.keys(key(tea.KeyEnter), runes("T"))
 	d.settle(800 * time.Millisecond)
 	shot("output-timestamps", d, dark)
-	d.keys(runes("T"), key(tea.KeyEsc))
+	d.keys(runes("T"), key(tea.KeyEscape))
 
 	// Help.
 	d.keys(runes("?"))
 	d.settle(100 * time.Millisecond)
 	shot("help", d, dark)
-	d.keys(key(tea.KeyEsc))
+	d.keys(key(tea.KeyEscape))
 
 	// Signal menu on the stubborn worker.
 	d.keys(runes("/"))
@@ -127,7 +124,7 @@ func TestScreenshots(t *testing.T) {
 	d.keys(runes("s"))
 	d.settle(300 * time.Millisecond)
 	shot("signal-menu", d, dark)
-	d.keys(key(tea.KeyEsc))
+	d.keys(key(tea.KeyEscape))
 
 	// Teardown in progress: TERM sent, counting down to KILL.
 	d.keys(runes("x"), runes("y"))
@@ -137,7 +134,7 @@ func TestScreenshots(t *testing.T) {
 	d.until("the group empty", 15*time.Second, func(v string) bool { return strings.Contains(v, "empty after") })
 
 	// Attached terminal running top.
-	d.keys(key(tea.KeyEsc), key(tea.KeyTab), key(tea.KeyEnter))
+	d.keys(key(tea.KeyEscape), key(tea.KeyTab), key(tea.KeyEnter))
 	d.until("attached", 10*time.Second, func(v string) bool { return strings.Contains(v, "attached to terminal") })
 	for _, r := range "top -d 1" {
 		d.keys(runes(string(r)))
@@ -147,7 +144,7 @@ func TestScreenshots(t *testing.T) {
 	d.settle(1500 * time.Millisecond)
 	shot("attached-top", d, dark)
 	d.keys(runes("q"))
-	d.keys(key(tea.KeyCtrlCloseBracket))
+	d.keys(tea.KeyPressMsg{Code: ']', Mod: tea.ModCtrl})
 
 	// Light theme overview.
 	_, dl := newModel(light)

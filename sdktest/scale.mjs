@@ -1,9 +1,17 @@
-// Starts N background commands through E2B's SDK, as an agent does, then
-// kills them all, and prints how long each half took as JSON. Between the
-// halves it waits for a line on stdin, so a caller can read the daemon's
-// threads and memory while the N commands run:
+// E2B's SDK at scale, as an agent uses it, printing one JSON line per phase:
 //
-//	node scale.mjs 1000
+//	run      20 foreground `true` runs through commands.run (median ms)
+//	started  N background `sleep 600` started (ms for all)
+//	listed   commands.list() with the N running (ms, and how many it saw)
+//	killed   every one killed through commands.kill, and waited for
+//
+// Between listed and killed it waits for a line on stdin, so a caller can
+// read the daemon's threads and memory while the N commands run:
+//
+//	E2B_ENVD_RPC_CONNECTIONS=2000 node scale.mjs 1000
+//
+// The SDK's default connection limit (200) caps background commands at 200
+// on any envd: raise it with E2B_ENVD_RPC_CONNECTIONS for more.
 import { sandbox } from './helpers.mjs'
 import { createInterface } from 'node:readline'
 
@@ -15,14 +23,33 @@ if (!Number.isSafeInteger(n) || n <= 0) {
 process.env.E2B_DEBUG = 'true'
 console.log = () => {}
 const sbx = await sandbox()
+// SDKTEST_USER runs the commands as that user (the bench uses nobody, whose
+// login shell reads no profile of the machine's own users), in /tmp.
+const user = process.env.SDKTEST_USER || undefined
+const cwd = user ? '/tmp' : undefined
 const say = (o) => process.stdout.write(JSON.stringify(o) + '\n')
+
+const runs = []
+for (let i = 0; i < 20; i++) {
+  const t0 = performance.now()
+  const r = await sbx.commands.run('true', { user, cwd })
+  if (r.exitCode !== 0) throw new Error(`true exited ${r.exitCode}`)
+  runs.push(performance.now() - t0)
+}
+runs.sort((a, b) => a - b)
+say({ phase: 'run', n: runs.length, ms: runs[runs.length >> 1] })
 
 let t = performance.now()
 const handles = []
 for (let i = 0; i < n; i++) {
-  handles.push(await sbx.commands.run('sleep 600', { background: true, timeoutMs: 0 }))
+  handles.push(await sbx.commands.run('sleep 600', { background: true, timeoutMs: 0, user, cwd }))
 }
 say({ phase: 'started', n, ms: performance.now() - t })
+
+t = performance.now()
+const listed = await sbx.commands.list()
+const ours = new Set(handles.map((h) => h.pid))
+say({ phase: 'listed', n: listed.filter((p) => ours.has(p.pid)).length, ms: performance.now() - t })
 
 // The caller reads the daemon's figures now, then sends a line.
 const rl = createInterface({ input: process.stdin })

@@ -15,6 +15,10 @@ if (!Number.isSafeInteger(want) || want <= 0) {
 process.env.E2B_DEBUG = 'true'
 console.log = () => {}
 const sbx = await sandbox()
+// SDKTEST_USER runs the commands as that user (the bench uses nobody, whose
+// login shell reads no profile of the machine's own users), in /tmp.
+const user = process.env.SDKTEST_USER || undefined
+const cwd = user ? '/tmp' : undefined
 const start = performance.now()
 let got = 0
 await sbx.commands.run(`head -c ${want} /dev/zero`, {
@@ -22,6 +26,8 @@ await sbx.commands.run(`head -c ${want} /dev/zero`, {
     got += s.length // zeros: one character per byte
   },
   timeoutMs: 0,
+  user,
+  cwd,
 })
 const ms = performance.now() - start
 if (got !== want) {

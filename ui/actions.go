@@ -1,8 +1,8 @@
 package ui
 
 import (
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
 // scope is where an action's key is heard.
@@ -117,6 +117,9 @@ func init() {
 		{key: "teardown", section: "Act", hints: hintList | hintOutput, mutates: "teardown",
 			do:  (*Model).askTeardown,
 			cmd: "teardown", desc: "tear down the selected group (asks first)"},
+		{key: "describe", section: "Act",
+			do:  (*Model).openDescribe,
+			cmd: "describe", desc: "the selected group's full facts: argv, state dir, members, exit"},
 		{key: "mark", where: inTree, section: "Act", hints: hintList,
 			do: func(m *Model) tea.Cmd { m.toggleMark(); return m.moveCursor(1) }},
 		{key: "bulk_teardown", section: "Act", mutates: "bulk teardown",
@@ -195,7 +198,7 @@ func (a *action) heard(f focus) bool {
 
 // dispatch runs the first action heard in the current focus whose key msg
 // is; it returns false when no action has that key.
-func (m *Model) dispatch(msg tea.KeyMsg) (tea.Cmd, bool) {
+func (m *Model) dispatch(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	for i := range actions {
 		a := &actions[i]
 		if a.heard(m.focus) && key.Matches(msg, *m.keys.get(a.key)) {

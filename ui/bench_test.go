@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/themes"
 )
@@ -40,7 +40,7 @@ func BenchmarkRefresh1000Groups(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		m.Update(snapshotMsg{snap: snaps[i%2], ch: src.snaps})
-		if v := m.View(); len(v) == 0 {
+		if v := viewOf(m); len(v) == 0 {
 			b.Fatal("empty view")
 		}
 	}
@@ -133,7 +133,7 @@ func BenchmarkKeyToEcho(b *testing.B) {
 			msg := frame()
 			_, next := m.Update(msg)
 			frame = firstFrameCmd(next)
-			if strings.HasPrefix(m.detail.term.term.Snapshot().Line(0), ch) && strings.Contains(m.View(), "│"+ch) {
+			if strings.HasPrefix(m.detail.term.term.Snapshot().Line(0), ch) && strings.Contains(viewOf(m), "│"+ch) {
 				break
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // The tea.Cmds below are the only places that call the Source. Each has a
@@ -67,7 +67,7 @@ func (m *Model) spawnTerminalCmd(sb *sandbox, argv []string, rows, cols int) tea
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
 		pid, err := src.SpawnTerminal(c, argv, rows, cols)
-		return scopedMsg{sb, spawnedMsg{argv: argv, terminal: true, pid: pid, err: err}}
+		return scopedMsg{sb, spawnedMsg{argv: argv, terminal: true, rows: rows, cols: cols, pid: pid, err: err}}
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 )
 
@@ -20,7 +20,7 @@ func TestGoldenContextPicker(t *testing.T) {
 			switchCtx(t, m, "beta", b)
 			m.cur.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow, deadline: testNow}
 			press(t, m, "c")
-			golden.RequireEqual(t, []byte(m.View()))
+			golden.RequireEqual(t, []byte(viewOf(m)))
 		})
 	}
 }

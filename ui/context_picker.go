@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // The fleet view (c, :ctx): every sandbox on one screen, k9s's context
@@ -141,7 +141,7 @@ func sb2state(sb *sandbox) string { return sb.fleetState() }
 func (sb *sandbox) badness(now time.Time) int {
 	c, _ := sb.counts()
 	b := c.Stuck*1000 + c.Waiting*100
-	if sb.sum.err != nil && !sb.sum.throttled || sb.state == openFailed && !sb.planePaused() {
+	if (sb.sum.err != nil && !sb.sum.throttled || sb.state == openFailed) && !sb.planePaused() {
 		b += 50
 	}
 	if sb.spec.Plane != nil && !sb.pl.info.Paused() && !sb.pl.gone && sb.timeLeft(now) < timeLeftWarning {
@@ -189,25 +189,22 @@ func (sb *sandbox) fleetState() string {
 	return "connecting"
 }
 
-func (m *Model) fleetKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) fleetKey(msg tea.KeyPressMsg) tea.Cmd {
 	f := m.fleet
 	rows := f.rows(m)
 	if f.typing {
-		switch msg.Type {
-		case tea.KeyEnter, tea.KeyEsc:
+		switch {
+		case msg.Code == tea.KeyEnter, msg.Code == tea.KeyEscape:
 			f.typing = false
-			if msg.Type == tea.KeyEsc {
+			if msg.Code == tea.KeyEscape {
 				f.filter = ""
 			}
-		case tea.KeyBackspace:
+		case msg.Code == tea.KeyBackspace:
 			if r := []rune(f.filter); len(r) > 0 {
 				f.filter = string(r[:len(r)-1])
 			}
-		case tea.KeyRunes, tea.KeySpace:
-			f.filter += string(msg.Runes)
-			if msg.Type == tea.KeySpace {
-				f.filter += " "
-			}
+		case isText(msg):
+			f.filter += msg.Text
 		}
 		f.offset = 0
 		return nil
@@ -405,12 +402,17 @@ func (m *Model) fleetRow(sb *sandbox, selected bool, nameW, reasonW, w int, now 
 	} else if sb.state == openFailed && sb.spec.Summary == nil {
 		reason = "unreachable: " + errText(sb.openErr)
 	}
+	if sb.planePaused() {
+		// Not dialled while paused: a failure from before the pause, or
+		// from a dial the pause raced, is not the sandbox being unreachable.
+		reason = "paused: R resumes it"
+	}
 	c, _ := sb.counts()
 	look := rowPlain
 	switch {
 	case selected:
 		look = rowSelected
-	case c.Stuck > 0 || sb.sum.err != nil:
+	case c.Stuck > 0 || sb.sum.err != nil && !sb.planePaused():
 		look = rowDanger
 	case p.gone:
 		look = rowMuted

@@ -2,11 +2,12 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 type detailKind int
@@ -29,12 +30,15 @@ type detail struct {
 	term *termPane
 
 	cancel context.CancelFunc
-	reader io.ReadCloser // group output
-	conn   TerminalConn  // terminal
+	reader OutputStream // group output
+	conn   TerminalConn // terminal
 	input  *inputQueue
 	pump   *pump
 	ended  bool
 	err    error
+	// sizeBefore is the remote terminal's size before this attach resized
+	// it (cols, rows), given back on detach; zero when not attached.
+	sizeBefore [2]int
 }
 
 // close ends the stream; it runs outside Update (Close, and tests).
@@ -163,7 +167,7 @@ func (m *Model) onOutputOpened(msg outputOpenedMsg) tea.Cmd {
 		return nil
 	}
 	m.detail.reader = msg.r
-	m.detail.pump = startPump(msg.r, m.wake, nil)
+	m.detail.pump = startOutputPump(msg.r, m.wake)
 	return m.armFrame()
 }
 
@@ -210,12 +214,12 @@ func (m *Model) drainStreams() tea.Cmd {
 	if d.pump == nil {
 		return nil
 	}
-	data, dropped, done, err := d.pump.take()
+	data, times, dropped, done, err := d.pump.take()
 	if dropped > 0 {
 		m.cur.events.add(m.now(), levelWarn, "output flood: skipped %d bytes to stay live", dropped)
 	}
 	if len(data) > 0 {
-		d.out.append(data, m.now())
+		d.out.appendPieces(data, times, m.now())
 	}
 	var cmds []tea.Cmd
 	if werr := d.input.failure(); werr != nil && !d.ended {
@@ -248,9 +252,14 @@ func (m *Model) enterAttached() tea.Cmd {
 	}
 	m.cur.events.add(m.now(), levelInfo, "attached to terminal %d (%s detaches)", d.pid, m.keys.Detach.Help().Key)
 	w, h := m.detailInner()
+	t := m.cur.terminalByPID(d.pid)
+	d.sizeBefore = [2]int{}
+	if t != nil {
+		d.sizeBefore = [2]int{t.Cols, t.Rows}
+	}
 	// A pane narrower than the remote terminal would shrink it for every
 	// other client: zoom the pane instead, for as long as this attach lasts.
-	if t := m.cur.terminalByPID(d.pid); t != nil && !m.zoomed && (t.Cols > w || t.Rows > h) {
+	if t != nil && !m.zoomed && (t.Cols > w || t.Rows > h) {
 		m.zoomed, m.attachZoomed = true, true
 		m.lay = computeLayout(m.width, m.height, len(m.cur.terms), m.zoomed)
 		w, h = m.detailInner()
@@ -268,6 +277,28 @@ func (m *Model) unzoomAfterAttach() tea.Cmd {
 	m.zoomed, m.attachZoomed = false, false
 	m.lay = computeLayout(m.width, m.height, len(m.cur.terms), m.zoomed)
 	return m.layoutChanged()
+}
+
+// restoreRemoteSize gives the remote terminal back the size it had before
+// the attach, so other clients find it as they left it, unless the
+// operator chose to keep sandtop's size (KeepTerminalSize).
+// It returns what it did, for the detach's line in the log.
+func (m *Model) restoreRemoteSize() (tea.Cmd, string) {
+	d := &m.detail
+	before := d.sizeBefore
+	d.sizeBefore = [2]int{}
+	if d.conn == nil || d.term == nil || before[0] < 1 || before[1] < 1 {
+		return nil, ""
+	}
+	cols, rows := d.term.size()
+	switch {
+	case cols == before[0] && rows == before[1]:
+		return nil, ""
+	case m.opts.KeepTerminalSize:
+		return nil, fmt.Sprintf("; it stays %dx%d", cols, rows)
+	}
+	d.term.resize(before[0], before[1])
+	return resizeCmd(d.conn, d.pid, before[1], before[0]), fmt.Sprintf("; back to its %dx%d", before[0], before[1])
 }
 
 func (m *Model) resizeRemote() tea.Cmd {

@@ -1,8 +1,8 @@
 package ui
 
 import (
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
 // dialog is a modal that owns the keys while open: confirmations, the
@@ -10,7 +10,7 @@ import (
 type dialog interface {
 	// key handles one key; done closes the dialog. What it does to a
 	// sandbox it does to m.dialogSB, the one it was opened for.
-	key(m *Model, msg tea.KeyMsg) (done bool, cmd tea.Cmd)
+	key(m *Model, msg tea.KeyPressMsg) (done bool, cmd tea.Cmd)
 	// view draws the dialog box for a screen of w×h cells.
 	view(m *Model, w, h int) string
 }
@@ -38,7 +38,7 @@ func (m *Model) closeDialog() {
 	}
 }
 
-func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	d := m.dialog
 	done, cmd := d.key(m, msg)
 	// An action may have opened a follow-up dialog (menu → confirm); only
@@ -69,8 +69,8 @@ const (
 
 // dialogAction maps a key to a dialog action. In a dialog with a text
 // field (text), printable keys are typing, never actions.
-func (m *Model) dialogAction(msg tea.KeyMsg, text bool) dialogAct {
-	if text && (msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace) {
+func (m *Model) dialogAction(msg tea.KeyPressMsg, text bool) dialogAct {
+	if text && isText(msg) {
 		return actNone
 	}
 	k := m.keys
@@ -87,4 +87,24 @@ func (m *Model) dialogAction(msg tea.KeyMsg, text bool) dialogAct {
 		return actSwitch
 	}
 	return actNone
+}
+
+// textDialog is a dialog with a text field, which takes pastes.
+type textDialog interface {
+	dialog
+	takesText()
+}
+
+func (p *prompt) takesText()     {}
+func (p *palette) takesText()    {}
+func (d *bulkDialog) takesText() {}
+
+// dialogPaste types a paste into the dialog's text field; a dialog without
+// one ignores it, so pasted text never answers a confirmation.
+func (m *Model) dialogPaste(msg tea.PasteMsg) tea.Cmd {
+	if _, ok := m.dialog.(textDialog); !ok || msg.Content == "" {
+		return nil
+	}
+	r := []rune(msg.Content)
+	return m.dialogKey(tea.KeyPressMsg{Code: r[0], Text: msg.Content})
 }

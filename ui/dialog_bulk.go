@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 )
 
 // bulkDialog previews every marked group and asks for their count to be
@@ -25,7 +25,7 @@ func newBulkDialog(targets []Group, grace time.Duration) *bulkDialog {
 	return &bulkDialog{targets: targets, grace: grace, input: newInput("count: ", "")}
 }
 
-func (d *bulkDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (d *bulkDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch m.dialogAction(msg, true) {
 	case actCancel:
 		m.setStatus(levelInfo, "bulk teardown cancelled")

@@ -5,7 +5,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // confirmDialog asks before a destructive action. "No" is preselected, so
@@ -23,7 +23,7 @@ func newConfirm(title string, body []string, verb string, danger bool, action fu
 	return &confirmDialog{title: title, body: body, verb: verb, danger: danger, action: action}
 }
 
-func (d *confirmDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (d *confirmDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch msg.String() {
 	case "y", "Y":
 		return true, d.action(m)

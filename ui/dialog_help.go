@@ -3,8 +3,8 @@ package ui
 import (
 	"fmt"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
 // helpDialog lists every binding of the keymap, so help can never drift
@@ -16,7 +16,7 @@ type helpDialog struct {
 
 func newHelpDialog(k KeyMap) *helpDialog { return &helpDialog{keys: k} }
 
-func (d *helpDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (d *helpDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if key.Matches(msg, m.keys.Help) {
 		return true, nil
 	}
@@ -56,7 +56,7 @@ func (d *helpDialog) view(m *Model, w, h int) string {
 			if j < len(right) {
 				r = right[j]
 			}
-			lines = append(lines, fit(l, 44)+r)
+			lines = append(lines, fit(l, 42)+"  "+r) // a gap even when l is cut
 		}
 		lines = append(lines, "")
 	}

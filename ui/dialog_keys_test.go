@@ -2,8 +2,6 @@ package ui
 
 import (
 	"testing"
-
-	tea "github.com/charmbracelet/bubbletea"
 )
 
 func TestDialogsFollowTheKeymap(t *testing.T) {
@@ -12,7 +10,7 @@ func TestDialogsFollowTheKeymap(t *testing.T) {
 	if _, ok := m.dialog.(*signalMenu); !ok {
 		t.Fatalf("no signal menu")
 	}
-	run(t, m, m.handleKey(tea.KeyMsg{Type: tea.KeyCtrlN}))
+	press(t, m, "ctrl+n")
 	if d := m.dialog.(*signalMenu); d.cursor != 1 {
 		t.Fatalf("rebound down did not move the menu: cursor %d", d.cursor)
 	}

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +32,7 @@ func (p *palette) matches() []*action {
 	return out
 }
 
-func (p *palette) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (p *palette) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if !p.primed {
 		p.input.ShowSuggestions = true
 		p.input.SetSuggestions(m.paletteSuggestions())
@@ -108,8 +109,14 @@ func (m *Model) runPalette(line string, matches []*action, cursor int) tea.Cmd {
 func (p *palette) view(m *Model, w, h int) string {
 	st := m.st
 	lines := []string{p.input.View(), ""}
+	// The arguments column is as wide as the widest, over every command,
+	// so it never runs into the descriptions and does not jump as you type.
+	argW := 0
+	for _, c := range paletteActions() {
+		argW = max(argW, ansi.StringWidth(c.args))
+	}
 	for i, c := range p.matches() {
-		l := fmt.Sprintf("%-14s %-9s %s", c.cmd, c.args, c.desc)
+		l := fmt.Sprintf("%-14s %s %s", c.cmd, fit(c.args, argW), c.desc)
 		if i == p.cursor {
 			l = st.selected.Render(l)
 		} else {
@@ -134,8 +141,12 @@ func (m *Model) cmdRun(argv []string) tea.Cmd {
 	return m.spawnCmd(sb, argv)
 }
 
+// The smallest detail pane a new terminal takes its size from.
+const minTermCols, minTermRows = minDetailWidth, 10
+
 // cmdTerm starts a terminal sized like the detail pane, so the program's
-// first output already fits the pane it will be shown in.
+// first output already fits the pane it will be shown in; or 80x24 when
+// the pane is tiny.
 func (m *Model) cmdTerm(argv []string) tea.Cmd {
 	sb := m.cur
 	if !m.usable(sb) {
@@ -145,8 +156,13 @@ func (m *Model) cmdTerm(argv []string) tea.Cmd {
 		argv = m.opts.Shell
 	}
 	cols, rows := m.detailInner()
+	if cols < minTermCols || rows < minTermRows {
+		// A pane this small would make a shell no one can use; attaching
+		// zooms the pane to the screen anyway.
+		cols, rows = 80, 24
+	}
 	sb.events.add(m.now(), levelInfo, "starting terminal %s at %dx%d", argvString(argv, ""), cols, rows)
-	return m.spawnTerminalCmd(sb, argv, max(rows, 2), max(cols, 10))
+	return m.spawnTerminalCmd(sb, argv, rows, cols)
 }
 
 func (m *Model) cmdSignal(argv []string) tea.Cmd {
@@ -202,8 +218,7 @@ func (m *Model) onSpawned(sb *sandbox, msg spawnedMsg) tea.Cmd {
 	// Show it in the terminals list right away; the next snapshot fills in
 	// the details.
 	if sb.terminalByPID(msg.pid) == nil {
-		cols, rows := m.detailInner()
-		m.setTerminals(sb, append(append([]Terminal(nil), sb.terms...), Terminal{PID: msg.pid, SID: msg.pid, ForegroundPGID: msg.pid, Rows: rows, Cols: cols, Argv: msg.argv, Started: m.now()}))
+		m.setTerminals(sb, append(append([]Terminal(nil), sb.terms...), Terminal{PID: msg.pid, SID: msg.pid, ForegroundPGID: msg.pid, Rows: msg.rows, Cols: msg.cols, Argv: msg.argv, Started: m.now()}))
 	}
 	for i, t := range sb.terms {
 		if t.PID == msg.pid {

@@ -1,8 +1,8 @@
 package ui
 
 import (
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 )
 
 type promptKind int
@@ -34,7 +34,7 @@ func promptSymbol(k promptKind) string {
 
 func (p *prompt) inline() {}
 
-func (p *prompt) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (p *prompt) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch m.dialogAction(msg, true) {
 	case actCancel:
 		if p.kind == promptFilter {
@@ -74,6 +74,9 @@ func (p *prompt) setFilter(m *Model, text string) tea.Cmd {
 
 func (p *prompt) view(m *Model, w, h int) string {
 	hint := "  " + m.keyOf(m.keys.Open) + " keep · " + m.keyOf(m.keys.Back) + " clear"
+	if p.kind == promptFilter {
+		hint += " · " + filterHelp
+	}
 	if p.kind == promptSave {
 		hint = "  " + m.keyOf(m.keys.Open) + " save · " + m.keyOf(m.keys.Back) + " cancel"
 	}

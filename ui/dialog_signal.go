@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,7 +47,7 @@ type signalMenu struct {
 
 func newSignalMenu(t signalTarget) *signalMenu { return &signalMenu{target: t} }
 
-func (d *signalMenu) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (d *signalMenu) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch s := msg.String(); m.dialogAction(msg, false) {
 	case actCancel:
 		return true, nil

@@ -71,10 +71,10 @@ func (f *fakeSource) conn(pid int) *fakeConn {
 	return f.conns[pid]
 }
 
-func (f *fakeSource) Output(_ context.Context, pid int) (io.ReadCloser, error) {
+func (f *fakeSource) Output(_ context.Context, pid int) (OutputStream, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return io.NopCloser(strings.NewReader(f.outputs[pid])), nil
+	return ReaderStream(io.NopCloser(strings.NewReader(f.outputs[pid]))), nil
 }
 
 func (f *fakeSource) Signal(_ context.Context, pgid int, sig syscall.Signal) error {
@@ -179,12 +179,14 @@ func demoSnapshot(now time.Time) Snapshot {
 			{PGID: 4123, SID: 4100, LeaderPID: 4123, Origin: OriginSandtop, Started: ago(3 * time.Minute),
 				Members: []Process{proc(4123, 4123, 4123, "S", "sleep", "600")}},
 			{PGID: 4200, SID: 4200, LeaderPID: 4200, Origin: OriginAgent, Tag: "dsh:agent-7", Started: ago(40 * time.Minute),
+				StateDir: "/home/user/.dsh-e2b/processes/5f0c", ID: "5f0c",
 				Members: []Process{proc(4200, 4200, 4200, "S", "python3", "-m", "http.server", "8080")}},
 			{PGID: 4300, SID: 4200, Origin: OriginForeign, Started: ago(2 * time.Hour),
 				Members: []Process{proc(4301, 4300, 4200, "S", "tail", "-f", "/var/log/app.log")}},
 			{PGID: 4400, SID: 4400, LeaderPID: 4400, Origin: OriginSandtop, Started: ago(30 * time.Second),
 				Members: []Process{proc(4400, 4400, 4400, "T", "vim", "notes.txt")}},
-			{PGID: 4500, SID: 4500, LeaderPID: 4500, Origin: OriginSandtop, Started: ago(5 * time.Minute), Settled: true, Exit: &ExitStatus{Code: 2}},
+			{PGID: 4500, SID: 4500, LeaderPID: 4500, Origin: OriginSandtop, Started: ago(5 * time.Minute), Settled: true, Exit: &ExitStatus{Code: 2},
+				Argv: []string{"sh", "-c", "go test ./..."}, StateDir: "/run/sandtop/groups/7a1e", ID: "7a1e", Supervisor: "shim"},
 			{PGID: 4600, SID: 4600, LeaderPID: 4600, PTY: true, Origin: OriginSandtop, Started: ago(9 * time.Minute),
 				Members: []Process{proc(4600, 4600, 4600, "S", "bash"), proc(4610, 4610, 4600, "S", "top")}},
 		},

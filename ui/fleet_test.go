@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"sandtop/themes"
@@ -86,7 +86,7 @@ func TestFleetOpensOnCountsWithoutDialling(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	v := stripStyle(m.View())
+	v := stripStyle(viewOf(m))
 	if !strings.Contains(v, "counts 11/11") {
 		t.Fatalf("not every count shown:\n%s", v)
 	}
@@ -95,7 +95,7 @@ func TestFleetOpensOnCountsWithoutDialling(t *testing.T) {
 	if m.ctxs[rows[0]].spec.Name != "e2b:s05" || m.ctxs[rows[1]].spec.Name != "e2b:s07" {
 		t.Fatalf("worst first: %s, %s", m.ctxs[rows[0]].spec.Name, m.ctxs[rows[1]].spec.Name)
 	}
-	if line := lineWith(stripStyle(m.View()), "e2b:s05"); !strings.Contains(line, "idle 12m") {
+	if line := lineWith(stripStyle(viewOf(m)), "e2b:s05"); !strings.Contains(line, "idle 12m") {
 		t.Fatalf("the stuck one's reason: %q", line)
 	}
 	press(t, m, "W", "/")
@@ -130,7 +130,7 @@ func TestGoldenFleet(t *testing.T) {
 			m, _, _, _ := newFleetModel(t)
 			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 			press(t, m, "W")
-			golden.RequireEqual(t, []byte(m.View()))
+			golden.RequireEqual(t, []byte(viewOf(m)))
 		})
 	}
 }
@@ -150,7 +150,7 @@ func TestPlaneBackoffIsShown(t *testing.T) {
 		t.Fatalf("header: %q", h)
 	}
 	press(t, m, "c")
-	if v := stripStyle(m.View()); !strings.Contains(v, "E2B backing off (429 rate limited), 12s") {
+	if v := stripStyle(viewOf(m)); !strings.Contains(v, "E2B backing off (429 rate limited), 12s") {
 		t.Fatalf("fleet view:\n%s", v)
 	}
 }

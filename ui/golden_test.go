@@ -15,7 +15,7 @@ func TestGoldenViews(t *testing.T) {
 	scenes := map[string]func(t *testing.T, m *Model, src *fakeSource){
 		"overview": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "j", "space")
-			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 members)")
+			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 member)")
 		},
 		"expanded_group": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "l")
@@ -28,10 +28,13 @@ func TestGoldenViews(t *testing.T) {
 		},
 		"teardown_countdown": func(t *testing.T, m *Model, src *fakeSource) {
 			m.cur.teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow, deadline: testNow.Add(3 * time.Second)}
-			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 members)")
+			m.cur.events.add(testNow, levelInfo, "SIGTERM to pgid 4123 (1 member)")
 		},
 		"bulk_preview": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "space", "space", "X")
+		},
+		"describe": func(t *testing.T, m *Model, src *fakeSource) {
+			press(t, m, "j", "j", "j", "j", "d") // 4200, an agent's group
 		},
 		"help": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "?")
@@ -74,7 +77,7 @@ func TestGoldenViews(t *testing.T) {
 				if m.focus != focusAttached {
 					waitFor(t, func() bool { m.drainStreams(); return m.detail.pump == nil }, func() string { return "the detail pane's stream to end" })
 				}
-				view := m.View()
+				view := viewOf(m)
 				// Help and quit stay in reach at any width, whatever the
 				// footer holds besides.
 				if foot := view[strings.LastIndexByte(view, '\n')+1:]; m.dialog == nil && m.focus != focusAttached && m.status == "" &&

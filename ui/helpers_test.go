@@ -1,12 +1,12 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"sandtop/themes"
 )
@@ -14,10 +14,9 @@ import (
 // testNow is the fixed clock of model tests and goldens.
 var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-func init() {
-	// Goldens must not depend on the terminal the tests run in.
-	lipgloss.SetColorProfile(termenv.Ascii)
-}
+// viewOf is the screen as text: goldens and assertions must not depend
+// on colours, which Bubble Tea fits to the terminal when it draws.
+func viewOf(m *Model) string { return ansi.Strip(m.screen()) }
 
 // newTestModel builds a model over a fake source, sized w×h, with the demo
 // snapshot applied.
@@ -47,20 +46,24 @@ func press(t testing.TB, m *Model, keys ...string) {
 	}
 }
 
-func keyMsg(k string) tea.KeyMsg {
-	named := map[string]tea.KeyType{
-		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "up": tea.KeyUp, "down": tea.KeyDown,
-		"left": tea.KeyLeft, "right": tea.KeyRight, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
-		"space": tea.KeySpace, "backspace": tea.KeyBackspace, "ctrl+c": tea.KeyCtrlC,
-		"ctrl+]": tea.KeyCtrlCloseBracket, "ctrl+g": tea.KeyCtrlG, "f5": tea.KeyF5,
+func keyMsg(k string) tea.KeyPressMsg {
+	named := map[string]tea.KeyPressMsg{
+		"enter": {Code: tea.KeyEnter}, "esc": {Code: tea.KeyEscape}, "up": {Code: tea.KeyUp}, "down": {Code: tea.KeyDown},
+		"left": {Code: tea.KeyLeft}, "right": {Code: tea.KeyRight}, "tab": {Code: tea.KeyTab},
+		"shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift}, "space": {Code: tea.KeySpace, Text: " "},
+		"backspace": {Code: tea.KeyBackspace}, "f5": {Code: tea.KeyF5}, "pgdown": {Code: tea.KeyPgDown}, "pgup": {Code: tea.KeyPgUp},
+		"home": {Code: tea.KeyHome}, "end": {Code: tea.KeyEnd},
 	}
-	if t, ok := named[k]; ok {
-		if t == tea.KeySpace {
-			return tea.KeyMsg{Type: t, Runes: []rune{' '}} // as Bubble Tea reads it
-		}
-		return tea.KeyMsg{Type: t}
+	if msg, ok := named[k]; ok {
+		return msg
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+	if c, ok := strings.CutPrefix(k, "ctrl+"); ok {
+		return tea.KeyPressMsg{Code: []rune(c)[0], Mod: tea.ModCtrl}
+	}
+	if c, ok := strings.CutPrefix(k, "alt+"); ok {
+		return tea.KeyPressMsg{Code: []rune(c)[0], Mod: tea.ModAlt}
+	}
+	return tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
 }
 
 // typeText types each rune.
@@ -104,3 +107,6 @@ func run(t testing.TB, m *Model, cmd tea.Cmd) {
 		run(t, m, next)
 	}
 }
+
+// plain is drawn text without its styling.
+func plain(s string) string { return ansi.Strip(s) }

@@ -35,7 +35,7 @@ func TestSandboxStringsAreDrawnWithoutEscapes(t *testing.T) {
 		Group{PGID: 4900, SID: 4900, LeaderPID: 4900, Origin: OriginSandtop, Tag: hostileText, Settled: true})
 	snap.Terminals = append(snap.Terminals, Terminal{PID: 4950, SID: 4950, ForegroundPGID: 4950, Rows: 24, Cols: 80, Title: hostileText, Argv: []string{hostileText}})
 	m.Update(snapshotMsg{gen: 0, snap: snap, ch: src.snaps})
-	view := m.View()
+	view := viewOf(m)
 	if !strings.Contains(view, "4800") || !strings.Contains(view, "]0;pwned") || !strings.Contains(view, "4950") {
 		t.Fatalf("the hostile group and terminal are not drawn:\n%s", view)
 	}
@@ -52,7 +52,7 @@ func TestSandboxStringsAreDrawnWithoutEscapes(t *testing.T) {
 	}
 	press(t, m, "right")
 	press(t, m, "up") // the cursor row is restyled whole; look at the others
-	view = m.View()
+	view = viewOf(m)
 	if !strings.Contains(view, "·4800") {
 		t.Fatalf("group 4800 did not expand:\n%s", view)
 	}

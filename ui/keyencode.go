@@ -1,9 +1,9 @@
 package ui
 
 import (
-	"unicode/utf8"
+	"strconv"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // InputModes are the remote terminal's modes that change how keys encode.
@@ -12,73 +12,119 @@ type InputModes struct {
 	BracketedPaste bool // ?2004: pastes are wrapped in ESC[200~ … ESC[201~
 }
 
-// csiKeys are keys sent as ESC [ <seq>.
-var csiKeys = map[tea.KeyType]string{
-	tea.KeyShiftTab: "Z",
-	tea.KeyHome:     "H", tea.KeyEnd: "F",
-	tea.KeyPgUp: "5~", tea.KeyPgDown: "6~", tea.KeyInsert: "2~", tea.KeyDelete: "3~",
-	tea.KeyCtrlPgUp: "5;5~", tea.KeyCtrlPgDown: "6;5~",
-	tea.KeyCtrlUp: "1;5A", tea.KeyCtrlDown: "1;5B", tea.KeyCtrlRight: "1;5C", tea.KeyCtrlLeft: "1;5D",
-	tea.KeyCtrlHome: "1;5H", tea.KeyCtrlEnd: "1;5F",
-	tea.KeyShiftUp: "1;2A", tea.KeyShiftDown: "1;2B", tea.KeyShiftRight: "1;2C", tea.KeyShiftLeft: "1;2D",
-	tea.KeyShiftHome: "1;2H", tea.KeyShiftEnd: "1;2F",
-	tea.KeyCtrlShiftUp: "1;6A", tea.KeyCtrlShiftDown: "1;6B", tea.KeyCtrlShiftRight: "1;6C", tea.KeyCtrlShiftLeft: "1;6D",
-	tea.KeyCtrlShiftHome: "1;6H", tea.KeyCtrlShiftEnd: "1;6F",
-	tea.KeyF5: "15~", tea.KeyF6: "17~", tea.KeyF7: "18~", tea.KeyF8: "19~",
-	tea.KeyF9: "20~", tea.KeyF10: "21~", tea.KeyF11: "23~", tea.KeyF12: "24~",
-	tea.KeyF13: "25~", tea.KeyF14: "26~", tea.KeyF15: "28~", tea.KeyF16: "29~",
-	tea.KeyF17: "31~", tea.KeyF18: "32~", tea.KeyF19: "33~", tea.KeyF20: "34~",
+// letterKeys are keys sent as ESC [ <letter>, or ESC [ 1 ; <mod> <letter>
+// with modifiers.
+var letterKeys = map[rune]byte{
+	tea.KeyUp: 'A', tea.KeyDown: 'B', tea.KeyRight: 'C', tea.KeyLeft: 'D',
+	tea.KeyHome: 'H', tea.KeyEnd: 'F',
 }
 
-// cursorKeys are the arrows, whose prefix depends on DECCKM.
-var cursorKeys = map[tea.KeyType]byte{tea.KeyUp: 'A', tea.KeyDown: 'B', tea.KeyRight: 'C', tea.KeyLeft: 'D'}
+// ss3Keys are F1–F4, sent as ESC O <c> (xterm), ESC [ 1 ; <mod> <c> with
+// modifiers.
+var ss3Keys = map[rune]byte{tea.KeyF1: 'P', tea.KeyF2: 'Q', tea.KeyF3: 'R', tea.KeyF4: 'S'}
 
-// ss3Keys are F1–F4, always sent as ESC O <c> (xterm).
-var ss3Keys = map[tea.KeyType]byte{tea.KeyF1: 'P', tea.KeyF2: 'Q', tea.KeyF3: 'R', tea.KeyF4: 'S'}
+// tildeKeys are keys sent as ESC [ <n> ~, or ESC [ <n> ; <mod> ~.
+var tildeKeys = map[rune]int{
+	tea.KeyInsert: 2, tea.KeyDelete: 3, tea.KeyPgUp: 5, tea.KeyPgDown: 6,
+	tea.KeyF5: 15, tea.KeyF6: 17, tea.KeyF7: 18, tea.KeyF8: 19,
+	tea.KeyF9: 20, tea.KeyF10: 21, tea.KeyF11: 23, tea.KeyF12: 24,
+	tea.KeyF13: 25, tea.KeyF14: 26, tea.KeyF15: 28, tea.KeyF16: 29,
+	tea.KeyF17: 31, tea.KeyF18: 32, tea.KeyF19: 33, tea.KeyF20: 34,
+}
 
-// EncodeKey turns a key event into the bytes an xterm would send to the
+// plainKeys are keys that are one byte of their own.
+var plainKeys = map[rune]byte{
+	tea.KeyEnter: '\r', tea.KeyTab: '\t', tea.KeyEscape: 0x1b, tea.KeyBackspace: 0x7f, tea.KeySpace: ' ',
+}
+
+// EncodeKey turns a key press into the bytes an xterm would send to the
 // program, so an attached terminal receives exactly what a local one would.
-// Alt prefixes ESC. It returns nil for keys it cannot encode.
-func EncodeKey(k tea.KeyMsg, m InputModes) []byte {
-	var out []byte
-	if k.Alt {
-		out = append(out, 0x1b)
+// Alt prefixes ESC to characters; special keys carry modifiers in xterm's
+// parameter. It returns nil for keys it cannot encode.
+func EncodeKey(k tea.Key, m InputModes) []byte {
+	alt := k.Mod.Contains(tea.ModAlt)
+	ctrl := k.Mod.Contains(tea.ModCtrl)
+	shift := k.Mod.Contains(tea.ModShift)
+	esc := func(b ...byte) []byte {
+		if alt {
+			return append([]byte{0x1b}, b...)
+		}
+		return b
+	}
+	// xterm's modifier parameter: 1 + shift + 2·alt + 4·ctrl.
+	mod := 1
+	if shift {
+		mod++
+	}
+	if alt {
+		mod += 2
+	}
+	if ctrl {
+		mod += 4
 	}
 	switch {
-	case k.Type == tea.KeyRunes:
-		if k.Paste {
-			return append(out, encodePaste(string(k.Runes), m)...)
+	case k.Code == tea.KeyTab && shift && !ctrl && !alt:
+		return []byte("\x1b[Z")
+	case k.Text != "" && !ctrl:
+		return esc([]byte(k.Text)...)
+	case ctrl:
+		if b, ok := ctrlByte(k.Code); ok {
+			return esc(b)
 		}
-		for _, r := range k.Runes {
-			out = utf8.AppendRune(out, r)
+	}
+	if b, ok := plainKeys[k.Code]; ok {
+		return esc(b)
+	}
+	if c, ok := letterKeys[k.Code]; ok {
+		switch {
+		case mod > 1:
+			return []byte("\x1b[1;" + strconv.Itoa(mod) + string(c))
+		case m.AppCursorKeys && c >= 'A' && c <= 'D':
+			return []byte{0x1b, 'O', c}
 		}
-		return out
-	case k.Type == tea.KeySpace:
-		return append(out, ' ')
-	case k.Type >= 0 && k.Type < 0x20 || k.Type == 0x7f:
-		// Control characters (Ctrl-C, Enter, Tab, Esc, Backspace) are their
-		// own byte values in Bubble Tea v1.
-		return append(out, byte(k.Type))
+		return []byte{0x1b, '[', c}
 	}
-	if c, ok := cursorKeys[k.Type]; ok {
-		if m.AppCursorKeys {
-			return append(out, 0x1b, 'O', c)
+	if c, ok := ss3Keys[k.Code]; ok {
+		if mod > 1 {
+			return []byte("\x1b[1;" + strconv.Itoa(mod) + string(c))
 		}
-		return append(out, 0x1b, '[', c)
+		return []byte{0x1b, 'O', c}
 	}
-	if c, ok := ss3Keys[k.Type]; ok {
-		return append(out, 0x1b, 'O', c)
+	if n, ok := tildeKeys[k.Code]; ok {
+		seq := "\x1b[" + strconv.Itoa(n)
+		if mod > 1 {
+			seq += ";" + strconv.Itoa(mod)
+		}
+		return []byte(seq + "~")
 	}
-	if seq, ok := csiKeys[k.Type]; ok {
-		return append(append(out, 0x1b, '['), seq...)
+	if k.Code >= 0x20 && k.Code < tea.KeyExtended && !ctrl {
+		return esc([]byte(string(k.Code))...)
 	}
 	return nil
 }
 
-// encodePaste wraps pasted text for programs that asked for bracketed paste,
+// ctrlByte is the control character Ctrl plus code makes (Ctrl-C is 0x03,
+// Ctrl-Space and Ctrl-@ are NUL, Ctrl-? is DEL).
+func ctrlByte(code rune) (byte, bool) {
+	switch {
+	case code >= 'a' && code <= 'z':
+		return byte(code - 'a' + 1), true
+	case code >= '@' && code <= '_': // @, A–Z, [ \ ] ^ _
+		return byte(code - '@'), true
+	case code == ' ' || code == '2':
+		return 0, true
+	case code == '?' || code == '8':
+		return 0x7f, true
+	case code >= '3' && code <= '7': // xterm: Ctrl-3…7 are ESC, FS, GS, RS, US
+		return byte(code - '3' + 0x1b), true
+	}
+	return 0, false
+}
+
+// EncodePaste wraps pasted text for programs that asked for bracketed paste,
 // and strips any end marker inside the text so a paste cannot smuggle
 // keystrokes past the bracket.
-func encodePaste(text string, m InputModes) []byte {
+func EncodePaste(text string, m InputModes) []byte {
 	if !m.BracketedPaste {
 		return []byte(text)
 	}

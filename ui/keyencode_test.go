@@ -4,44 +4,48 @@ import (
 	"bytes"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 func TestEncodeKey(t *testing.T) {
-	runes := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+	text := func(s string) tea.Key { return tea.Key{Code: []rune(s)[0], Text: s} }
+	k := func(code rune, mod tea.KeyMod) tea.Key { return tea.Key{Code: code, Mod: mod} }
 	cases := []struct {
 		name  string
-		key   tea.KeyMsg
+		key   tea.Key
 		modes InputModes
 		want  string
 	}{
-		{"letter", runes("a"), InputModes{}, "a"},
-		{"utf8", runes("é日"), InputModes{}, "é日"},
-		{"space", tea.KeyMsg{Type: tea.KeySpace}, InputModes{}, " "},
-		{"ctrl-c goes to the program", tea.KeyMsg{Type: tea.KeyCtrlC}, InputModes{}, "\x03"},
-		{"ctrl-d", tea.KeyMsg{Type: tea.KeyCtrlD}, InputModes{}, "\x04"},
-		{"ctrl-space", tea.KeyMsg{Type: tea.KeyCtrlAt}, InputModes{}, "\x00"},
-		{"enter", tea.KeyMsg{Type: tea.KeyEnter}, InputModes{}, "\r"},
-		{"tab", tea.KeyMsg{Type: tea.KeyTab}, InputModes{}, "\t"},
-		{"backspace", tea.KeyMsg{Type: tea.KeyBackspace}, InputModes{}, "\x7f"},
-		{"esc", tea.KeyMsg{Type: tea.KeyEsc}, InputModes{}, "\x1b"},
-		{"up", tea.KeyMsg{Type: tea.KeyUp}, InputModes{}, "\x1b[A"},
-		{"left app-cursor", tea.KeyMsg{Type: tea.KeyLeft}, InputModes{AppCursorKeys: true}, "\x1bOD"},
-		{"ctrl-right", tea.KeyMsg{Type: tea.KeyCtrlRight}, InputModes{}, "\x1b[1;5C"},
-		{"shift-up", tea.KeyMsg{Type: tea.KeyShiftUp}, InputModes{}, "\x1b[1;2A"},
-		{"shift-tab", tea.KeyMsg{Type: tea.KeyShiftTab}, InputModes{}, "\x1b[Z"},
-		{"home", tea.KeyMsg{Type: tea.KeyHome}, InputModes{}, "\x1b[H"},
-		{"pgdown", tea.KeyMsg{Type: tea.KeyPgDown}, InputModes{}, "\x1b[6~"},
-		{"delete", tea.KeyMsg{Type: tea.KeyDelete}, InputModes{}, "\x1b[3~"},
-		{"f1", tea.KeyMsg{Type: tea.KeyF1}, InputModes{}, "\x1bOP"},
-		{"f5", tea.KeyMsg{Type: tea.KeyF5}, InputModes{}, "\x1b[15~"},
-		{"f12", tea.KeyMsg{Type: tea.KeyF12}, InputModes{}, "\x1b[24~"},
-		{"alt-x", tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x"), Alt: true}, InputModes{}, "\x1bx"},
-		{"alt-up", tea.KeyMsg{Type: tea.KeyUp, Alt: true}, InputModes{}, "\x1b\x1b[A"},
-		{"alt-backspace", tea.KeyMsg{Type: tea.KeyBackspace, Alt: true}, InputModes{}, "\x1b\x7f"},
-		{"paste plain", tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ls\n"), Paste: true}, InputModes{}, "ls\n"},
-		{"paste bracketed", tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ls\n"), Paste: true}, InputModes{BracketedPaste: true}, "\x1b[200~ls\n\x1b[201~"},
-		{"paste cannot close the bracket early", tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a\x1b[201~rm"), Paste: true}, InputModes{BracketedPaste: true}, "\x1b[200~arm\x1b[201~"},
+		{"letter", text("a"), InputModes{}, "a"},
+		{"utf8", text("é日"), InputModes{}, "é日"},
+		{"space", tea.Key{Code: tea.KeySpace, Text: " "}, InputModes{}, " "},
+		{"ctrl-c goes to the program", k('c', tea.ModCtrl), InputModes{}, "\x03"},
+		{"ctrl-d", k('d', tea.ModCtrl), InputModes{}, "\x04"},
+		{"ctrl-space", k(tea.KeySpace, tea.ModCtrl), InputModes{}, "\x00"},
+		{"ctrl-]", k(']', tea.ModCtrl), InputModes{}, "\x1d"},
+		{"enter", k(tea.KeyEnter, 0), InputModes{}, "\r"},
+		{"tab", k(tea.KeyTab, 0), InputModes{}, "\t"},
+		{"backspace", k(tea.KeyBackspace, 0), InputModes{}, "\x7f"},
+		{"esc", k(tea.KeyEscape, 0), InputModes{}, "\x1b"},
+		{"up", k(tea.KeyUp, 0), InputModes{}, "\x1b[A"},
+		{"left app-cursor", k(tea.KeyLeft, 0), InputModes{AppCursorKeys: true}, "\x1bOD"},
+		{"ctrl-right", k(tea.KeyRight, tea.ModCtrl), InputModes{}, "\x1b[1;5C"},
+		{"shift-up", k(tea.KeyUp, tea.ModShift), InputModes{}, "\x1b[1;2A"},
+		{"ctrl-shift-home", k(tea.KeyHome, tea.ModCtrl|tea.ModShift), InputModes{}, "\x1b[1;6H"},
+		{"shift-tab", k(tea.KeyTab, tea.ModShift), InputModes{}, "\x1b[Z"},
+		{"home", k(tea.KeyHome, 0), InputModes{}, "\x1b[H"},
+		{"pgdown", k(tea.KeyPgDown, 0), InputModes{}, "\x1b[6~"},
+		{"ctrl-pgup", k(tea.KeyPgUp, tea.ModCtrl), InputModes{}, "\x1b[5;5~"},
+		{"delete", k(tea.KeyDelete, 0), InputModes{}, "\x1b[3~"},
+		{"f1", k(tea.KeyF1, 0), InputModes{}, "\x1bOP"},
+		{"shift-f1", k(tea.KeyF1, tea.ModShift), InputModes{}, "\x1b[1;2P"},
+		{"f5", k(tea.KeyF5, 0), InputModes{}, "\x1b[15~"},
+		{"f12", k(tea.KeyF12, 0), InputModes{}, "\x1b[24~"},
+		{"alt-x", tea.Key{Code: 'x', Text: "x", Mod: tea.ModAlt}, InputModes{}, "\x1bx"},
+		{"alt-x without text", k('x', tea.ModAlt), InputModes{}, "\x1bx"},
+		{"alt-up", k(tea.KeyUp, tea.ModAlt), InputModes{}, "\x1b[1;3A"},
+		{"alt-backspace", k(tea.KeyBackspace, tea.ModAlt), InputModes{}, "\x1b\x7f"},
+		{"ctrl-alt-c", k('c', tea.ModCtrl|tea.ModAlt), InputModes{}, "\x1b\x03"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,11 +57,29 @@ func TestEncodeKey(t *testing.T) {
 	}
 }
 
-func TestEncodeKeyCoversEveryControlByte(t *testing.T) {
-	for b := 0; b < 0x20; b++ {
-		got := EncodeKey(tea.KeyMsg{Type: tea.KeyType(b)}, InputModes{})
-		if len(got) != 1 || got[0] != byte(b) {
-			t.Errorf("control %#x encodes as %q", b, got)
+func TestEncodePaste(t *testing.T) {
+	cases := []struct {
+		name, text string
+		modes      InputModes
+		want       string
+	}{
+		{"plain", "ls\n", InputModes{}, "ls\n"},
+		{"bracketed", "ls\n", InputModes{BracketedPaste: true}, "\x1b[200~ls\n\x1b[201~"},
+		{"cannot close the bracket early", "a\x1b[201~rm", InputModes{BracketedPaste: true}, "\x1b[200~arm\x1b[201~"},
+	}
+	for _, c := range cases {
+		if got := EncodePaste(c.text, c.modes); string(got) != c.want {
+			t.Errorf("%s: EncodePaste(%q) = %q, want %q", c.name, c.text, got, c.want)
+		}
+	}
+}
+
+// Every Ctrl+letter is its control byte, as a local terminal sends it.
+func TestEncodeKeyCoversEveryCtrlLetter(t *testing.T) {
+	for c := 'a'; c <= 'z'; c++ {
+		got := EncodeKey(tea.Key{Code: c, Mod: tea.ModCtrl}, InputModes{})
+		if len(got) != 1 || got[0] != byte(c-'a'+1) {
+			t.Errorf("ctrl+%c encodes as %q", c, got)
 		}
 	}
 }

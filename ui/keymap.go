@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
 )
 
 // KeyMap is the one keymap: every binding the UI reacts to. The action
@@ -23,6 +23,7 @@ type KeyMap struct {
 	// Resume, Extend and SandboxLogs act on an E2B sandbox's provider.
 	Resume, Extend, SandboxLogs    key.Binding
 	Run, NewTerminal               key.Binding
+	Describe                       key.Binding // a group's full facts
 	Follow, SearchNext, SearchPrev key.Binding
 	Zoom, Back, Quit               key.Binding
 	// The output pane: wrap or scroll sideways, arrival times, copy (OSC
@@ -54,7 +55,7 @@ func DefaultKeyMap() KeyMap {
 		Collapse:     b("←/h", "collapse", "left", "h"),
 		Expand:       b("→/l", "expand", "right", "l"),
 		Open:         b("enter", "attach / output", "enter"),
-		Mark:         b("space", "mark", " "),
+		Mark:         b("space", "mark", "space"),
 		ClearMarks:   b("U", "clear marks", "U"),
 		Signal:       b("s", "signal", "s"),
 		Teardown:     b("x", "tear down", "x"),
@@ -67,6 +68,7 @@ func DefaultKeyMap() KeyMap {
 		SandboxLogs:  b("L", "sandbox log (E2B)", "L"),
 		Help:         b("?", "help", "?"),
 		Run:          b("r", "run", "r"),
+		Describe:     b("d", "describe (full command, state dir, members)", "d"),
 		NewTerminal:  b("t", "terminal", "t"),
 		Follow:       b("f", "follow (the newest output)", "f"),
 		SearchNext:   b("n", "next match", "n"),
@@ -77,7 +79,7 @@ func DefaultKeyMap() KeyMap {
 		Detach:       b("ctrl+]", "detach", "ctrl+]"),
 		Wrap:         b("w", "wrap (off: ←/→ scroll sideways)", "w"),
 		Timestamps:   b("T", "timestamps", "T"),
-		Copy:         b("y", "copy (the visible lines, through OSC 52)", "y"),
+		Copy:         b("y", "copy (the visible lines, to the clipboard by OSC 52)", "y"),
 		Save:         b("ctrl+s", "save (all output, to a file)", "ctrl+s"),
 		SortCPU:      b("P", "sort by CPU", "P"),
 		SortRSS:      b("M", "sort by memory (RSS)", "M"),
@@ -103,6 +105,7 @@ var keyFields = map[string]func(*KeyMap) *key.Binding{
 	"contexts": func(k *KeyMap) *key.Binding { return &k.Contexts }, "resume": func(k *KeyMap) *key.Binding { return &k.Resume },
 	"extend": func(k *KeyMap) *key.Binding { return &k.Extend }, "sandbox_logs": func(k *KeyMap) *key.Binding { return &k.SandboxLogs },
 	"help": func(k *KeyMap) *key.Binding { return &k.Help }, "run": func(k *KeyMap) *key.Binding { return &k.Run },
+	"describe":     func(k *KeyMap) *key.Binding { return &k.Describe },
 	"new_terminal": func(k *KeyMap) *key.Binding { return &k.NewTerminal }, "follow": func(k *KeyMap) *key.Binding { return &k.Follow },
 	"search_next": func(k *KeyMap) *key.Binding { return &k.SearchNext }, "search_prev": func(k *KeyMap) *key.Binding { return &k.SearchPrev },
 	"zoom": func(k *KeyMap) *key.Binding { return &k.Zoom }, "back": func(k *KeyMap) *key.Binding { return &k.Back },
@@ -139,6 +142,11 @@ func (k *KeyMap) Apply(overrides map[string][]string) error {
 		}
 		if len(keys) == 0 {
 			return fmt.Errorf("keymap: action %q needs at least one key", name)
+		}
+		for i, key := range keys {
+			if key == " " { // Bubble Tea v1's name for it
+				keys[i] = "space"
+			}
 		}
 		b := field(k)
 		b.SetKeys(keys...)

@@ -4,23 +4,14 @@ import (
 	"fmt"
 	"sort"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/groupstate"
 )
 
 // handleKey routes a key by focus: a dialog first, then the attached
 // terminal (which takes every key but detach), then the lists.
-func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
-	// Bubble Tea delivers runes read together (fast typing, key repeat) as
-	// one message; outside an attached terminal each is its own command.
-	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && m.focus != focusAttached {
-		var cmds []tea.Cmd
-		for _, r := range msg.Runes {
-			cmds = append(cmds, m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
-		}
-		return tea.Batch(cmds...)
-	}
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.dialog != nil {
 		return m.dialogKey(msg)
 	}
@@ -35,19 +26,19 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 // attachedKey forwards everything, Ctrl-C included, except the detach key.
-func (m *Model) attachedKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) attachedKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := m.dispatch(msg); ok {
 		return cmd
 	}
 	if m.readOnly(m.cur) {
-		what := "input"
-		if msg.Paste {
-			what = "paste"
-		}
-		m.refuse(m.cur, what)
+		m.refuse(m.cur, "input")
 		return nil
 	}
-	b := EncodeKey(msg, m.detail.term.modes())
+	return m.sendInput(EncodeKey(tea.Key(msg), m.detail.term.modes()))
+}
+
+// sendInput writes bytes to the attached terminal.
+func (m *Model) sendInput(b []byte) tea.Cmd {
 	if len(b) == 0 {
 		return nil
 	}
@@ -57,12 +48,36 @@ func (m *Model) attachedKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// handlePaste gives a paste to the attached terminal (bracketed when the
+// program asked for it) or, in a dialog, to its text field.
+func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
+	switch {
+	case m.dialog != nil:
+		return m.dialogPaste(msg)
+	case m.fleet != nil && m.fleet.typing:
+		m.fleet.filter += msg.Content
+		return nil
+	case m.focus != focusAttached:
+		return nil
+	case m.readOnly(m.cur):
+		m.refuse(m.cur, "paste")
+		return nil
+	}
+	return m.sendInput(EncodePaste(msg.Content, m.detail.term.modes()))
+}
+
+// isText is a key that types its text: printable, without Ctrl or Alt.
+func isText(msg tea.KeyPressMsg) bool {
+	return msg.Text != "" && !msg.Mod.Contains(tea.ModCtrl) && !msg.Mod.Contains(tea.ModAlt)
+}
+
 func (m *Model) detachTerminal() tea.Cmd {
 	m.focus = focusList
 	m.pane = m.attachedFrom // back where the operator attached from
 	m.detail.term.replies.set(nil)
-	m.cur.events.add(m.now(), levelInfo, "detached from terminal %d (it keeps running)", m.detail.pid)
-	return m.unzoomAfterAttach()
+	resize, note := m.restoreRemoteSize()
+	m.cur.events.add(m.now(), levelInfo, "detached from terminal %d (it keeps running%s)", m.detail.pid, note)
+	return tea.Batch(resize, m.unzoomAfterAttach())
 }
 
 // scrollOutputSideways moves unwrapped output half a pane left (dir < 0)
@@ -274,7 +289,7 @@ func (m *Model) currentSignalTarget() (signalTarget, bool) {
 	if g == nil || stateOf(g) == groupstate.Settled {
 		return signalTarget{}, false
 	}
-	return signalTarget{pgid: g.PGID, label: fmt.Sprintf("pgid %d (%s, %d members)", g.PGID, command(g), liveMembers(g))}, true
+	return signalTarget{pgid: g.PGID, label: fmt.Sprintf("pgid %d (%s, %s)", g.PGID, command(g), count(liveMembers(g), "member"))}, true
 }
 
 func (m *Model) openSignalMenu() tea.Cmd {
@@ -304,7 +319,7 @@ func (m *Model) askTeardown() tea.Cmd {
 	pgid := g.PGID
 	body := []string{
 		fmt.Sprintf("pgid %d: %s", pgid, command(g)),
-		fmt.Sprintf("%d live members · %s", liveMembers(g), g.Origin),
+		fmt.Sprintf("%s · %s", count(liveMembers(g), "live member"), g.Origin),
 		"",
 		fmt.Sprintf("SIGTERM, wait %s, then SIGKILL until the group is empty.", m.opts.Grace),
 	}

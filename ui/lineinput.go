@@ -1,8 +1,7 @@
 package ui
 
 import (
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/textinput"
+	"charm.land/bubbles/v2/textinput"
 )
 
 // newInput is a one-line field (bubbles/textinput): cursor movement, word
@@ -13,7 +12,9 @@ func newInput(prompt, value string) textinput.Model {
 	ti.Prompt = prompt
 	ti.SetValue(value)
 	ti.CursorEnd()
-	ti.Cursor.SetMode(cursor.CursorStatic)
+	st := ti.Styles()
+	st.Cursor.Blink = false
+	ti.SetStyles(st)
 	ti.Focus()
 	return ti
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/themes"
 )
@@ -110,8 +110,8 @@ func TestActionsGoToTheShownSandbox(t *testing.T) {
 	if len(bs) != 1 || len(bsig) != 1 || bsig[0] != "4100:SIGTERM" {
 		t.Fatalf("beta: spawns %v signals %v", bs, bsig)
 	}
-	if !strings.Contains(m.View(), "beta (2/3") {
-		t.Fatalf("header does not name beta:\n%s", m.viewHeader())
+	if !strings.Contains(viewOf(m), "beta (2/3") {
+		t.Fatalf("header does not name beta:\n%s", plain(m.viewHeader()))
 	}
 }
 
@@ -121,7 +121,7 @@ func TestDialogStaysBoundToItsSandbox(t *testing.T) {
 	if _, ok := m.dialog.(*confirmDialog); !ok {
 		t.Fatalf("x did not ask first")
 	}
-	if !strings.Contains(m.View(), "in sandbox alpha") {
+	if !strings.Contains(viewOf(m), "in sandbox alpha") {
 		t.Fatalf("the confirmation does not say which sandbox")
 	}
 	run(t, m, m.switchTo(1)) // the screen moves to beta under the open dialog
@@ -175,7 +175,7 @@ func TestTeardownKeepsRunningAfterASwitchAndIsLoggedUnderItsSandbox(t *testing.T
 	if !tagged {
 		t.Fatalf("the SIGKILL was not logged under alpha: %+v", m.log.items)
 	}
-	if v := m.viewEvents(); !strings.Contains(v, "alpha") {
+	if v := plain(m.viewEvents()); !strings.Contains(v, "alpha") {
 		t.Fatalf("the event log does not show the tag:\n%s", v)
 	}
 }
@@ -207,13 +207,13 @@ func TestUnreachableSandboxShowsInThePicker(t *testing.T) {
 		t.Fatalf("gamma state %v %q", gamma.state, gamma.stateText())
 	}
 	press(t, m, "c")
-	v := m.View()
+	v := viewOf(m)
 	if !strings.Contains(v, "Sandboxes") || !strings.Contains(v, "unreachable: connection refused") {
 		t.Fatalf("picker lacks gamma's error:\n%s", v)
 	}
 	press(t, m, "3", "enter")
-	if m.cur != gamma || !strings.Contains(m.viewHeader(), "unreachable") {
-		t.Fatalf("switch to gamma: cur %q header %q", m.cur.spec.Name, m.viewHeader())
+	if m.cur != gamma || !strings.Contains(plain(m.viewHeader()), "unreachable") {
+		t.Fatalf("switch to gamma: cur %q header %q", m.cur.spec.Name, plain(m.viewHeader()))
 	}
 	press(t, m, "r")
 	typeText(t, m, "true")

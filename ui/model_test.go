@@ -1,12 +1,13 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/groupstate"
 )
@@ -67,11 +68,55 @@ func TestFilterNarrowsTheTreeAndEscClears(t *testing.T) {
 		t.Fatalf("esc in the list should clear the filter, rows = %d", len(m.cur.tree.rows))
 	}
 	press(t, m, "/")
-	typeText(t, m, "!sandtop")
+	typeText(t, m, "!make")
 	for _, r := range m.cur.tree.rows {
-		if r.kind == rowGroup && r.group.Origin == OriginSandtop {
+		if r.kind == rowGroup && r.group.PGID == 4100 {
 			t.Fatalf("inverse filter kept pgid %d", r.group.PGID)
 		}
+	}
+}
+
+// The filter looks at pgid, tag and command only, with a regex and a
+// fuzzy mode.
+func TestFilterMatchesPgidTagAndCommandOnly(t *testing.T) {
+	m, _ := newTestModel(t, 160, 50)
+	pgids := func(filter string) []int {
+		t.Helper()
+		m.cur.tree.filter = filter
+		m.cur.tree.rebuild()
+		var out []int
+		for _, r := range m.cur.tree.rows {
+			if r.kind == rowGroup {
+				out = append(out, r.group.PGID)
+			}
+		}
+		return out
+	}
+	cases := []struct {
+		filter string
+		want   string
+	}{
+		{"sandtop", "[4100]"}, // its tag; not every group whose origin is sandtop
+		{"agent", "[4200]"},   // the tag dsh:agent-7, not the origin "agent"
+		{"running", "[]"},     // nor the state
+		{"4400", "[4400]"},    // the pgid
+		{"SLEEP", "[4123]"},   // the command, any case
+		{"re:^sleep [0-9]+$", "[4123]"},
+		{"re:^(vim|make)", "[4100 4400]"},
+		{"-f slp6", "[4123]"}, // fuzzy: s-l-p-6 in order in "sleep 600"
+		{"-f ptnhttp", "[4200]"},
+		{"!re:^(vim|make)", "[4123 4200 4300 4500 4600]"},
+	}
+	for _, c := range cases {
+		if got := fmt.Sprint(pgids(c.filter)); got != c.want {
+			t.Errorf("filter %q kept %s, want %s", c.filter, got, c.want)
+		}
+	}
+	if got := pgids("re:(sleep"); len(got) != 0 || m.cur.tree.filterErr == nil {
+		t.Fatalf("a bad regex kept %v, error %v", got, m.cur.tree.filterErr)
+	}
+	if v := viewOf(m); !strings.Contains(v, "bad regex") {
+		t.Fatalf("a bad regex is not said on screen")
 	}
 }
 
@@ -150,11 +195,11 @@ func TestTeardownShowsCountdownThenKill(t *testing.T) {
 	m.cur.teardowns[4123] = &teardown{phase: TeardownTerm, started: testNow}
 	m.onTeardownProgress(m.cur, 4123, TeardownEvent{PGID: 4123, Phase: TeardownTerm, Members: 2})
 	m.onTeardownProgress(m.cur, 4123, TeardownEvent{PGID: 4123, Phase: TeardownWaiting, Remaining: 3 * time.Second})
-	if !strings.Contains(m.View(), "TERM 3s→KILL") {
+	if !strings.Contains(viewOf(m), "TERM 3s→KILL") {
 		t.Fatalf("view lacks the countdown")
 	}
 	m.onTeardownProgress(m.cur, 4123, TeardownEvent{PGID: 4123, Phase: TeardownKill, Members: 1})
-	if !strings.Contains(m.View(), "SIGKILL…") || !strings.Contains(eventsText(m), "SIGKILL to pgid 4123") {
+	if !strings.Contains(viewOf(m), "SIGKILL…") || !strings.Contains(eventsText(m), "SIGKILL to pgid 4123") {
 		t.Fatalf("kill phase not shown")
 	}
 }
@@ -198,7 +243,7 @@ func TestBulkTeardownNeedsTheCountTyped(t *testing.T) {
 	if _, ok := m.dialog.(*bulkDialog); !ok {
 		t.Fatalf("X did not open the bulk preview")
 	}
-	if v := m.View(); !strings.Contains(v, "pgid 4100") || !strings.Contains(v, "pgid 4123") {
+	if v := viewOf(m); !strings.Contains(v, "pgid 4100") || !strings.Contains(v, "pgid 4123") {
 		t.Fatalf("preview lacks the targets")
 	}
 	typeText(t, m, "3")
@@ -233,7 +278,7 @@ func TestReadOnlyRefusesEveryMutation(t *testing.T) {
 	if got := strings.Count(eventsText(m), "read-only:"); got != 5 {
 		t.Fatalf("refusals logged = %d, want 5:\n%s", got, eventsText(m))
 	}
-	if v := m.View(); !strings.Contains(v, "READ-ONLY") || !strings.Contains(v, "refused") {
+	if v := viewOf(m); !strings.Contains(v, "READ-ONLY") || !strings.Contains(v, "refused") {
 		t.Fatalf("refusal not visible")
 	}
 	// Attaching is allowed for viewing, but input and paste are refused.
@@ -241,7 +286,7 @@ func TestReadOnlyRefusesEveryMutation(t *testing.T) {
 	if m.focus != focusAttached {
 		t.Fatalf("focus = %v, want attached", m.focus)
 	}
-	m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ls"), Paste: true})
+	m.Update(tea.PasteMsg{Content: "ls"})
 	press(t, m, "a", "ctrl+c")
 	if got := src.conn(4600).typed(); got != "" {
 		t.Fatalf("read-only sent input %q", got)
@@ -254,7 +299,7 @@ func TestAttachForwardsKeysAndDetachKeyComesBack(t *testing.T) {
 	if m.focus != focusAttached {
 		t.Fatalf("focus = %v, want attached", m.focus)
 	}
-	if v := m.View(); !strings.Contains(v, "ctrl+] detach") {
+	if v := viewOf(m); !strings.Contains(v, "ctrl+] detach") {
 		t.Fatalf("detach key not on screen")
 	}
 	press(t, m, "e", "c", "h", "o", "space", "enter", "ctrl+c", "up", "q", "?", ":")
@@ -282,7 +327,7 @@ func TestDetachKeyIsConfigurable(t *testing.T) {
 	if m.focus != focusAttached {
 		t.Fatalf("ctrl+] should be forwarded once detach is rebound")
 	}
-	if !strings.Contains(m.View(), "ctrl+g detach") {
+	if !strings.Contains(viewOf(m), "ctrl+g detach") {
 		t.Fatalf("the rebound detach key is not shown")
 	}
 	press(t, m, "ctrl+g")
@@ -437,17 +482,9 @@ func waitFor(t testing.TB, cond func() bool, what func() string) {
 	}
 }
 
-func TestRunesReadTogetherAreSeparateKeys(t *testing.T) {
-	m, _ := newTestModel(t, 160, 50)
-	run(t, m, m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjx")}))
-	if _, ok := m.dialog.(*confirmDialog); !ok || m.cur.tree.selectedGroup().PGID != 4123 {
-		t.Fatalf("\"jjx\" in one read should move twice and ask to tear down")
-	}
-}
-
 func TestHeaderShowsCapabilitiesAndFlagsCompat(t *testing.T) {
 	m, src := newTestModel(t, 160, 50)
-	header := func() string { return strings.SplitN(m.View(), "\n", 2)[0] }
+	header := func() string { return strings.SplitN(viewOf(m), "\n", 2)[0] }
 	if first := header(); strings.Contains(first, "compat") || !strings.Contains(first, "[groups signal-group replay]") {
 		t.Fatalf("extension daemon's header: %q", first)
 	}
@@ -529,7 +566,7 @@ func TestFinishedGroupDetailSaysItFinished(t *testing.T) {
 	if g := m.cur.tree.selectedGroup(); g == nil || g.PGID != 4500 {
 		t.Fatal("could not select the finished group")
 	}
-	view := m.View()
+	view := viewOf(m)
 	if !strings.Contains(view, "Finished: its output is no longer") || strings.Contains(view, "not started through the daemon") {
 		t.Fatalf("detail of a finished group:\n%s", view)
 	}
@@ -546,13 +583,13 @@ func TestClockTicksDrawWhatTheyShould(t *testing.T) {
 		t.Helper()
 		now = now.Add(d)
 		m.Update(clockMsg(now))
-		v := m.View()
-		if fresh := m.draw(); v != fresh {
+		v := viewOf(m)
+		if fresh := plain(m.draw()); v != fresh {
 			t.Fatalf("after a tick to +%v the screen is stale:\n%s\nwant:\n%s", now.Sub(testNow), v, fresh)
 		}
 		return v
 	}
-	m.View()
+	viewOf(m)
 	first := tick(40 * time.Second) // the youngest group is past its first minute
 	if v := tick(time.Second); v != first {
 		t.Fatalf("a second changed a screen of ages in minutes:\n%s\n%s", first, v)
@@ -566,7 +603,7 @@ func TestClockTicksDrawWhatTheyShould(t *testing.T) {
 		t.Fatalf("a minute went by and no age moved")
 	}
 	m.setStatus(levelInfo, "a passing note")
-	withStatus := m.View()
+	withStatus := viewOf(m)
 	if !strings.Contains(withStatus, "a passing note") {
 		t.Fatalf("status not shown")
 	}
@@ -578,7 +615,7 @@ func TestClockTicksDrawWhatTheyShould(t *testing.T) {
 	if _, _, tds := src.calls(); len(tds) != 1 {
 		t.Fatalf("teardowns = %v", tds)
 	}
-	m.View()
+	viewOf(m)
 	tick(7 * time.Second) // the status it left expires
 	tick(5 * time.Second) // then its finished label leaves the row
 	if len(m.cur.teardowns) != 0 {

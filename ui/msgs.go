@@ -1,11 +1,10 @@
 package ui
 
 import (
-	"io"
 	"syscall"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // Messages that carry the results of Source calls back into Update. Every
@@ -58,10 +57,11 @@ type frameMsg struct{}
 type clockMsg time.Time
 
 type spawnedMsg struct {
-	argv     []string
-	terminal bool
-	pid      int
-	err      error
+	argv       []string
+	terminal   bool
+	rows, cols int // a terminal's size
+	pid        int
+	err        error
 }
 
 type signalDoneMsg struct {
@@ -94,7 +94,7 @@ type openDetailMsg struct{ gen int }
 
 type outputOpenedMsg struct {
 	gen int
-	r   io.ReadCloser
+	r   OutputStream
 	err error
 }
 

@@ -3,11 +3,12 @@ package ui
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/config"
 	"sandtop/themes"
@@ -59,9 +60,15 @@ type Options struct {
 	// Warnings are shown in the event log at start (an API key of an
 	// unusual shape, say).
 	Warnings []string
-	// Clipboard receives the OSC 52 sequence of a copy; nil means stdout,
-	// the terminal the TUI draws on.
-	Clipboard io.Writer
+	// KeepTerminalSize leaves an attached terminal at the size the attach
+	// gave it; by default detaching gives it back its previous size.
+	KeepTerminalSize bool
+	// Tmux, when sandtop runs inside tmux, also puts a copy in tmux's
+	// paste buffer (TmuxBuffer); nil sends copies by OSC 52 alone.
+	Tmux func(text string) error
+	// ExportDir is where a save goes unless the operator names an absolute
+	// path; empty means a sandtop-exports directory in the temp dir.
+	ExportDir string
 	// Logger receives the TUI's debug log (--log-file); nil drops it.
 	Logger *slog.Logger
 	// Now is the clock, for tests; nil means time.Now.
@@ -122,6 +129,9 @@ func (o Options) withDefaults() (Options, error) {
 	if len(o.Shell) == 0 {
 		o.Shell = []string{"bash"}
 	}
+	if o.ExportDir == "" {
+		o.ExportDir = filepath.Join(os.TempDir(), "sandtop-exports")
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -146,10 +156,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	popts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(rendererFPS)}
-	if opts.Mouse {
-		popts = append(popts, tea.WithMouseCellMotion())
-	}
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(rendererFPS)}
 	popts = append(popts, opts.ProgramOptions...)
 	p := tea.NewProgram(m, popts...)
 	_, err = p.Run()

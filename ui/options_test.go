@@ -27,7 +27,7 @@ func TestConfirmationsTurnedOffOneByOne(t *testing.T) {
 	if _, ok := m.dialog.(*bulkDialog); !ok {
 		t.Fatalf("bulk teardown skipped its preview")
 	}
-	if strings.Contains(m.View(), "Type 1") {
+	if strings.Contains(viewOf(m), "Type 1") {
 		t.Fatalf("bulk teardown asks for the count although turned off")
 	}
 	press(t, m, "enter")

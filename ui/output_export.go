@@ -2,12 +2,12 @@ package ui
 
 import (
 	"fmt"
-	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
+	tea "charm.land/bubbletea/v2"
 )
 
 // exportDoneMsg reports a copy or a save of a group's output.
@@ -16,9 +16,11 @@ type exportDoneMsg struct {
 	err  error
 }
 
-// copyOutput puts the visible lines of the output pane on the clipboard
-// with OSC 52, which the terminal (and tmux, and ssh in between) carries to
-// the operator's own clipboard.
+// copyOutput sends the visible lines of the output pane to the terminal's
+// clipboard with OSC 52, which a terminal (and ssh in between) carries to
+// the operator's own clipboard. tmux drops OSC 52 from its panes by
+// default, so inside tmux the lines also go to tmux's paste buffer, and
+// from there to the outer terminal's clipboard where tmux can.
 func (m *Model) copyOutput() tea.Cmd {
 	lines := m.detail.out.visible()
 	if len(lines) == 0 {
@@ -26,31 +28,72 @@ func (m *Model) copyOutput() tea.Cmd {
 		return nil
 	}
 	text := strings.Join(lines, "\n") + "\n"
-	w := m.opts.Clipboard
-	if w == nil {
-		w = os.Stdout
+	n := fmt.Sprintf("%d line%s", len(lines), plural(len(lines)))
+	report := func() tea.Msg {
+		return exportDoneMsg{what: "sent " + n + " to the terminal's clipboard (OSC 52; it may ignore it)"}
 	}
-	n := len(lines)
-	return func() tea.Msg {
-		_, err := io.WriteString(w, ansi.SetSystemClipboard(text))
-		return exportDoneMsg{what: fmt.Sprintf("copied %d line%s (OSC 52)", n, plural(n)), err: err}
+	if m.opts.Tmux != nil {
+		report = func() tea.Msg {
+			if err := m.opts.Tmux(text); err != nil {
+				return exportDoneMsg{what: "sent " + n + " to the terminal's clipboard (OSC 52); tmux's buffer refused them: " + err.Error()}
+			}
+			return exportDoneMsg{what: "copied " + n + " to tmux's buffer (prefix ]) and the terminal's clipboard (OSC 52)"}
+		}
 	}
+	return tea.Batch(tea.SetClipboard(text), report)
+}
+
+// TmuxBuffer loads text into tmux's paste buffer, asking tmux (-w) to pass
+// it on to the outer terminal's clipboard; tmux before 3.2 lacks -w, and
+// then the buffer alone is set.
+func TmuxBuffer(text string) error {
+	load := func(args ...string) error {
+		cmd := exec.Command("tmux", append([]string{"load-buffer"}, args...)...)
+		cmd.Stdin = strings.NewReader(text)
+		out, err := cmd.CombinedOutput()
+		if err != nil && len(out) > 0 {
+			return fmt.Errorf("%s", strings.TrimSpace(string(out)))
+		}
+		return err
+	}
+	if load("-w", "-") == nil {
+		return nil
+	}
+	return load("-")
 }
 
 func (m *Model) defaultSaveName() string {
 	return fmt.Sprintf("sandtop-pgid%d-%s.log", m.detail.pgid, m.now().Format("20060102-150405"))
 }
 
-// saveOutput writes every line held (not only the visible ones) to path on
-// this machine, without colours.
-func (m *Model) saveOutput(path string) tea.Cmd {
-	if path == "" {
+// savePath is where a save named name goes: a relative name is inside the
+// exports directory, never the directory sandtop was started from.
+func (m *Model) savePath(name string) string {
+	if strings.HasPrefix(name, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, name[2:])
+		}
+	}
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(m.opts.ExportDir, name)
+}
+
+// saveOutput writes every line held (not only the visible ones) to the
+// file name names on this machine, without colours, and says where.
+func (m *Model) saveOutput(name string) tea.Cmd {
+	if name == "" {
 		return nil
 	}
+	path := m.savePath(name)
 	text := m.detail.out.plainText()
 	n := m.detail.out.count()
 	return func() tea.Msg {
-		err := os.WriteFile(path, []byte(text), 0o600)
+		err := os.MkdirAll(filepath.Dir(path), 0o700)
+		if err == nil {
+			err = os.WriteFile(path, []byte(text), 0o600)
+		}
 		return exportDoneMsg{what: fmt.Sprintf("saved %d line%s to %s", n, plural(n), path), err: err}
 	}
 }

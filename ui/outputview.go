@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"strings"
 	"time"
 
@@ -39,6 +40,9 @@ type outputView struct {
 	wrap       bool // long lines continue on the next rows
 	xoff       int  // cells scrolled to the right when not wrapping
 	timestamps bool // prefix each line with the time it arrived
+	// asReceived is set once some line's time is when it reached the TUI,
+	// the sandbox having kept none: the pane says so.
+	asReceived bool
 
 	query   string
 	matches []int // line indexes containing query
@@ -50,25 +54,66 @@ func newOutputView() outputView { return outputView{follow: true} }
 // tabWidth is the distance between tab stops, as terminals set them.
 const tabWidth = 8
 
+// appendPieces adds output read from a stream: times say when its bytes
+// arrived in the sandbox; bytes without a time get now, when they
+// reached the TUI.
+func (o *outputView) appendPieces(data []byte, times []pieceTime, now time.Time) {
+	if len(times) == 0 || times[0].off > 0 {
+		times = append([]pieceTime{{off: 0}}, times...)
+	}
+	for i, t := range times {
+		end := len(data)
+		if i+1 < len(times) {
+			end = times[i+1].off
+		}
+		if t.off >= end {
+			continue
+		}
+		at := t.at
+		if at.IsZero() {
+			o.asReceived = true
+			at = now
+		}
+		o.split(data[t.off:end], at)
+	}
+	o.settle()
+}
+
 // append adds raw output bytes that arrived at now.
 func (o *outputView) append(p []byte, now time.Time) {
+	o.split(p, now)
+	o.settle()
+}
+
+// split adds bytes that arrived at at, line by line: a line has the time
+// of its first byte. It scans each byte once, however many lines come.
+func (o *outputView) split(p []byte, at time.Time) {
 	if len(o.partial) == 0 {
-		o.partAt = now
+		o.partAt = at
 	}
-	o.partial = append(o.partial, p...)
-	for {
-		i := strings.IndexByte(string(o.partial), '\n')
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			break
+			o.partial = append(o.partial, p...)
+			return
 		}
-		raw := o.partial[:i]
+		raw := p[:i]
+		if len(o.partial) > 0 {
+			raw = append(o.partial, raw...)
+		}
 		l := o.sanitize(raw, true)
 		l.at = o.partAt
 		o.lines = append(o.lines, l)
 		o.bytes += len(l.text)
-		o.partial = append([]byte(nil), o.partial[i+1:]...)
-		o.partAt = now
+		o.partial = o.partial[:0] // sanitize copied what it kept
+		o.partAt = at
+		p = p[i+1:]
 	}
+}
+
+// settle bounds the lines and keeps the search and the tail in view
+// after new output.
+func (o *outputView) settle() {
 	o.trim()
 	if o.query != "" {
 		o.research()

@@ -85,3 +85,74 @@ func TestOutputTimestamps(t *testing.T) {
 		t.Fatalf("saved text = %q", o.plainText())
 	}
 }
+
+// TestOutputLinesKeepTheirPiecesArrivalTimes: a line takes the sandbox's
+// time of its first byte; bytes without one take the time they reached
+// the TUI, and the view then knows its times are as received.
+func TestOutputLinesKeepTheirPiecesArrivalTimes(t *testing.T) {
+	o := newOutputView()
+	o.setHeight(5)
+	t1 := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	t2, now := t1.Add(1500*time.Millisecond), t1.Add(time.Hour)
+	o.appendPieces([]byte("a\nb\nc"), []pieceTime{{0, t1}, {2, t2}}, now)
+	if o.asReceived {
+		t.Fatal("timed pieces counted as received")
+	}
+	o.appendPieces([]byte("d\ne\n"), []pieceTime{{0, time.Time{}}}, now)
+	want := []struct {
+		text string
+		at   time.Time
+	}{{"a", t1}, {"b", t2}, {"cd", t2}, {"e", now}}
+	if o.count() != len(want) {
+		t.Fatalf("%d lines: %q", o.count(), o.plainText())
+	}
+	for i, w := range want {
+		if l := o.get(i); l.plain != w.text || !l.at.Equal(w.at) {
+			t.Errorf("line %d = %q at %s, want %q at %s", i, l.plain, l.at, w.text, w.at)
+		}
+	}
+	if !o.asReceived {
+		t.Fatal("untimed bytes did not mark the times as received")
+	}
+}
+
+// TestPumpKeepsTimesAcrossAFloodCut: when a flood is cut to its tail, the
+// bytes kept still carry the time of the piece they came in.
+func TestPumpKeepsTimesAcrossAFloodCut(t *testing.T) {
+	t1 := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	t2 := t1.Add(time.Second)
+	half := maxPending / 2
+	p := &pump{buf: []byte(strings.Repeat("x", half) + "\n" + strings.Repeat("y", half) + "\n" + "zz\n"),
+		times: []pieceTime{{0, t1}, {half + 1 + half + 1, t2}}}
+	p.keepTail()
+	data, times, dropped, _, _ := p.take()
+	if dropped == 0 || len(times) != 2 || times[0].off != 0 || !times[0].at.Equal(t1) || !times[1].at.Equal(t2) ||
+		string(data[times[1].off:]) != "zz\n" {
+		t.Fatalf("after the cut: %d bytes, dropped %d, times %+v", len(data), dropped, times)
+	}
+}
+
+// BenchmarkOutputAppendTimedPieces: a frame's worth of kept output, 1 MiB
+// in 100-byte lines, as one untimed piece or as a timed piece per line.
+func BenchmarkOutputAppendTimedPieces(b *testing.B) {
+	line := strings.Repeat("x", 99) + "\n"
+	data := []byte(strings.Repeat(line, 10486))
+	t0 := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	timed := make([]pieceTime, 0, 10486)
+	for i := range 10486 {
+		timed = append(timed, pieceTime{off: i * len(line), at: t0.Add(time.Duration(i) * time.Millisecond)})
+	}
+	for _, c := range []struct {
+		name  string
+		times []pieceTime
+	}{{"untimed", nil}, {"per_line", timed}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				o := newOutputView()
+				o.setHeight(40)
+				o.appendPieces(data, c.times, t0)
+			}
+		})
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"sandtop/safetext"
 )
@@ -53,7 +53,7 @@ func (d *planeLogsDialog) load(m *Model, sb *sandbox) tea.Cmd {
 	}
 }
 
-func (d *planeLogsDialog) key(m *Model, msg tea.KeyMsg) (bool, tea.Cmd) {
+func (d *planeLogsDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch msg.String() {
 	case "esc", "q", "L":
 		return true, nil

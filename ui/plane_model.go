@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // The provider side of a sandbox (Context.Plane): its state and end time
@@ -267,7 +268,7 @@ func (m *Model) onPlaneAction(sb *sandbox, msg planeActionMsg) tea.Cmd {
 		return nil
 	}
 	sb.events.add(m.now(), levelOK, "%s %s: it ends in about %s", msg.verb, sb.targetName(), msg.timeout)
-	m.setStatus(levelInfo, fmt.Sprintf("%sd %s", msg.verb, sb.targetName()))
+	m.setStatus(levelInfo, fmt.Sprintf("%s %s", pastTense(msg.verb), sb.targetName()))
 	// Read the new state back at once; a resumed sandbox is dialled then.
 	return m.describeCmd(sb)
 }
@@ -283,8 +284,9 @@ func (m *Model) planeBadge() string {
 		return st.warning.Render("⏸ paused (" + m.keys.Resume.Help().Key + " resumes)  " + p.info.endText())
 	}
 	s := st.header.Render(p.info.templateName())
-	left := p.info.EndAt.Sub(m.now())
-	if left < timeLeftWarning {
+	// A sandbox with no end time (a Kubernetes pod) has no countdown.
+	if left := p.info.EndAt.Sub(m.now()); p.info.EndAt.IsZero() {
+	} else if left < timeLeftWarning {
 		s += st.header.Render("  ") + st.warning.Render("⚠ "+FormatTimeLeft(left)+" left")
 	} else {
 		s += st.header.Render("  " + FormatTimeLeft(left) + " left")
@@ -310,4 +312,12 @@ func (m *Model) cmdPlane(verb string, argv []string) tea.Cmd {
 		timeout = d
 	}
 	return m.askPlane(m.cur, verb, timeout)
+}
+
+// pastTense is what the status line says was done: "resumed", "extended".
+func pastTense(verb string) string {
+	if strings.HasSuffix(verb, "e") {
+		return verb + "d"
+	}
+	return verb + "ed"
 }

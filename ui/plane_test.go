@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"sandtop/themes"
@@ -129,7 +129,7 @@ func TestGoldenPlanePicker(t *testing.T) {
 			m, _, _, _ := newPlaneModel(t)
 			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 			press(t, m, "c")
-			golden.RequireEqual(t, []byte(m.View()))
+			golden.RequireEqual(t, []byte(viewOf(m)))
 		})
 	}
 }
@@ -139,9 +139,9 @@ func TestGoldenPlanePicker(t *testing.T) {
 func TestGoldenPlaneHeader(t *testing.T) {
 	m, _, _, _ := newPlaneModel(t)
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
-	running := m.viewHeader()
+	running := plain(m.viewHeader())
 	press(t, m, "c", "2", "enter")
-	golden.RequireEqual(t, []byte(running+"\n"+m.viewHeader()+"\n"))
+	golden.RequireEqual(t, []byte(running+"\n"+plain(m.viewHeader())+"\n"))
 	if !strings.Contains(running, "1m30s left") || !strings.Contains(running, "agent-box") || !strings.Contains(running, "cpu 12%") {
 		t.Fatalf("running header: %q", running)
 	}
@@ -150,15 +150,15 @@ func TestGoldenPlaneHeader(t *testing.T) {
 func TestPlaneCountdownTicksAndWarns(t *testing.T) {
 	now := testNow
 	m, _, _, _ := newPlaneModel(t, func(o *Options) { o.Now = func() time.Time { return now } })
-	if h := m.viewHeader(); !strings.Contains(h, "⚠ 1m30s left") {
+	if h := plain(m.viewHeader()); !strings.Contains(h, "⚠ 1m30s left") {
 		t.Fatalf("under two minutes the countdown warns: %q", h)
 	}
 	now = now.Add(31 * time.Second)
-	if h := m.viewHeader(); !strings.Contains(h, "⚠ 59s left") {
+	if h := plain(m.viewHeader()); !strings.Contains(h, "⚠ 59s left") {
 		t.Fatalf("the countdown follows the clock: %q", h)
 	}
 	m.cur.pl.info.EndAt = now.Add(10 * time.Minute)
-	if h := m.viewHeader(); strings.Contains(h, "⚠") || !strings.Contains(h, "10m00s left") {
+	if h := plain(m.viewHeader()); strings.Contains(h, "⚠") || !strings.Contains(h, "10m00s left") {
 		t.Fatalf("no warning with ten minutes left: %q", h)
 	}
 }
@@ -215,7 +215,7 @@ func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
 
 	m, running, paused, opened = newPlaneModel(t)
 	press(t, m, "c", "2", "enter")
-	if *opened != 0 || !strings.Contains(m.viewHeader(), "paused") {
+	if *opened != 0 || !strings.Contains(plain(m.viewHeader()), "paused") {
 		t.Fatalf("switching to a paused sandbox dialled it (%d) or hid its state", *opened)
 	}
 	press(t, m, "R")
@@ -239,6 +239,9 @@ func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
 	if paused.count("extend 10m0s") != 1 || paused.mutations() != 2 {
 		t.Fatalf(":e2b-extend 10m: %v", paused.calls)
 	}
+	if !strings.HasPrefix(m.status, "extended ") {
+		t.Fatalf("status after an extend: %q", m.status)
+	}
 	press(t, m, "c", "3", "enter", "E")
 	if !strings.Contains(m.status, "only E2B") {
 		t.Fatalf("E on a sandbox with no provider: %q", m.status)
@@ -248,7 +251,7 @@ func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
 func TestPlaneLogsView(t *testing.T) {
 	m, running, _, _ := newPlaneModel(t)
 	press(t, m, "L")
-	v := m.View()
+	v := viewOf(m)
 	if !strings.Contains(v, "Sandbox log: e2b:i7k2") || !strings.Contains(v, "memory at 90%") || running.count("logs") != 1 {
 		t.Fatalf("logs view:\n%s", v)
 	}
@@ -260,7 +263,22 @@ func TestPlaneLogsView(t *testing.T) {
 
 func TestWarningsAreLogged(t *testing.T) {
 	m, _, _, _ := newPlaneModel(t, func(o *Options) { o.Warnings = []string{"E2B_API_KEY does not look like an E2B key"} })
-	if v := m.View(); !strings.Contains(v, "does not look like an E2B key") {
+	if v := viewOf(m); !strings.Contains(v, "does not look like an E2B key") {
 		t.Fatalf("the warning is not in the event log:\n%s", v)
+	}
+}
+
+// A paused sandbox is listed as paused, even when a dial from before the
+// pause failed: it is not unreachable.
+func TestPausedSandboxIsNotListedUnreachable(t *testing.T) {
+	m, _, _, _ := newPlaneModel(t)
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	m.ctxs[1].sum.err = errors.New("dial tcp: connection refused")
+	m.ctxs[1].state = openFailed
+	press(t, m, "c")
+	for _, line := range strings.Split(viewOf(m), "\n") {
+		if strings.Contains(line, "p3q9") && strings.Contains(line, "unreachable") {
+			t.Fatalf("paused sandbox listed unreachable: %q", line)
+		}
 	}
 }

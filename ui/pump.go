@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"time"
 )
 
 // maxPending bounds what a pump holds between two frames. A flood beyond it
@@ -14,8 +15,11 @@ const maxPending = 1 << 20
 // pump reads one stream on its own goroutine and holds what it read until
 // the model takes it on the next frame. It never touches the model.
 type pump struct {
-	mu      sync.Mutex
-	buf     []byte
+	mu  sync.Mutex
+	buf []byte
+	// times says when the bytes of buf arrived in the sandbox: each entry
+	// holds from its offset to the next one's (zero: not known).
+	times   []pieceTime
 	dropped int64
 	done    bool
 	err     error
@@ -25,23 +29,40 @@ type pump struct {
 	sink io.Writer
 }
 
+// pieceTime is the arrival time of the bytes of a pump's buffer from off on.
+type pieceTime struct {
+	off int
+	at  time.Time
+}
+
+// startPump follows a terminal's bytes into sink.
 func startPump(r io.Reader, wake chan<- struct{}, sink io.Writer) *pump {
 	p := &pump{wake: wake, sink: sink}
-	go p.run(r)
+	go p.run(ReaderStream(io.NopCloser(r)))
 	return p
 }
 
-func (p *pump) run(r io.Reader) {
-	chunk := make([]byte, 32<<10)
+// startOutputPump follows a group's output, keeping its pieces' times.
+func startOutputPump(s OutputStream, wake chan<- struct{}) *pump {
+	p := &pump{wake: wake}
+	go p.run(s)
+	return p
+}
+
+func (p *pump) run(s OutputStream) {
 	for {
-		n, err := r.Read(chunk)
-		if n > 0 && p.sink != nil {
-			_, _ = p.sink.Write(chunk[:n])
-			n = 0
+		piece, err := s.Next()
+		data := piece.Data
+		if len(data) > 0 && p.sink != nil {
+			_, _ = p.sink.Write(data)
+			data = nil
 		}
 		p.mu.Lock()
-		if n > 0 {
-			p.buf = append(p.buf, chunk[:n]...)
+		if len(data) > 0 {
+			if n := len(p.times); n == 0 || !p.times[n-1].at.Equal(piece.At) {
+				p.times = append(p.times, pieceTime{off: len(p.buf), at: piece.At})
+			}
+			p.buf = append(p.buf, data...)
 			if len(p.buf) > maxPending {
 				p.keepTail()
 			}
@@ -71,6 +92,15 @@ func (p *pump) keepTail() {
 	}
 	p.dropped += int64(cut)
 	p.buf = append([]byte(nil), p.buf[cut:]...)
+	// The time of the piece the cut falls in holds from the new start.
+	keep := 0
+	for keep+1 < len(p.times) && p.times[keep+1].off <= cut {
+		keep++
+	}
+	p.times = append([]pieceTime(nil), p.times[keep:]...)
+	for i := range p.times {
+		p.times[i].off = max(0, p.times[i].off-cut)
+	}
 }
 
 func (p *pump) notify() {
@@ -80,12 +110,13 @@ func (p *pump) notify() {
 	}
 }
 
-// take returns what was read since the last take, and whether the stream
-// has ended.
-func (p *pump) take() (data []byte, dropped int64, done bool, err error) {
+// take returns what was read since the last take with its times, and
+// whether the stream has ended.
+func (p *pump) take() (data []byte, times []pieceTime, dropped int64, done bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	data, p.buf = p.buf, nil
+	times, p.times = p.times, nil
 	dropped, p.dropped = p.dropped, 0
-	return data, dropped, p.done, p.err
+	return data, times, dropped, p.done, p.err
 }

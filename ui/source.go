@@ -26,8 +26,10 @@ type Source interface {
 	// Attach connects to a terminal: its output replays recent bytes and
 	// then goes live; Close detaches and never signals the program.
 	Attach(ctx context.Context, pid int) (TerminalConn, error)
-	// Output streams a group leader's output (replay, then live).
-	Output(ctx context.Context, pid int) (io.ReadCloser, error)
+	// Output streams a group leader's output (what is kept or replayed,
+	// then live), each piece with its arrival time in the sandbox where
+	// the sandbox kept one.
+	Output(ctx context.Context, pid int) (OutputStream, error)
 	// Signal sends sig to every member of process group pgid.
 	Signal(ctx context.Context, pgid int, sig syscall.Signal) error
 	// SignalForeground sends sig to the foreground group of a terminal and
@@ -38,6 +40,46 @@ type Source interface {
 	// progress is called (from the Source's goroutine) at each step.
 	Teardown(ctx context.Context, pgid int, grace time.Duration, progress func(TeardownEvent)) error
 }
+
+// OutputStream is a group's output in the order it arrived.
+type OutputStream interface {
+	// Next blocks for the next piece of output; io.EOF once it has
+	// ended. The piece's Data may be reused by the following call.
+	Next() (OutputPiece, error)
+	// Close stops the stream; the group is not touched.
+	Close() error
+}
+
+// OutputPiece is some output and when it arrived in the sandbox. At is
+// zero when the sandbox kept no time for it (a replay buffer, a stock
+// envd's stream): the pane then stamps it with when it reached the TUI
+// and says its times are as received.
+type OutputPiece struct {
+	At   time.Time
+	Data []byte
+}
+
+// ReaderStream makes an untimed byte stream an OutputStream: every piece
+// comes without a time.
+func ReaderStream(r io.ReadCloser) OutputStream {
+	return &readerStream{r: r, buf: make([]byte, 32<<10)}
+}
+
+type readerStream struct {
+	r   io.ReadCloser
+	buf []byte
+}
+
+func (s *readerStream) Next() (OutputPiece, error) {
+	for {
+		n, err := s.r.Read(s.buf)
+		if n > 0 || err != nil {
+			return OutputPiece{Data: s.buf[:n]}, err
+		}
+	}
+}
+
+func (s *readerStream) Close() error { return s.r.Close() }
 
 // TerminalConn is an attached terminal.
 type TerminalConn interface {
@@ -107,6 +149,11 @@ type Group struct {
 	// Stuck is why the group looks stuck ("waiting for input", "idle
 	// 12m", …), as the source judged it; empty when it does not.
 	Stuck string
+	// ID and StateDir name the state directory the group published
+	// (empty when nobody did); Supervisor is what supervises it ("shim",
+	// "wrapper", …; empty when unknown); Problem says why its published
+	// state could not be read. The describe view shows them.
+	ID, StateDir, Supervisor, Problem string
 }
 
 // ExitStatus is how a leader ended.

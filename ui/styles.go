@@ -1,10 +1,7 @@
 package ui
 
 import (
-	"strconv"
-
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	"charm.land/lipgloss/v2"
 
 	"sandtop/themes"
 )
@@ -27,8 +24,9 @@ type styles struct {
 }
 
 func newStyles(t Theme) styles {
-	prof := lipgloss.ColorProfile()
-	c := func(hex string) lipgloss.Color { return profileColor(prof, hex) }
+	// Colours are given as the theme's hex; Bubble Tea fits them to the
+	// terminal's colour profile when it draws the frame.
+	c := lipgloss.Color
 	u := t.UI
 	fg := func(hex string) lipgloss.Style { return lipgloss.NewStyle().Foreground(c(hex)) }
 	return styles{
@@ -63,23 +61,4 @@ func newStyles(t Theme) styles {
 		buttonActive: lipgloss.NewStyle().Foreground(c(u.SelectionFg)).Background(c(u.SelectionBg)).Bold(true),
 		detach:       lipgloss.NewStyle().Foreground(c(t.Palette.Background)).Background(c(u.Accent)).Bold(true),
 	}
-}
-
-// profileColor is hex as the terminal's palette has it. Lipgloss would
-// otherwise find the nearest palette entry on every Render, for every cell
-// of every frame; the escape sequences come out the same either way.
-func profileColor(prof termenv.Profile, hex string) lipgloss.Color {
-	var n int
-	switch tc := prof.Color(hex).(type) {
-	case termenv.ANSIColor:
-		n = int(tc)
-	case termenv.ANSI256Color:
-		n = int(tc)
-	default: // true colour needs no search; no colour has none to do
-		return lipgloss.Color(hex)
-	}
-	if idx := strconv.Itoa(n); prof.Color(idx) == prof.Color(hex) {
-		return lipgloss.Color(idx)
-	}
-	return lipgloss.Color(hex)
 }

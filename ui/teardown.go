@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // teardown is the live progress of one group's teardown.
@@ -45,11 +45,11 @@ func (m *Model) onTeardownProgress(sb *sandbox, pgid int, ev TeardownEvent) {
 	}
 	switch ev.Phase {
 	case TeardownTerm:
-		sb.events.add(now, levelInfo, "SIGTERM to pgid %d (%d members)", pgid, td.members)
+		sb.events.add(now, levelInfo, "SIGTERM to pgid %d (%s)", pgid, count(td.members, "member"))
 	case TeardownWaiting:
 		td.deadline = now.Add(ev.Remaining)
 	case TeardownKill:
-		sb.events.add(now, levelWarn, "SIGKILL to pgid %d after %s (%d members left)", pgid, roundDur(now.Sub(td.started)), td.members)
+		sb.events.add(now, levelWarn, "SIGKILL to pgid %d after %s (%s left)", pgid, roundDur(now.Sub(td.started)), count(td.members, "member"))
 	case TeardownEmpty:
 		sb.events.add(now, levelOK, "pgid %d empty after %s", pgid, roundDur(now.Sub(td.started)))
 	case TeardownFailed:

@@ -1,24 +1,32 @@
 package ui
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/teatest"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"sandtop/themes"
+	"sandtop/ui/screentest"
 )
 
+// flow is a model running in a real Bubble Tea program loop, with its
+// screen.
+type flow struct {
+	*teatest.TestModel
+	scr *screentest.Screen
+}
+
 // startProgram runs the model in a real Bubble Tea program loop.
-func startProgram(t *testing.T, readOnly bool) (*teatest.TestModel, *fakeSource) {
+func startProgram(t *testing.T, readOnly bool) (*flow, *fakeSource) {
 	t.Helper()
 	src := newFakeSource()
 	src.snaps <- demoSnapshot(testNow)
 	m := NewModel(Options{Source: src, Theme: themes.MustLoad("dark"), ReadOnly: readOnly, Now: func() time.Time { return testNow }})
 	t.Cleanup(m.Close)
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 50))
+	tm := &flow{TestModel: teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 50))}
+	tm.scr = screentest.New(tm.Output(), 160, 50)
 	want := "sleep 600"
 	if readOnly {
 		want = "READ-ONLY"
@@ -27,21 +35,20 @@ func startProgram(t *testing.T, readOnly bool) (*teatest.TestModel, *fakeSource)
 	return tm, src
 }
 
-func waitScreen(t *testing.T, tm *teatest.TestModel, want string) {
+func waitScreen(t *testing.T, tm *flow, want ...string) {
 	t.Helper()
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(want)) },
-		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	tm.scr.Wait(t, 5*time.Second, want...)
 }
 
-func send(tm *teatest.TestModel, keys ...string) {
+func send(tm *flow, keys ...string) {
 	for _, k := range keys {
 		tm.Send(keyMsg(k))
 	}
 }
 
-func finish(t *testing.T, tm *teatest.TestModel) *Model {
+func finish(t *testing.T, tm *flow) *Model {
 	t.Helper()
-	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.Send(keyMsg("q"))
 	return tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
 }
 
@@ -65,10 +72,7 @@ func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
 	waitScreen(t, tm, "Bulk teardown")
 	tm.Type("2")
 	send(tm, "enter")
-	// One wait for both: the output is consumed as it is read.
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return bytes.Contains(b, []byte("pgid 4100 empty")) && bytes.Contains(b, []byte("pgid 4123 empty"))
-	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	waitScreen(t, tm, "pgid 4100 empty", "pgid 4123 empty")
 	// Not "q": until each teardown's done message has been handled (it
 	// follows its "empty" progress), q rightly asks before quitting.
 	tm.Send(tea.QuitMsg{})

@@ -1,10 +1,8 @@
 package ui
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // rowKind is what a tree row stands for.
@@ -45,14 +43,16 @@ func (r row) key() string {
 
 // treeState is the group tree: the rows it shows, folding and filtering.
 type treeState struct {
-	groups   []Group
-	rows     []row
-	cursor   int
-	offset   int
-	filter   string
-	order    sortOrder
-	folded   map[int]bool // sessions folded shut
-	expanded map[int]bool // groups opened to show their processes
+	groups []Group
+	rows   []row
+	cursor int
+	offset int
+	filter string
+	// filterErr is why the filter matches nothing (a bad regex).
+	filterErr error
+	order     sortOrder
+	folded    map[int]bool // sessions folded shut
+	expanded  map[int]bool // groups opened to show their processes
 }
 
 func newTreeState() treeState {
@@ -71,7 +71,9 @@ func (t *treeState) rebuild() {
 	if r, ok := t.selected(); ok {
 		keep = r.key()
 	}
-	t.rows = buildRows(t.groups, t.filter, t.order, t.folded, t.expanded)
+	f := compileFilter(t.filter)
+	t.filterErr = f.err
+	t.rows = buildRows(t.groups, t.filter, f, t.order, t.folded, t.expanded)
 	t.cursor = min(t.cursor, max(0, len(t.rows)-1))
 	if keep != "" {
 		for i, r := range t.rows {
@@ -124,11 +126,11 @@ func (t *treeState) scrollInto(h int) {
 // within their session; sessions are by sid, or, sorted by anything else,
 // in the order of their first group (the session of the busiest group
 // first).
-func buildRows(groups []Group, filter string, order sortOrder, folded, expanded map[int]bool) []row {
+func buildRows(groups []Group, filter string, f groupFilter, order sortOrder, folded, expanded map[int]bool) []row {
 	var all []*Group
 	for i := range groups {
 		g := &groups[i]
-		if filter == "" || groupMatches(g, filter) {
+		if filter == "" || f.matches(g) {
 			all = append(all, g)
 		}
 	}
@@ -165,34 +167,4 @@ func buildRows(groups []Group, filter string, order sortOrder, folded, expanded 
 		}
 	}
 	return rows
-}
-
-// groupMatches is the filter: a case-insensitive substring of the command,
-// tag, origin or any member's argv, or an exact pgid/pid; a leading "!"
-// inverts it.
-func groupMatches(g *Group, filter string) bool {
-	if neg, ok := strings.CutPrefix(filter, "!"); ok {
-		return neg == "" || !groupMatches(g, neg)
-	}
-	f := strings.ToLower(filter)
-	if n, err := strconv.Atoi(f); err == nil {
-		if g.PGID == n {
-			return true
-		}
-		for _, p := range g.Members {
-			if p.PID == n {
-				return true
-			}
-		}
-	}
-	hay := []string{command(g), g.Tag, g.Origin.String(), string(stateOf(g)), fmt.Sprint(g.PGID)}
-	for _, p := range g.Members {
-		hay = append(hay, argvString(p.Argv, p.Comm))
-	}
-	for _, h := range hay {
-		if strings.Contains(strings.ToLower(h), f) {
-			return true
-		}
-	}
-	return false
 }

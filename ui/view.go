@@ -5,14 +5,26 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// View draws the whole screen. It only renders what is visible, so its cost
-// does not grow with the number of groups.
-func (m *Model) View() string {
+// View is the frame Bubble Tea draws: the screen, on the alternate screen,
+// with the mouse when the operator asked for it.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.screen())
+	v.AltScreen = true
+	if m.opts.Mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
+	return v
+}
+
+// screen draws the whole screen. It only renders what is visible, so its
+// cost does not grow with the number of groups.
+func (m *Model) screen() string {
 	if m.width == 0 || m.height == 0 {
 		return "sandtop: starting…"
 	}
@@ -43,6 +55,8 @@ func (m *Model) draw() string {
 	}
 	if m.lay.zoomed {
 		parts = append(parts, m.viewDetail())
+	} else if m.lay.stacked {
+		parts = append(parts, m.viewTree(), m.viewTerminals(), m.viewDetail(), m.viewEvents())
 	} else {
 		left := m.viewTree() + "\n" + m.viewTerminals()
 		parts = append(parts, joinH(left, m.viewDetail()), m.viewEvents())
@@ -170,7 +184,7 @@ func (m *Model) hints() string {
 	h.Styles.ShortKey, h.Styles.ShortDesc = m.st.keyHint, m.st.keyDesc
 	h.Styles.ShortSeparator, h.Styles.Ellipsis = m.st.keyDesc, m.st.keyDesc
 	tail := h.ShortHelpView(shortHelp(k.Help, k.Quit)) + " "
-	h.Width = max(0, m.width-1-ansi.StringWidth(tail)-2)
+	h.SetWidth(max(0, m.width-1-ansi.StringWidth(tail)-2))
 	head := " " + h.ShortHelpView(shortHelp(bs...))
 	if m.width < ansi.StringWidth(tail) {
 		return fit(tail, m.width)

@@ -2,9 +2,12 @@ package ui
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
 	"sandtop/groupstate"
 	"sandtop/safetext"
-	"strings"
 )
 
 // groupDetailHeader is how many lines a group's summary takes above its
@@ -61,7 +64,7 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 	title := st.title.Render(fmt.Sprintf("Output · pgid %d", d.pgid))
 	var lines []string
 	if g != nil {
-		lines = append(lines, fmt.Sprintf("%s · %d members · %s · sid %d", m.stateCell(g, m.now()), liveMembers(g), m.originCell(g.Origin), g.SID))
+		lines = append(lines, fmt.Sprintf("%s · %s · %s · sid %d", m.stateCell(g, m.now()), count(liveMembers(g), "member"), m.originCell(g.Origin), g.SID))
 		var pids []string
 		for _, p := range g.Members {
 			pids = append(pids, fmt.Sprintf("%d %s", p.PID, safetext.Line(p.Comm)))
@@ -82,7 +85,12 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 		status += st.muted.Render(fmt.Sprintf(" · col %d", o.xoff+1))
 	}
 	if o.timestamps {
-		status += st.muted.Render(" · times")
+		if o.asReceived {
+			// The sandbox kept no arrival times for some of this output.
+			status += st.muted.Render(" · times as received")
+		} else {
+			status += st.muted.Render(" · times")
+		}
 	}
 	if o.query != "" {
 		cur := 0
@@ -91,7 +99,13 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 		}
 		status += st.muted.Render(fmt.Sprintf(" · /%s %d/%d", o.query, cur, len(o.matches)))
 	}
-	lines = append(lines, st.border.Render(strings.Repeat("─", 2))+" "+status+" "+st.border.Render(strings.Repeat("─", max(0, w))))
+	// The rule runs to the pane's edge and no further, so it never ends
+	// cut short with an ellipsis.
+	if ansi.StringWidth(status) > w-4 {
+		status = fit(status, max(0, w-4))
+	}
+	rest := max(0, w-4-ansi.StringWidth(status))
+	lines = append(lines, st.border.Render(strings.Repeat("─", 2))+" "+status+" "+st.border.Render(strings.Repeat("─", rest)))
 	switch {
 	case d.pid == 0 && g != nil && stateOf(g) == groupstate.Settled:
 		// The daemon streams a group's output only while it runs.

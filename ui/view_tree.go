@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 
 	"sandtop/groupstate"
 	"sandtop/safetext"
@@ -46,6 +46,13 @@ func (m *Model) stuckColumn() bool {
 	w, _ := m.lay.tree.inner()
 	cols, _ := treeColumns(w)
 	return slices.Contains(cols, colStuck)
+}
+
+// exitColumn says whether the tree on screen has room for EXIT.
+func (m *Model) exitColumn() bool {
+	w, _ := m.lay.tree.inner()
+	cols, _ := treeColumns(w)
+	return slices.Contains(cols, colExit)
 }
 
 // treeColumns picks the columns that fit in w cells, leaving the rest to
@@ -99,12 +106,19 @@ func (m *Model) viewTree() string {
 		}
 		lines = append(lines, m.st.muted.Render(msg))
 	}
-	title := fmt.Sprintf("Groups %d", m.liveGroupCount())
+	// The count is of the rows listed; finished ones are said apart.
+	title := fmt.Sprintf("Groups %d", len(sb.tree.groups))
+	if done := len(sb.tree.groups) - m.liveGroupCount(); done > 0 {
+		title += fmt.Sprintf(" · %d finished", done)
+	}
 	if o := sb.tree.order; o != (sortOrder{}) {
 		title += " · by " + o.key.String() + o.arrow()
 	}
 	if sb.tree.filter != "" {
 		title += " · filter " + m.st.match.Render(sb.tree.filter)
+		if err := sb.tree.filterErr; err != nil {
+			title += " " + m.st.danger.Render("bad regex: "+safetext.Line(err.Error()))
+		}
 	}
 	if n := len(sb.marks); n > 0 {
 		title += " · " + m.st.marked.Render(fmt.Sprintf("%d marked", n))
@@ -241,6 +255,13 @@ func (m *Model) stateCell(g *Group, now time.Time) string {
 		// Where the STUCK column does not fit, the state says it.
 		return st.danger.Render("⚠ " + g.Stuck)
 	}
+	if s == groupstate.Settled && g.Exit != nil && !m.exitColumn() {
+		// Where the EXIT column does not fit, the state says how it ended.
+		if g.Exit.Signal != 0 {
+			return st.settled.Render("killed " + exitString(g.Exit))
+		}
+		return st.settled.Render("exited " + exitString(g.Exit))
+	}
 	var sty lipgloss.Style
 	switch s {
 	case groupstate.Running:
@@ -284,6 +305,9 @@ func procStateWord(s string) string {
 	}
 	return s
 }
+
+// count is n nouns: "1 member", "3 members".
+func count(n int, noun string) string { return fmt.Sprintf("%d %s%s", n, noun, plural(n)) }
 
 func plural(n int) string {
 	if n == 1 {

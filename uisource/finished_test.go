@@ -61,13 +61,15 @@ func TestSourceMarksAgentGroups(t *testing.T) {
 	defer cancel()
 
 	live := exec.Command("sleep", "30")
-	live.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	live.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := live.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { live.Process.Kill(); live.Wait() })
 	done := exec.Command("true")
-	done.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	done.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := done.Run(); err != nil {
 		t.Fatal(err)
 	}

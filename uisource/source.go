@@ -44,6 +44,9 @@ type backendSource struct {
 
 	conn lossTracker
 
+	mu      sync.Mutex
+	leaders map[int]keptGroup // by leader pid, from the last snapshot
+
 	// base ends every watch on Close; wg counts their goroutines.
 	base   context.Context
 	cancel context.CancelFunc

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path"
 	"strings"
 	"time"
 
 	"sandtop/backend/seam"
 	"sandtop/ui"
+	"sandtop/wrapper"
 )
 
 // Stock envd keeps no output for late subscribers: attaching there shows
@@ -19,17 +21,89 @@ const (
 	noReplayOutput   = "[compat: stock envd keeps no replay; only new output appears below]\n"
 )
 
-// Output streams a group leader's output through the seam: the daemon's
-// replay of recent output, then live bytes. Closing it only unsubscribes.
-func (s *backendSource) Output(ctx context.Context, pid int) (io.ReadCloser, error) {
+// Output streams a group leader's output through the seam. A group whose
+// supervisor keeps its output with arrival marks (sandtop's shim, or its
+// standalone supervisor on a stock envd) is read back from its state
+// directory and followed there, every piece with the time it arrived in
+// the sandbox. Any other (the bash wrapper's, another client's group) is
+// the daemon's replay of recent output, then live bytes, without times.
+// Closing it only unsubscribes.
+func (s *backendSource) Output(ctx context.Context, pid int) (ui.OutputStream, error) {
+	if g, ok := s.groupOf(ctx, pid); ok && g.stateDir != "" {
+		rd := s.rt.OutputLog(g.stateDir)
+		if err := rd.Probe(ctx); err == nil && rd.Marked() && s.keptFits(ctx, g.stateDir) {
+			poll := keptPoll
+			if s.compat {
+				poll = keptPollCompat
+			}
+			// The live stream carries on where the kept output stops (a
+			// full spill); without it the kept output is all there is.
+			live, _ := s.rt.Output(ctx, pid)
+			return newKeptStream(ctx, s.rt.Control(), g.pgid, rd, poll, live), nil
+		}
+	}
 	r, err := s.rt.Output(ctx, pid)
 	if err != nil {
 		return nil, err
 	}
 	if s.compat {
-		return &noticed{Reader: io.MultiReader(strings.NewReader(noReplayOutput), r), Closer: r}, nil
+		return ui.ReaderStream(&noticed{Reader: io.MultiReader(strings.NewReader(noReplayOutput), r), Closer: r}), nil
 	}
-	return r, nil
+	return ui.ReaderStream(r), nil
+}
+
+// keptFits says whether the output kept in stateDir is small enough to
+// read back from its start (keptBudget).
+func (s *backendSource) keptFits(ctx context.Context, stateDir string) bool {
+	var total int64
+	for _, name := range []string{wrapper.StdoutSpillFile, wrapper.StderrSpillFile} {
+		_, size, err := s.rt.Control().ReadRange(ctx, path.Join(stateDir, name), 0, 1)
+		if err == nil {
+			total += size
+		}
+	}
+	return total <= keptBudget
+}
+
+// keptGroup is what Output needs to know of a group to read what it kept.
+type keptGroup struct {
+	pgid     int
+	stateDir string
+}
+
+// groupOf finds the group whose leader is pid: in the last snapshot a
+// watch delivered, else among the groups published in the sandbox.
+func (s *backendSource) groupOf(ctx context.Context, pid int) (keptGroup, bool) {
+	s.mu.Lock()
+	g, ok := s.leaders[pid]
+	s.mu.Unlock()
+	if ok {
+		return g, true
+	}
+	gs, err := s.rt.ListGroups(ctx)
+	if err != nil {
+		return keptGroup{}, false
+	}
+	for _, g := range gs {
+		if g.Pgid == pid {
+			return keptGroup{pgid: g.Pgid, stateDir: g.StateDir}, true
+		}
+	}
+	return keptGroup{}, false
+}
+
+// remember notes each group's leader and state directory from a snapshot,
+// for Output.
+func (s *backendSource) remember(snap ui.Snapshot) {
+	leaders := make(map[int]keptGroup, len(snap.Groups))
+	for _, g := range snap.Groups {
+		if g.LeaderPID > 0 {
+			leaders[g.LeaderPID] = keptGroup{pgid: g.PGID, stateDir: g.StateDir}
+		}
+	}
+	s.mu.Lock()
+	s.leaders = leaders
+	s.mu.Unlock()
 }
 
 // Attach attaches through the seam's terminal handle; Close detaches it, so

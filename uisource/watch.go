@@ -48,7 +48,9 @@ func (s *backendSource) Watch(ctx context.Context) (<-chan ui.Snapshot, error) {
 		defer close(out)
 		defer w.Close()
 		for snap := range w.C() {
-			if !sendSnapshot(ctx, out, toUI(snap)) {
+			us := toUI(snap)
+			s.remember(us)
+			if !sendSnapshot(ctx, out, us) {
 				return
 			}
 		}
@@ -82,8 +84,13 @@ func toUI(s seam.Snapshot) ui.Snapshot {
 		if g.Pgid <= 1 {
 			continue
 		}
-		ug := ui.Group{PGID: g.Pgid, SID: g.Sid, LeaderPID: g.LeaderPid, Tag: g.Tag, Origin: originOf(g.Origin),
-			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members), Stuck: g.Stuck}
+		tag := g.Tag
+		if user, ok := seam.TerminalUserTag(tag); ok {
+			tag = user // a terminal's group: its tag as ls shows it, not the marker
+		}
+		ug := ui.Group{PGID: g.Pgid, SID: g.Sid, LeaderPID: g.LeaderPid, Tag: tag, Origin: originOf(g.Origin),
+			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members), Stuck: g.Stuck,
+			ID: g.ID, StateDir: g.StateDir, Supervisor: g.Supervisor, Problem: g.Problem}
 		if g.ExitCode != nil {
 			ug.Exit = &ui.ExitStatus{Code: *g.ExitCode}
 			if g.Signal != "" {

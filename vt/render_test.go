@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

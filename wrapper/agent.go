@@ -40,8 +40,8 @@ func AgentStateDir(argv []string) (string, bool) {
 // AgentRoot is the state root holding an agent's state directory.
 func AgentRoot(stateDir string) string { return path.Dir(path.Dir(stateDir)) }
 
-// SandtopStateDir recognises the inner half of sandtop's own wrapper (and
-// its direct form): bash … Marker STATEDIR … and returns STATEDIR.
+// SandtopStateDir recognises the inner half of sandtop's own wrapper:
+// bash … Marker STATEDIR … and returns STATEDIR.
 func SandtopStateDir(argv []string) (string, bool) {
 	for i, a := range argv {
 		if a == Marker && i+1 < len(argv) && strings.HasPrefix(argv[i+1], "/") {

@@ -1,5 +1,5 @@
-# sandtop wrapper, body: run by the inner half and by the direct form once
-# the group is published, the state files exist, child_env holds the child
+# sandtop wrapper, body: the end of the inner half, run once the group is
+# published, the state files exist, child_env holds the child
 # environment, fd 7 is an unlinked scratch file and fd 8 keeps the sentinel
 # (see guard.bash) alive, and fds 5 and 6 are the program's stdout and
 # stderr (see inner.bash). It starts the requested argv and publishes how it
@@ -15,9 +15,8 @@
 # after it) until `jobs` or `wait` reports it; we block in `wait` on the
 # sentinel instead, which a CHLD trap cuts short, and look again.
 
-# finish ends the wrapper with the command's status. The direct form has no
-# outer half to re-raise a fatal signal for the daemon's wait status, so it
-# does so itself.
+# finish ends the inner half with the program's status; the outer half
+# re-raises a fatal signal (see outer.bash).
 finish() {
 	# Reap the sentinel here: an orphaned zombie would be listed as a member
 	# of the group until whoever inherits it reaps it. SIGKILL, because it
@@ -32,11 +31,6 @@ finish() {
 			wait "$sentinel" 2>/dev/null
 			[ $? = 145 ] || break
 		done
-	fi
-	if [ -n "$reraise" ] && [ -n "$2" ]; then
-		ulimit -c 0
-		trap - "$2"
-		kill -s "$2" "$$"
 	fi
 	exit "$1"
 }
@@ -84,7 +78,7 @@ case $1 in *=*) set -- "$BASH" -c 'exec -- "$@"' sandtop-exec "$@" ;; esac
 if [ -n "$pending" ]; then
 	printf '%s\n' "$pending" >"$state/signal"
 	printf '%s\n' "$((pending + 128))" >"$state/exit-code"
-	finish "$((pending + 128))" "$pending"
+	finish "$((pending + 128))"
 fi
 
 umask "$user_umask"
@@ -255,4 +249,4 @@ esac
 case $rc in '' | *[!0-9]*) rc=255 ;; esac
 if [ -n "$signal" ]; then printf '%s\n' "$signal" >"$state/signal"; fi
 printf '%s\n' "$rc" >"$state/exit-code"
-finish "$rc" "$signal"
+finish "$rc"

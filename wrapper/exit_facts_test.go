@@ -58,7 +58,8 @@ func startWrapped(t *testing.T, argv []string, spill int64) *wrapped {
 	c := exec.Command(cmd, args...)
 	c.Env = []string{"PATH=" + os.Getenv("PATH")}
 	c.Stdin = strings.NewReader(string(payload))
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	out, err := c.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

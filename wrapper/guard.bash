@@ -1,5 +1,5 @@
-# sandtop wrapper, guard: the first lines of the inner half and of the
-# direct form, the leaders of the program's group.
+# sandtop wrapper, guard: the first lines of the inner half, the leader of
+# the program's group.
 
 # fd 3/4: the daemon's stdout/stderr pipes. Our own diagnostics (such as
 # bash's job notices) must never reach the program's streams.

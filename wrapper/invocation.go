@@ -1,18 +1,24 @@
-// Package wrapper holds the bash wrapper every seam spawn runs through, and
-// the Go helpers that build its invocation and parse what it publishes.
+// Package wrapper holds the bash wrapper, the Go helpers that build its
+// invocation and parse what it publishes, and the state layout that the
+// wrapper and both supervisors (sandtop/backend/shim) publish alike.
 //
-// The wrapper is started with process.Process/Start as
-// `bash --noprofile --norc -c <script>`, identically on sandtop's daemon and
-// on stock E2B envd. It creates the private state directory, reads the child
-// environment from the head of stdin into a file, and runs
-// `setsid --wait bash -c <inner>` with an empty environment. The inner half
-// leads the new session and process group: it publishes its pgid (to the
-// `pid` file and as a first stdout line), deletes the environment file once
-// read, starts the requested argv with `env -i <child env>`, tees spilled
-// streams through `stdbuf -o0 head -c`, and publishes the direct command's
-// exit status and, when the command died from a signal, that signal. The
-// outer half then re-raises the signal on itself, so the daemon's wait
-// status (and envd's end event) carries it.
+// The wrapper runs where neither supervisor does: on a daemon without
+// sandtop's shim (stock envd) when the seam has not installed its
+// standalone supervisor in the sandbox (switched off, no file upload, or a
+// build the sandbox cannot run). sandtop's own daemon runs every group
+// under its shim, and no wrapper.
+//
+// It is started with process.Process/Start as
+// `bash --noprofile --norc -c <script>`. The outer half creates the private
+// state directory, reads the child environment from the head of stdin into
+// a file, and runs `setsid --wait bash -c <inner>` with an empty
+// environment. The inner half leads the new session and process group: it
+// publishes its pgid (to the `pid` file, and as a first line on stdout and
+// on stderr), deletes the environment file once read, starts the requested
+// argv with `env -i --default-signal <child env>`, tees spilled streams
+// through `stdbuf -o0 head -c`, and publishes the program's exit status
+// and, when the program died from a signal, that signal. The outer half
+// then re-raises the signal on itself, so envd's end event carries it.
 //
 // Required in the sandbox: bash, env (coreutils >= 8.31 for
 // --default-signal), setsid (util-linux, --wait), tee, head, rm, mkdir;
@@ -27,11 +33,9 @@ import (
 	"strings"
 )
 
-// The scripts, assembled from their parts. The outer half runs the shared
-// functions and starts the inner half under setsid; the inner half (the
-// guard, its head, then the body) leads the new session. sandtop's own
-// daemon runs no wrapper: its per-group supervisor (sandtop/backend/shim)
-// does this work.
+// The two scripts, assembled from their parts. The outer half (the
+// preparation, then outer.bash) starts the inner half under setsid; the
+// inner half (the guard, its head, then the body) leads the new session.
 var (
 	//go:embed prepare.bash
 	prepareScript string
@@ -48,8 +52,8 @@ var (
 	innerScript = guardScript + innerHead + bodyScript
 )
 
-// Marker precedes the state directory in the argv of the inner half (and
-// of the old direct form), which is how listings tell the wrapper apart.
+// Marker precedes the state directory in the argv of the inner half, which
+// is how listings tell the wrapper apart.
 const Marker = "sandtop-wrapper"
 
 // PublishedPrefix starts the first line the wrapper writes to stdout, before

@@ -40,7 +40,8 @@ func runLocally(t *testing.T, inv Invocation, env []string, stdinRest string) lo
 	c.Stdin = strings.NewReader(string(payload) + stdinRest)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // like sandtop's daemon
+	// Dies with the test binary, even when go test's timeout kills it.
+	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true} // like sandtop's daemon
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,8 @@ func TestWrapperSpillIsWrittenWhileTheProgramRuns(t *testing.T) {
 	c := exec.Command(cmd, args...)
 	c.Env = []string{"PATH=" + os.Getenv("PATH")}
 	c.Stdin = bytes.NewReader(payload)
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}

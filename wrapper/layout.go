@@ -7,7 +7,7 @@ import "path"
 //
 //	<runtimeRoot>/processes/<id>/
 //	    pid          the process-group id, written by the group leader
-//	    exit-code    the direct command's status (0..255), once it exits
+//	    exit-code    the program's status (0..255), once it exits
 //	    signal       sandtop only: the signal number that killed it
 //	    environment  NUL-framed child env; deleted as soon as it is read
 //	    stdout.log   spill of stdout (collect with spill only)

@@ -26,7 +26,7 @@ unset entries
 	"$env_bin" "$tee_bin" "$head_bin" "$rm_bin" "$stdbuf_bin" -- "$@")
 rc=$?
 
-# Make our own wait status carry the direct command's fatal signal, so the
+# Make our own wait status carry the program's fatal signal, so the
 # daemon (and envd's end event) report it. When the inner half itself was
 # killed before it could publish anything, its own death is the answer.
 sig=

@@ -1,7 +1,7 @@
-# sandtop wrapper, shared functions of the outer half and the direct form:
-# find the tools, keep the user's umask, create the state files, and read
-# the child environment from the head of stdin into "entries". The caller
-# defines fail, and sets state, out_cap, err_cap and tag.
+# sandtop wrapper, the functions the outer half (outer.bash, which follows)
+# runs: find the tools, keep the user's umask, create the state files, and
+# read the child environment from the head of stdin into "entries". The
+# caller defines fail, and sets state, out_cap, err_cap and tag.
 
 # PATH lookups without command substitution: every fork costs a spawn.
 look_up() {

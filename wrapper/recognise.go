@@ -18,9 +18,9 @@ const ArgvMarker = "<sandtop wrapper>"
 // program's tee is likely to be started with exactly that first.
 const spillTeeFlag = "--output-error=warn-nopipe"
 
-// Inner recognises the inner half (or the direct form), the leader of the
-// program's group: bash … Marker STATEDIR PARAMS… -- ARGV. It returns the
-// state directory and the requested argv.
+// Inner recognises the inner half, the leader of the program's group:
+// bash … Marker STATEDIR PARAMS… -- ARGV. It returns the state directory
+// and the requested argv.
 func Inner(argv []string) (stateDir string, requested []string, ok bool) {
 	i := slices.Index(argv, Marker)
 	if i < 1 || i+1 >= len(argv) {

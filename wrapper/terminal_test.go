@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -27,6 +28,8 @@ func writeTerminalState(t *testing.T, files TerminalFiles) string {
 func runRunner(t *testing.T, dir string) (string, int) {
 	t.Helper()
 	cmd := exec.Command("/bin/bash", filepath.Join(dir, TerminalRunnerFile), dir)
+	// Dies with the test binary, even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = []string{"SECRET_TOKEN=leak", "PATH=/usr/bin:/bin"}
 	out, err := cmd.CombinedOutput()
 	code := 0

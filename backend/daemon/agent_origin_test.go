@@ -9,6 +9,7 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/testwait"
 )
 
 // An agent provider's wrapper, started through a plain Start, leads its own
@@ -23,7 +24,7 @@ func TestAgentWrapperGroupIsMarked(t *testing.T) {
 	other, _ := startBg(t, c, startReq("setsid", "sleep", "100"))
 
 	var g *sandtopv1.Group
-	eventually(t, 5*time.Second, "the agent's group marked in ListGroups", func() bool {
+	testwait.For(t, 5*time.Second, "the agent's group marked in ListGroups", func() bool {
 		g = groupOf(t, c, pid)
 		return g != nil && g.GetOrigin() == "agent"
 	})

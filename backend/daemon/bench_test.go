@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"io"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +26,8 @@ func BenchmarkStdoutThroughput(b *testing.B) {
 		b.SetBytes(benchChunk * times)
 		for range b.N {
 			cmd := exec.Command("sh", "-c", catTimes(file, times).Process.Args[1])
+			// Dies with the test binary, even when go test's timeout kills it.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				b.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"sandtop/backend/daemontest"
 	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
+	"sandtop/testwait"
 )
 
 // The process prints "early", waits for a marker file, prints "late", exits 5.
@@ -32,7 +33,7 @@ func TestConnectReplaysThenGoesLive(t *testing.T) {
 			fmt.Fprintf(&early, "early%d\n", i)
 		}
 		// Wait until all early output is in the replay ring (via a probe Connect).
-		eventually(t, 10*time.Second, "early output in the ring", func() bool {
+		testwait.For(t, 10*time.Second, "early output in the ring", func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			cs, err := c.Process.Connect(ctx, connect.NewRequest(&process.ConnectRequest{Process: &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}}}))

@@ -4,6 +4,7 @@
 package daemon
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,11 @@ const (
 	// process's subscribers, so a process never holds more than
 	// ReplayBytes+lagWindow of output however much it writes.
 	lagWindow = 4 << 20
+	// plainLagWindow is lagWindow for a process started without a shim
+	// (E2B's SDK starts every command so): envd's own readers trail its
+	// processes by no more than one 32 KiB read, and a JSON client costs
+	// several copies of whatever it has not read yet.
+	plainLagWindow = 1 << 20
 )
 
 // Config configures a Daemon. The zero value is usable except for RuntimeRoot.
@@ -46,6 +52,9 @@ type Config struct {
 	// request for this long after it was accepted; 0 → 10s.
 	AuthTimeout time.Duration
 	Logger      *slog.Logger // nil → discard
+	// TLS, when set, serves TCP connections over TLS (HTTP/1.1), for
+	// clients that dial the daemon directly rather than through a proxy.
+	TLS *tls.Config
 
 	// ReapAllOrphans makes the daemon reap every child it did not start
 	// itself. Set it only when the daemon owns its OS process (RunServe

@@ -9,6 +9,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/testwait"
 )
 
 func TestChildEnvIsBuiltFromScratch(t *testing.T) {
@@ -50,7 +51,7 @@ func TestOrphanedGrandchildIsReaped(t *testing.T) {
 	_, s := startBg(t, env.Client, startReq("sh", "-c", `sh -c 'sleep 0.5 & echo $!'; sleep 100`))
 	gc := readPids(t, s, 1)[0]
 	adopted := false
-	eventually(t, 10*time.Second, "the orphan to exit and be reaped", func() bool {
+	testwait.For(t, 10*time.Second, "the orphan to exit and be reaped", func() bool {
 		if b, err := os.ReadFile("/proc/" + strconv.Itoa(gc) + "/stat"); err == nil {
 			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 			adopted = adopted || f[1] == strconv.Itoa(os.Getpid())

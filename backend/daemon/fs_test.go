@@ -21,6 +21,7 @@ import (
 	"sandtop/backend/daemontest"
 	fspb "sandtop/backend/gen/filesystem"
 	"sandtop/backend/gen/filesystem/filesystemconnect"
+	"sandtop/testwait"
 )
 
 // fsEnv is a daemon on loopback TCP with a filesystem client (JSON, as E2B's
@@ -228,7 +229,7 @@ func TestFilesystemWatchDir(t *testing.T) {
 	want("sub EVENT_TYPE_CREATE")
 	// The new subdirectory is watched too (the watch is recursive).
 	var err2 error
-	eventually(t, 10*time.Second, "a file in the new subdirectory to be reported", func() bool {
+	testwait.For(t, 10*time.Second, "a file in the new subdirectory to be reported", func() bool {
 		err2 = os.WriteFile(d+"/sub/f", []byte("x"), 0o644)
 		for i := 0; i < 4 && s.Receive(); i++ {
 			if ev := s.Msg().GetFilesystem(); ev != nil {
@@ -268,7 +269,7 @@ func TestFilesystemPollingWatcher(t *testing.T) {
 	wid := cw.Msg.GetWatcherId()
 	os.WriteFile(e.dir+"/x", []byte("1"), 0o644)
 	var got []string
-	eventually(t, 10*time.Second, "the watcher's create event", func() bool {
+	testwait.For(t, 10*time.Second, "the watcher's create event", func() bool {
 		ev, err := e.fs.GetWatcherEvents(ctx, as("", &fspb.GetWatcherEventsRequest{WatcherId: wid}))
 		if err != nil {
 			t.Fatal(err)

@@ -152,18 +152,6 @@ func startBg(t testing.TB, c *envd.Client, req *process.StartRequest) (uint32, *
 	return pid, s
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func wantCode(t testing.TB, err error, code connect.Code, msgPart string) {
 	t.Helper()
 	if err == nil {

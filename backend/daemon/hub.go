@@ -104,6 +104,14 @@ const (
 	stallBudgetRefill = 8
 )
 
+// setLag sets how far subscribers may trail the newest output (lagWindow
+// by default); only before any output is published.
+func (h *hub) setLag(lag int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.window = h.replay + lag
+}
+
 func newHub(replay int, stall time.Duration) *hub {
 	return &hub{
 		replay:   int64(replay),

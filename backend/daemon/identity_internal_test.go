@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 // it without a command for the cache's whole lifetime.
 func TestIdentityCacheKeepsNoEmptyArgv(t *testing.T) {
 	cmd := exec.Command("true")
+	// Dies with the test binary, even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/testwait"
 )
 
 // KillAll must also reach work a started process moved into a new session
@@ -17,14 +18,14 @@ func TestKillAllReachesSessionsItsProcessesStarted(t *testing.T) {
 	env := daemontest.Start(t, daemon.Config{})
 	_, _ = startBg(t, env.Client, startReq("/bin/bash", "-c", `setsid --wait sleep 1000 & echo $! ; wait`))
 	var escaped int
-	eventually(t, 10*time.Second, "the sleep in its own session", func() bool {
+	testwait.For(t, 10*time.Second, "the sleep in its own session", func() bool {
 		escaped = sleepInOwnSession(t)
 		return escaped > 0
 	})
 	if err := env.Daemon.KillAll(ctxFor(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the escaped session to die", func() bool { return !alive(escaped) })
+	testwait.For(t, 10*time.Second, "the escaped session to die", func() bool { return !alive(escaped) })
 }
 
 // sleepInOwnSession finds this test's "sleep 1000" that leads its session

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"sandtop/backend/daemon"
+	"sandtop/backend/shim"
 )
 
 // childEnvVar makes the test binary run as a standalone daemon (for the
@@ -16,6 +17,8 @@ import (
 const childEnvVar = "SANDTOP_DAEMONTEST_CHILD_STATE"
 
 func TestMain(m *testing.M) {
+	// The daemon under test starts this test binary as its shims.
+	shim.RunIfSubcommand()
 	if state := os.Getenv(childEnvVar); state != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer stop()

@@ -147,7 +147,7 @@ func TestSendMergedSendsEachRunWhole(t *testing.T) {
 		{kind: kindStdout, off: int64(len(big)) + 3, data: big},
 	}
 	var got []string
-	err := sendMerged(in, func(ev *process.ProcessEvent) error {
+	err := sendMerged(in, sendBatchBytes, func(ev *process.ProcessEvent) error {
 		d := ev.GetData()
 		switch {
 		case d.GetStdout() != nil:

@@ -14,6 +14,7 @@ import (
 	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/testwait"
 )
 
 // What a plain Start runs (an E2B SDK's command) is listed, although it
@@ -28,7 +29,7 @@ func TestPlainStartIsListedAndEndedAsAUnit(t *testing.T) {
 		req.Tag = &tag
 		pid, s := startBg(t, c, req)
 		var unit *sandtopv1.Group
-		eventually(t, 10*time.Second, "the unit with its two children", func() bool {
+		testwait.For(t, 10*time.Second, "the unit with its two children", func() bool {
 			unit = findGroup(t, c, pid)
 			return unit != nil && len(unit.GetMembers()) == 3
 		})
@@ -50,7 +51,7 @@ func TestPlainStartIsListedAndEndedAsAUnit(t *testing.T) {
 			t.Fatalf("after the shell ended, unit %d = %v; want its two sleeps", pid, unit)
 		}
 		signalUnitOf(t, c, pid, 9)
-		eventually(t, 10*time.Second, "an empty unit", func() bool {
+		testwait.For(t, 10*time.Second, "an empty unit", func() bool {
 			u := findGroup(t, c, pid)
 			return u == nil || !anyLive(u)
 		})
@@ -103,7 +104,7 @@ func TestPlainStartOrphanIsListed(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Kill(orphan, syscall.SIGKILL) })
 	var unit *sandtopv1.Group
-	eventually(t, 10*time.Second, "the orphan's unit", func() bool {
+	testwait.For(t, 10*time.Second, "the orphan's unit", func() bool {
 		unit = findGroup(t, c, uint32(orphan))
 		return unit != nil
 	})
@@ -111,5 +112,5 @@ func TestPlainStartOrphanIsListed(t *testing.T) {
 		t.Fatalf("the orphan's unit = %v", unit)
 	}
 	signalUnitOf(t, c, uint32(orphan), 9)
-	eventually(t, 10*time.Second, "the orphan's end", func() bool { return !alive(orphan) })
+	testwait.For(t, 10*time.Second, "the orphan's end", func() bool { return !alive(orphan) })
 }

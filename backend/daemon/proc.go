@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandtop/backend/gen/process"
-	"sandtop/backend/shim"
 )
 
 // readBufSize is the size of one read from a pipe or PTY master. Pipes hold
@@ -101,42 +100,23 @@ func (p *proc) armStop() {
 //
 // An idle stream holds no buffer: a read buffer is taken from a pool only
 // once the poller says the pipe has data, so a thousand quiet processes
-// (an SDK's background commands) cost no read buffers at all. A stream
-// that fills a whole buffer gets, as the shim does, a larger pipe and a
-// buffer of its own for larger reads.
+// (an SDK's background commands) cost no read buffers at all. A fast
+// stream keeps reading 64 KiB at a time, as envd reads 32 KiB: larger
+// reads became larger events for E2B's SDK, which then streamed slower
+// and cost the daemon more memory (BENCHMARKS.md, the SDK part).
 func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 	defer wg.Done()
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return
 	}
-	var fast []byte // set once the stream is fast
 	for {
-		var n int
-		var err error
-		if fast != nil {
-			// As the shim does: read what the pipe holds, once a few
-			// KiB became more (see shim.Pending).
-			var avail int
-			if avail, n, err = shim.Pending(rc, fast); avail > 0 {
-				n, err = f.Read(fast[:min(avail, len(fast))])
-			}
-			if n > 0 {
-				publishRead(p.out, kind, fast[:n])
-			}
-		} else {
-			var buf *[]byte
-			buf, n, err = readWhenReady(rc)
-			if n > 0 {
-				publishRead(p.out, kind, (*buf)[:n])
-			}
-			if buf != nil {
-				readBufs.Put(buf)
-			}
-			if n == readBufSize && kind != kindPTY {
-				shim.GrowPipe(f)
-				fast = make([]byte, shim.MaxOutputFrame)
-			}
+		buf, n, err := readWhenReady(rc)
+		if n > 0 {
+			publishRead(p.out, kind, (*buf)[:n])
+		}
+		if buf != nil {
+			readBufs.Put(buf)
 		}
 		if err != nil {
 			return
@@ -144,7 +124,7 @@ func (p *proc) pump(f *os.File, kind streamKind, wg *sync.WaitGroup) {
 	}
 }
 
-// readBufs holds the read buffers of streams that are not fast.
+// readBufs holds the pumps' read buffers.
 var readBufs = sync.Pool{New: func() any {
 	b := make([]byte, readBufSize)
 	return &b
@@ -208,6 +188,10 @@ func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
 	}
 	p.stdinMu.Unlock()
 	p.out.close(p.endEvent(waitErr))
+	if p.cmd != nil {
+		p.cmd.Env = nil // the exit is kept a while (registry.retire); the environment need not be
+	}
+	p.readers = nil
 	close(p.done)
 	onExit(p)
 }

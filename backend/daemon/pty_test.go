@@ -13,6 +13,7 @@ import (
 	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/testwait"
 )
 
 func ptyReq(cols, rows uint32, cmd string, args ...string) *process.StartRequest {
@@ -140,14 +141,14 @@ func TestForegroundCatWaitsSleepDoesNot(t *testing.T) {
 	// Idle shell at its prompt: it is the foreground and reads the terminal.
 	send("echo ready$((1+1))\n")
 	r.waitFor(t, "ready2")
-	eventually(t, 5*time.Second, "idle shell waiting for input", func() bool {
+	testwait.For(t, 5*time.Second, "idle shell waiting for input", func() bool {
 		fg := foreground(t, c, pid)
 		return fg.GetKnown() && fg.GetPgid() == pid && fg.GetInputWaiting()
 	})
 
 	send("cat\n")
 	var catPgid uint32
-	eventually(t, 5*time.Second, "cat in the foreground, waiting for input", func() bool {
+	testwait.For(t, 5*time.Second, "cat in the foreground, waiting for input", func() bool {
 		fg := foreground(t, c, pid)
 		catPgid = fg.GetPgid()
 		return fg.GetKnown() && fg.GetPgid() != pid && fg.GetInputWaiting()
@@ -157,7 +158,7 @@ func TestForegroundCatWaitsSleepDoesNot(t *testing.T) {
 	}
 	send("\x04") // EOF ends cat
 	send("sleep 100\n")
-	eventually(t, 5*time.Second, "sleep in the foreground, not waiting", func() bool {
+	testwait.For(t, 5*time.Second, "sleep in the foreground, not waiting", func() bool {
 		fg := foreground(t, c, pid)
 		g := groupOf(t, c, fg.GetPgid())
 		return fg.GetPgid() != pid && g != nil && g.GetMembers()[0].GetComm() == "sleep" && !fg.GetInputWaiting()

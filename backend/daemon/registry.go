@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
@@ -27,6 +29,11 @@ type registry struct {
 	shimChildren map[int]bool
 	// shimless: groups whose shim is gone while members live, by pgid.
 	shimless map[int]*shimLink
+	// peak is the most processes live since memory was last given back
+	// (see giveBackMemory); crowd says a crowd of them ended, and its
+	// retained exits are still to go.
+	peak  int
+	crowd bool
 }
 
 func newRegistry(retention time.Duration) *registry {
@@ -39,6 +46,7 @@ func (r *registry) add(p *proc) {
 	r.seq++
 	p.seq = r.seq
 	r.live[p.pid] = p
+	r.peak = max(r.peak, len(r.live))
 	delete(r.exited, p.pid) // the pid was reused; the old exit is stale
 }
 
@@ -52,6 +60,12 @@ func (r *registry) retire(p *proc) {
 	if _, newer := r.live[p.pid]; !newer {
 		r.exited[p.pid] = p
 	}
+	if r.peak >= giveBackPeak && len(r.live) <= r.peak/4 {
+		r.peak, r.crowd = len(r.live), true
+	}
+	if r.crowd {
+		giveBackMemory()
+	}
 	r.mu.Unlock()
 	time.AfterFunc(r.retention, func() {
 		r.mu.Lock()
@@ -59,7 +73,44 @@ func (r *registry) retire(p *proc) {
 		if r.exited[p.pid] == p {
 			delete(r.exited, p.pid)
 		}
+		if r.crowd && len(r.exited) == 0 {
+			// The crowd's exits are forgotten: what they held goes back too.
+			r.crowd = false
+			giveBackMemory()
+		}
 	})
+}
+
+// giveBackPeak is how many live processes make their end worth giving
+// memory back for: once a quarter or fewer of them remain.
+const giveBackPeak = 64
+
+// giveBack is the one pending give-back (see giveBackMemory).
+var giveBack struct {
+	mu sync.Mutex
+	t  *time.Timer
+}
+
+// giveBackMemory returns the heap a crowd of processes left (their
+// streams, connections and goroutine stacks) to the system a second
+// after the last of them ended, where Go's background scavenger would
+// take minutes: an agent that ran a thousand commands leaves the daemon
+// about as small as it found it. Each call moves the give-back to a
+// second from now.
+func giveBackMemory() {
+	giveBack.mu.Lock()
+	defer giveBack.mu.Unlock()
+	if giveBack.t == nil {
+		giveBack.t = time.AfterFunc(time.Second, func() {
+			// Two collections: pooled buffers (net/http's per-connection
+			// readers and writers) survive the first in sync.Pool's victim
+			// cache.
+			runtime.GC()
+			debug.FreeOSMemory()
+		})
+		return
+	}
+	giveBack.t.Reset(time.Second)
 }
 
 // lookup finds a process by selector, live ones first. With several

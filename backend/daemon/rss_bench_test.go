@@ -16,6 +16,7 @@ import (
 
 	"sandtop/backend/envd"
 	"sandtop/backend/gen/process"
+	"sandtop/testwait"
 )
 
 // startChildDaemon re-executes the test binary as a standalone daemon and
@@ -27,6 +28,8 @@ func startChildDaemon(b testing.TB) (*envd.Client, int) {
 	}
 	b.Cleanup(func() { os.RemoveAll(state) })
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	// Ends with the test binary (SIGTERM, so it cleans up), even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Env = append(os.Environ(), childEnvVar+"="+state)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -37,7 +40,7 @@ func startChildDaemon(b testing.TB) (*envd.Client, int) {
 		_ = cmd.Wait()
 	})
 	sock := filepath.Join(state, "d.sock")
-	eventually(b, 20*time.Second, "the child daemon's socket", func() bool {
+	testwait.For(b, 20*time.Second, "the child daemon's socket", func() bool {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
 			c.Close()

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,6 +22,9 @@ type ServeOptions struct {
 	StateDir   string // holds runtime/ (the runtime root) and daemon.log; empty → DefaultStateDir()
 	KillOnExit bool   // SIGKILL every managed group when serving stops
 	Env        []string
+	// TLSCert and TLSKey, both set, serve TCP over TLS with that
+	// certificate and key (PEM files).
+	TLSCert, TLSKey string
 	// Ready, if set, is called once the listener is open.
 	Ready func(addr string)
 }
@@ -74,6 +79,10 @@ func RunServe(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	tlsConfig, err := serveTLS(o)
+	if err != nil {
+		return err
+	}
 	addr := o.Listen
 	if addr == "" {
 		sock := DefaultSocket()
@@ -89,6 +98,7 @@ func RunServe(ctx context.Context, o ServeOptions) error {
 		Token:          token,
 		Logger:         log,
 		ReapAllOrphans: true,
+		TLS:            tlsConfig,
 	})
 	if err != nil {
 		return err
@@ -97,7 +107,7 @@ func RunServe(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	log.Info("serving", "addr", l.Addr().String(), "compat", o.Compat, "token", token != "", "pid", os.Getpid())
+	log.Info("serving", "addr", l.Addr().String(), "compat", o.Compat, "token", token != "", "tls", tlsConfig != nil, "pid", os.Getpid())
 	if o.Ready != nil {
 		o.Ready(l.Addr().String())
 	}
@@ -129,4 +139,23 @@ func readToken(path string) (string, error) {
 		return "", nil
 	}
 	return config.ReadTokenFile(path)
+}
+
+// serveTLS loads the serving certificate, if one is given. TLS needs a TCP
+// address: a unix socket is private to its machine already.
+func serveTLS(o ServeOptions) (*tls.Config, error) {
+	if o.TLSCert == "" && o.TLSKey == "" {
+		return nil, nil
+	}
+	if o.TLSCert == "" || o.TLSKey == "" {
+		return nil, errors.New("TLS needs both a certificate and its key (--tls-cert and --tls-key)")
+	}
+	if strings.HasPrefix(o.Listen, "unix:") || o.Listen == "" {
+		return nil, errors.New("TLS is for a TCP address (--listen HOST:PORT); a unix socket needs none")
+	}
+	cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("TLS certificate %s with key %s: %w", o.TLSCert, o.TLSKey, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}, nil
 }

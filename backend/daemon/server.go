@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -78,7 +79,11 @@ func (d *Daemon) Serve(l net.Listener) error {
 	d.servers = append(d.servers, srv)
 	d.srvMu.Unlock()
 	// A process stream writes messages of up to 1 MiB (see rawsock).
-	gated := newGateListener(rawsock.Listener{Listener: l}, d.cfg.AuthTimeout)
+	var gated net.Listener = newGateListener(rawsock.Listener{Listener: l}, d.cfg.AuthTimeout)
+	if d.cfg.TLS != nil {
+		// Outermost, so the server sees *tls.Conn (gateContext unwraps it).
+		gated = tls.NewListener(gated, d.cfg.TLS)
+	}
 	if err := srv.Serve(gated); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -45,7 +45,7 @@ func (s processService) Start(ctx context.Context, req *connect.Request[process.
 		return err
 	}
 	// The process outlives this stream: leaving here only drops the subscriber.
-	return d.forward(ctx, sub, keepaliveInterval(req.Header()), send)
+	return d.forward(ctx, sub, keepaliveInterval(req.Header()), eventBytes(req.Header()), send)
 }
 
 func (s processService) Connect(ctx context.Context, req *connect.Request[process.ConnectRequest], stream *connect.ServerStream[process.ConnectResponse]) error {
@@ -59,7 +59,7 @@ func (s processService) Connect(ctx context.Context, req *connect.Request[proces
 		sub.unsubscribe()
 		return err
 	}
-	return s.d.forward(ctx, sub, keepaliveInterval(req.Header()), send)
+	return s.d.forward(ctx, sub, keepaliveInterval(req.Header()), eventBytes(req.Header()), send)
 }
 
 func (s processService) List(ctx context.Context, req *connect.Request[process.ListRequest]) (*connect.Response[process.ListResponse], error) {

@@ -22,6 +22,7 @@ import (
 	"sandtop/backend/daemontest"
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/testwait"
 )
 
 // With the session-dir header the program runs under a shim: it leads its
@@ -234,7 +235,7 @@ func TestOneGroupSnapshotMatchesTheFullOne(t *testing.T) {
 		return b.String()
 	}
 	var one, full string
-	eventually(t, 10*time.Second, "an escapee and three members, alike in both", func() bool {
+	testwait.For(t, 10*time.Second, "an escapee and three members, alike in both", func() bool {
 		res, err := env.Client.Supervisor.ListGroups(ctxFor(t, 5*time.Second), connect.NewRequest(&sandtopv1.ListGroupsRequest{Pgid: pgid}))
 		if err != nil || len(res.Msg.GetGroups()) != 1 {
 			return false

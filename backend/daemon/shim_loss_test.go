@@ -22,6 +22,7 @@ import (
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/shim"
 	"sandtop/groupstate"
+	"sandtop/testwait"
 )
 
 // A program can reach its shim (kill $PPID) and an operator its session
@@ -48,7 +49,7 @@ func TestShimSurvivesSignals(t *testing.T) {
 		t.Fatalf("signal the shim's group: %v", err)
 	}
 	// Every signal sent has been taken once none is pending.
-	waitFor(t, 10*time.Second, "the shim to take its signals", func() bool {
+	testwait.For(t, 10*time.Second, "the shim to take its signals", func() bool {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", sh))
 		return err != nil || strings.Contains(string(b), "SigPnd:\t0000000000000000\nShdPnd:\t0000000000000000")
 	})
@@ -56,20 +57,29 @@ func TestShimSurvivesSignals(t *testing.T) {
 		t.Fatalf("the shim %d did not survive TERM, INT, HUP, QUIT and USR1 (start ticks %d, now %d, %v)", sh, before, after, err)
 	}
 	// sleep has replaced bash: only its stdio is open.
-	waitFor(t, 10*time.Second, "bash to exec sleep", func() bool {
+	testwait.For(t, 10*time.Second, "bash to exec sleep", func() bool {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", g.pid))
 		return strings.TrimSpace(string(b)) == "sleep"
 	})
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", g.pid))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// comm reads "sleep" a moment before the exec has closed bash's
+	// close-on-exec descriptors, so the list is read until it settles: a
+	// descriptor the program inherited stays for good.
 	var names []string
-	for _, e := range fds {
-		names = append(names, e.Name())
+	settled := func() bool {
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", g.pid))
+		if err != nil {
+			return false
+		}
+		names = names[:0]
+		for _, e := range fds {
+			names = append(names, e.Name())
+		}
+		return slices.Equal(names, []string{"0", "1", "2"})
 	}
-	if !slices.Equal(names, []string{"0", "1", "2"}) {
-		t.Fatalf("the program inherited descriptors %v; want only 0 1 2", names)
+	for deadline := time.Now().Add(5 * time.Second); !settled(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the program inherited descriptors %v; want only 0 1 2", names)
+		}
 	}
 	// TERM still ends the program: it was not handed an ignored one.
 	signalGroup(t, env.Client, g.pid, syscall.SIGTERM)
@@ -139,7 +149,7 @@ func TestKilledShimLeavesAPlainGroup(t *testing.T) {
 	check := func(c *envd.Client, when string) {
 		t.Helper()
 		var got *sandtopv1.Group
-		waitFor(t, 10*time.Second, "the group listed "+when, func() bool {
+		testwait.For(t, 10*time.Second, "the group listed "+when, func() bool {
 			res, err := c.Supervisor.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{Pgid: uint32(g.pid)}))
 			if err != nil {
 				t.Fatal(err)
@@ -183,7 +193,7 @@ func TestKilledShimLeavesAPlainGroup(t *testing.T) {
 	}
 	// The orphaned leader was this process's child to reap: its exit is
 	// published in the shim's place.
-	waitFor(t, 10*time.Second, "the leader's exit published", func() bool {
+	testwait.For(t, 10*time.Second, "the leader's exit published", func() bool {
 		code, _ := os.ReadFile(filepath.Join(dir, "exit-code"))
 		sig, _ := os.ReadFile(filepath.Join(dir, "signal"))
 		return string(code) == "143\n" && string(sig) == "15\n"
@@ -208,17 +218,6 @@ func signalGroup(t *testing.T, c *envd.Client, pgid int, sig syscall.Signal) {
 	}
 	if _, err := c.Supervisor.SignalGroup(ctxFor(t, 10*time.Second), connect.NewRequest(&sandtopv1.SignalGroupRequest{Pgid: uint32(pgid), Signal: int32(sig)})); err != nil {
 		t.Fatalf("signal %v to group %d: %v", sig, pgid, err)
-	}
-}
-
-func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", limit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -247,7 +246,7 @@ func TestShimRefusesAForeignConnection(t *testing.T) {
 	}
 	defer dir.Close()
 	sock := fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), "shim.sock")
-	waitFor(t, 10*time.Second, "the shim's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	testwait.For(t, 10*time.Second, "the shim's socket", func() bool { _, err := os.Stat(sock); return err == nil })
 	for _, c := range []struct {
 		name  string
 		frame []byte

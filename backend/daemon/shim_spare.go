@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -29,6 +30,10 @@ type startedShim struct {
 
 // startShim starts a shim in its own session with fd 3 its socket.
 func (d *Daemon) startShim() (*startedShim, error) {
+	if !shim.Entered() {
+		// Else /proc/self/exe, started as a shim, would run its own main.
+		return nil, errors.New("start the shim: this executable does not serve as a shim (its main, or TestMain, must call shim.RunIfSubcommand first)")
+	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("shim socket: %w", err)

@@ -15,6 +15,7 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
 	"sandtop/backend/gen/process"
+	"sandtop/testwait"
 )
 
 // After a session-dir Start the daemon has the next shim started ahead; the
@@ -118,15 +119,9 @@ func (g *startedGroup) drain() string {
 
 func waitForSpare(t *testing.T, d *daemon.Daemon) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if pid := d.SparePid(); pid != 0 {
-			return pid
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("no spare shim was started")
-	return 0
+	var pid int
+	testwait.For(t, 30*time.Second, "a spare shim", func() bool { pid = d.SparePid(); return pid != 0 })
+	return pid
 }
 
 func parentOf(t *testing.T, pid int) int {

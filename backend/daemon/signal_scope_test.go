@@ -9,6 +9,8 @@ import (
 	"connectrpc.com/connect"
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+
+	"sandtop/testwait"
 )
 
 // SignalGroup used to accept any pgid above 1 but the daemon's own: a
@@ -19,7 +21,8 @@ func TestSignalGroupReachesOnlyTheSandboxsGroups(t *testing.T) {
 	// descendant.
 	c, _ := startChildDaemon(t)
 	foreign := exec.Command("sleep", "778")
-	foreign.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	foreign.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if err := foreign.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +38,7 @@ func TestSignalGroupReachesOnlyTheSandboxsGroups(t *testing.T) {
 	// A group of the daemon's child is signalled as before (a plain Start
 	// stays in the daemon's group, as in envd, so the child makes its own).
 	own, _ := startBg(t, c, startReq("setsid", "sleep", "100"))
-	eventually(t, 10*time.Second, "setsid to have run", func() bool {
+	testwait.For(t, 10*time.Second, "setsid to have run", func() bool {
 		pgid, err := syscall.Getpgid(int(own))
 		return err == nil && pgid == int(own)
 	})

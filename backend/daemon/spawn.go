@@ -90,6 +90,7 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		Dir:  cwd,
 	}
 	p := newProc(d, req, cmd.Args)
+	p.out.setLag(plainLagWindow)
 	p.cmd = cmd
 	sub := p.out.subscribe(false)
 

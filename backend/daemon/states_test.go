@@ -108,7 +108,8 @@ func TestReadStatesGivesTheArgvOfAnEmptiedGroup(t *testing.T) {
 	env := daemontest.Start(t, daemon.Config{})
 	ctx := ctxFor(t, 10*time.Second)
 	live := exec.Command("sleep", "30")
-	live.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	live.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := live.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +119,8 @@ func TestReadStatesGivesTheArgvOfAnEmptiedGroup(t *testing.T) {
 	// pid of its own could once have been such a group's (pids wrap in a
 	// long run); os/exec would then fail with ECHILD.
 	gone := exec.Command("true")
+	// Dies with the test binary, even when go test's timeout kills it.
+	gone.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}

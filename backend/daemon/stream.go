@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -21,7 +22,22 @@ const (
 	// up in fewer, larger messages, and each message costs more than its
 	// bytes.
 	sendBatchBytes = shim.MaxOutputFrame
+	// jsonEventBytes caps a data event's output for a client that speaks
+	// Connect's JSON (E2B's SDKs do): protojson holds each event's bytes
+	// about four times over while it encodes them (base64, the escaped
+	// string, the envelope), so large events cost the daemon memory and
+	// the client's decoder time, where 128 KiB (four of envd's reads)
+	// already streams faster than envd.
+	jsonEventBytes = 128 << 10
 )
+
+// eventBytes is the largest data event for a request's codec.
+func eventBytes(h http.Header) int {
+	if strings.Contains(h.Get("Content-Type"), "json") {
+		return jsonEventBytes
+	}
+	return sendBatchBytes
+}
 
 // keepaliveInterval reads envd's Keepalive-Ping-Interval header (seconds);
 // missing or unparsable means 90 s. A value beyond a day is taken as a day,
@@ -41,7 +57,9 @@ const maxKeepaliveSeconds = 24 * 60 * 60
 // It sends a keepalive when no data went out for the interval. It returns
 // when the end was sent, the client left, the daemon shuts down, or the
 // subscriber was cut off (that error goes to the client).
-func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Duration, send func(*process.ProcessEvent) error) error {
+//
+// maxEvent caps the output of one data event (eventBytes).
+func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Duration, maxEvent int, send func(*process.ProcessEvent) error) error {
 	defer sub.unsubscribe()
 	if p, ok := ctx.Value(progressKey{}).(*writeProgress); ok {
 		sub.watchWrites(p)
@@ -49,12 +67,12 @@ func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Dur
 	ka := time.NewTimer(interval)
 	defer ka.Stop()
 	for {
-		out, final, err, wait := sub.next(sendBatchBytes)
+		out, final, err, wait := sub.next(maxEvent)
 		if err != nil {
 			return err
 		}
 		if len(out) > 0 {
-			if err := sendMerged(out, send); err != nil {
+			if err := sendMerged(out, maxEvent, send); err != nil {
 				return err
 			}
 			ka.Reset(interval)
@@ -81,10 +99,11 @@ func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Dur
 	}
 }
 
-// sendMerged sends out as data events, consecutive chunks of one stream
-// joined in a pooled buffer, which is handed back once they were sent
-// (send has copied them into its message by then).
-func sendMerged(out []chunk, send func(*process.ProcessEvent) error) error {
+// sendMerged sends out as data events of at most maxEvent bytes,
+// consecutive chunks of one stream joined in a pooled buffer, which is
+// handed back once they were sent (send has copied them into its message
+// by then).
+func sendMerged(out []chunk, maxEvent int, send func(*process.ProcessEvent) error) error {
 	var scratch []byte
 	if len(out) > 1 {
 		total := 0
@@ -99,8 +118,14 @@ func sendMerged(out []chunk, send func(*process.ProcessEvent) error) error {
 	}
 	merged, _ := mergeRunsInto(out, scratch)
 	for _, c := range merged {
-		if err := send(dataEvent(c)); err != nil {
-			return err
+		for len(c.data) > 0 {
+			piece := c
+			piece.data = c.data[:min(len(c.data), maxEvent)]
+			if err := send(dataEvent(piece)); err != nil {
+				return err
+			}
+			c.data = c.data[len(piece.data):]
+			c.off += int64(len(piece.data))
 		}
 	}
 	return nil

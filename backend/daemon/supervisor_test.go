@@ -13,6 +13,7 @@ import (
 	"sandtop/backend/daemontest"
 	"sandtop/backend/envd"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/testwait"
 )
 
 func TestHello(t *testing.T) {
@@ -79,7 +80,7 @@ func TestPipelineIsOneGroupAndStopCont(t *testing.T) {
 	var g *sandtopv1.Group
 	// A member caught mid-exec has no argv yet, and a fresh one may show an
 	// RSS of 0 until the kernel folds its cached per-task counters in.
-	eventually(t, 5*time.Second, "a group with the shell and 3 sleeps, each with its RSS and argv", func() bool {
+	testwait.For(t, 5*time.Second, "a group with the shell and 3 sleeps, each with its RSS and argv", func() bool {
 		g = groupOf(t, c, pid)
 		n := 0
 		for _, m := range g.GetMembers() {
@@ -108,15 +109,15 @@ func TestPipelineIsOneGroupAndStopCont(t *testing.T) {
 		}
 	}
 	signal(syscall.SIGSTOP)
-	eventually(t, 5*time.Second, "all members stopped (T)", func() bool {
+	testwait.For(t, 5*time.Second, "all members stopped (T)", func() bool {
 		return strings.Trim(memberStates(groupOf(t, c, pid)), "T") == ""
 	})
 	signal(syscall.SIGCONT)
-	eventually(t, 5*time.Second, "all members sleeping (S) again", func() bool {
+	testwait.For(t, 5*time.Second, "all members sleeping (S) again", func() bool {
 		return strings.Trim(memberStates(groupOf(t, c, pid)), "S") == ""
 	})
 	signal(syscall.SIGKILL)
-	eventually(t, 5*time.Second, "group gone", func() bool { return groupOf(t, c, pid) == nil })
+	testwait.For(t, 5*time.Second, "group gone", func() bool { return groupOf(t, c, pid) == nil })
 }
 
 func TestSignalGroupRefusals(t *testing.T) {
@@ -158,11 +159,11 @@ func TestListedArgvFollowsAnExecAtOnce(t *testing.T) {
 		}
 		return ""
 	}
-	eventually(t, 10*time.Second, "the shell listed", func() bool { return strings.HasPrefix(argvOf(), "sh -c") })
+	testwait.For(t, 10*time.Second, "the shell listed", func() bool { return strings.HasPrefix(argvOf(), "sh -c") })
 	if err := os.WriteFile(go_, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, "the exec listed", func() bool { return argvOf() == "sleep 1000" })
+	testwait.For(t, 2*time.Second, "the exec listed", func() bool { return argvOf() == "sleep 1000" })
 	_ = syscall.Kill(-int(pid), syscall.SIGKILL)
 }
 

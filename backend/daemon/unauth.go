@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"sync"
@@ -164,6 +165,9 @@ type gateKey struct{}
 
 // gateContext records the connection for Guard to mark it authenticated.
 func gateContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
 	if gc, ok := c.(*gatedConn); ok {
 		return context.WithValue(ctx, gateKey{}, gc)
 	}

@@ -74,6 +74,18 @@ func StartTCP(t testing.TB, cfg daemon.Config) *Env {
 	return serve(t, cfg, l, "http://"+l.Addr().String(), "")
 }
 
+// StartAt runs a daemon on hostPort, e.g. a non-loopback address for a
+// Kubernetes pod proxy to dial (it refuses loopback); cfg.Token is needed
+// there.
+func StartAt(t testing.TB, cfg daemon.Config, hostPort string) *Env {
+	t.Helper()
+	l, err := daemon.Listen(hostPort, cfg.Token)
+	if err != nil {
+		t.Fatalf("daemontest: %v", err)
+	}
+	return serve(t, cfg, l, "http://"+l.Addr().String(), "")
+}
+
 func serve(t testing.TB, cfg daemon.Config, l net.Listener, addr, sock string) *Env {
 	t.Helper()
 	if cfg.RuntimeRoot == "" {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 func TestConcurrentFirstStartsGiveOneDaemon(t *testing.T) {
@@ -95,7 +97,7 @@ func TestKilledDaemonsStaleSocketIsReplaced(t *testing.T) {
 	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the killed daemon to be gone", func() bool { return !alive(first.PID) })
+	testwait.For(t, 10*time.Second, "the killed daemon to be gone", func() bool { return !alive(first.PID) })
 	if _, err := os.Stat(p.Socket()); err != nil {
 		t.Fatalf("a SIGKILLed daemon should leave its socket behind for this test to mean anything: %v", err)
 	}
@@ -122,12 +124,13 @@ func TestWedgedListenerIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	wedged := exec.Command(sandtopBin, "serve", "--listen", "unix:"+p.Socket(), "--state-dir", p.StateDir)
-	wedged.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Dies with the test binary, even when go test's timeout kills it.
+	wedged.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if err := wedged.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = wedged.Process.Kill(); _ = wedged.Wait() })
-	eventually(t, 20*time.Second, "the first daemon to answer", func() bool { return Probe(context.Background(), p.Socket()).Healthy })
+	testwait.For(t, 20*time.Second, "the first daemon to answer", func() bool { return Probe(context.Background(), p.Socket()).Healthy })
 	// SIGSTOP freezes it: connects still succeed (the kernel queues them on
 	// the listen backlog) but nothing answers.
 	if err := syscall.Kill(wedged.Process.Pid, syscall.SIGSTOP); err != nil {
@@ -136,7 +139,7 @@ func TestWedgedListenerIsReplaced(t *testing.T) {
 	defer syscall.Kill(wedged.Process.Pid, syscall.SIGCONT)
 	// kill(2) returns before every thread has stopped; a probe in that window
 	// still gets an answer and the daemon looks healthy.
-	eventually(t, 10*time.Second, "every thread of the daemon to stop", func() bool { return allThreadsStopped(wedged.Process.Pid) })
+	testwait.For(t, 10*time.Second, "every thread of the daemon to stop", func() bool { return allThreadsStopped(wedged.Process.Pid) })
 	st, err := EnsureRunning(context.Background(), testOptions(p))
 	if err != nil {
 		t.Fatal(err)

@@ -66,18 +66,6 @@ func testOptions(p Paths) Options {
 	return Options{Paths: p, Executable: sandtopBin, StartTimeout: 30 * time.Second}
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // allThreadsStopped reports whether every thread of pid is in the stopped
 // state ("T" in /proc/<pid>/task/<tid>/stat).
 func allThreadsStopped(pid int) bool {

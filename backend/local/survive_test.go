@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // cli runs the sandtop binary against p's directories.
@@ -68,11 +70,5 @@ func TestProcessesSurviveTheCLIAndAreFoundByTheNextOne(t *testing.T) {
 	}
 	// daemon stop tears the group down, then stops the daemon.
 	cli(t, p, "daemon", "stop", "--grace", "500ms")
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(-pgid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("group %d still alive after daemon stop", pgid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, fmt.Sprintf("group %d to end after daemon stop", pgid), func() bool { return syscall.Kill(-pgid, 0) != nil })
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // sandtop's supervisor publishes the working directory and the files'
@@ -29,7 +31,7 @@ func TestGroupDetailsGivesTheWorkingDirectoryAndTimes(t *testing.T) {
 			return
 		}
 		var d GroupDetails
-		pollUntil(t, "the exit status published", 15*time.Second, func() bool {
+		testwait.For(t, 15*time.Second, "the exit status published", func() bool {
 			if d, err = s.rt.GroupDetails(context.Background(), h.StateDir()); err != nil {
 				t.Fatal(err)
 			}

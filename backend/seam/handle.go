@@ -28,9 +28,12 @@ type Handle struct {
 	id       string
 	stateDir string
 	grace    time.Duration
-	startPid atomic.Int64 // the wrapper's pid as the daemon knows it
-	// direct: the wrapper runs in its direct form, and the start event
-	// publishes the group (its pid is the pgid).
+	// startPid is the pid of the Start event: the wrapper's outer half or
+	// the standalone supervisor, or with direct the program itself.
+	startPid atomic.Int64
+	// direct: sandtop's daemon runs the group under its shim, with no
+	// wrapper, and the start event publishes the group (its pid is the
+	// program's, the pgid).
 	direct bool
 	// supervised: sandtop's supervisor runs the group on stock envd; it is
 	// not in the group and leaves once the program has ended.
@@ -81,7 +84,8 @@ func (h *Handle) Pid() int { return h.pgid }
 func (h *Handle) Pgid() int { return h.pgid }
 
 // StartPid is the pid process.Process/Start reported (the wrapper's outer
-// shell), which envd-level tools show.
+// shell, the standalone supervisor, or on sandtop's daemon the program),
+// which envd-level tools show.
 func (h *Handle) StartPid() int { return int(h.startPid.Load()) }
 
 // Done is closed once the outcome is settled.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"sandtop/outlog"
+	"sandtop/testwait"
 )
 
 // What a group keeps reads back in arrival order, each line with its time,
@@ -34,7 +35,7 @@ func TestOutputLogReadsKeptOutputInArrivalOrderWithTimes(t *testing.T) {
 			}
 			marked = rd.Marked()
 		}
-		pollUntil(t, "all three lines", 15*time.Second, func() bool { readAll(); return len(lines) == 3 })
+		testwait.For(t, 15*time.Second, "all three lines", func() bool { readAll(); return len(lines) == 3 })
 		// Once more with all of it written: a read while the wrapper's
 		// spills grow sees them as they were at each read.
 		readAll()

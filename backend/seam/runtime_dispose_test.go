@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // Dispose owns terminals as well as process groups: it ends both, reports
@@ -33,7 +35,7 @@ func TestDisposeJoinsTerminalsAndProcessesAndReportsBoth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, func() error {
+			testwait.NoError(t, 10*time.Second, func() error {
 				if !strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") {
 					return errors.New("not ready")
 				}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 func TestOutputReaderTailAndCursors(t *testing.T) {
@@ -124,7 +126,7 @@ func TestCollectWithdrawsAnOverCapSpill(t *testing.T) {
 			t.Fatalf("stderr read %+v", got)
 		}
 		for _, name := range []string{"stdout.log", "stderr.log"} {
-			pollUntil(t, name+" removed", 10*time.Second, func() bool {
+			testwait.For(t, 10*time.Second, name+" removed", func() bool {
 				_, err := s.rt.Control().ReadFile(context.Background(), h.StateDir()+"/"+name)
 				return errors.Is(err, ErrFileNotFound)
 			})

@@ -12,6 +12,7 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/testwait"
 )
 
 // Row 45: a failing liveness request is reported by WaitForExit; an
@@ -43,7 +44,7 @@ func TestFailedReleaseIsRetriedAtDisposal(t *testing.T) {
 		s.wire.failLiveness(errInjected)
 		before := s.wire.count(livenessKinds...)
 		wantExit(t, settle(t, h), 0) // a natural exit; its release cannot prove the group gone
-		pollUntil(t, "a liveness call after the exit", 15*time.Second, func() bool { return s.wire.count(livenessKinds...) > before })
+		testwait.For(t, 15*time.Second, "a liveness call after the exit", func() bool { return s.wire.count(livenessKinds...) > before })
 		if s.rt.Live() != 1 {
 			t.Fatalf("Live() = %d with the release unproven, want 1", s.rt.Live())
 		}
@@ -103,7 +104,7 @@ func TestSpillRemovalFailureIsContained(t *testing.T) {
 		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(4, 8), Stderr: OutputCollect(4, 100)}, 1000, nil,
 			"/bin/sh", "-c", "printf 0123456789")
 		wantExit(t, settle(t, h), 0)
-		pollUntil(t, "the removal attempt", 15*time.Second, func() bool { return s.wire.count("Start:rm") > 0 })
+		testwait.For(t, 15*time.Second, "the removal attempt", func() bool { return s.wire.count("Start:rm") > 0 })
 		if got := h.Collected.Stdout.ReadFrom(0); got.SpillPath != "" || got.Text != "6789" {
 			t.Fatalf("stdout read %+v", got)
 		}
@@ -118,7 +119,7 @@ func TestSpillRemovalFailureIsContained(t *testing.T) {
 // wantNoWrapperLeft polls until no process of the sandbox runs the wrapper.
 func wantNoWrapperLeft(t *testing.T, s *seam) {
 	t.Helper()
-	pollUntil(t, "no wrapper left", 15*time.Second, func() bool {
+	testwait.For(t, 15*time.Second, "no wrapper left", func() bool {
 		res, err := s.proc.List(context.Background(), connect.NewRequest(&process.ListRequest{}))
 		if err != nil {
 			t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
 	"sandtop/backend/seam/control"
+	"sandtop/testwait"
 )
 
 // wireLog is a connect interceptor on the test's client: it records every
@@ -406,18 +407,6 @@ func wantSignal(t testing.TB, o Outcome, sig string) {
 	}
 }
 
-// eventually polls cond every few ms until it holds or the deadline passes.
-func pollUntil(t testing.TB, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 var errInjected = errors.New("injected transport failure")
 
 // spawnReady runs an sh script that prints "ready" once its traps are set,
@@ -425,6 +414,6 @@ var errInjected = errors.New("injected transport failure")
 func spawnReady(t testing.TB, s *seam, graceMs float64, script string) *Handle {
 	t.Helper()
 	h := s.spawn(collectBoth(1024), graceMs, nil, "/bin/sh", "-c", script)
-	pollUntil(t, "ready", 15*time.Second, func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
+	testwait.For(t, 15*time.Second, "ready", func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
 	return h
 }

@@ -13,6 +13,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/testwait"
 )
 
 func TestSpawnValidatesPreconditionsBeforeAnyWork(t *testing.T) {
@@ -220,7 +221,7 @@ func TestSpawnChecksProgram(t *testing.T) {
 func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		h := s.spawn(collectBoth(64), 200, nil, "/bin/sh", "-c", `echo ready; sleep 1000`)
-		pollUntil(t, "ready", 10*time.Second, func() bool { return h.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
+		testwait.For(t, 10*time.Second, "ready", func() bool { return h.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
 		done := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(2, 100), Stderr: OutputCollect(8)}, 200, nil, "/bin/sh", "-c", "printf abcd; exit 4")
 		wantExit(t, settle(t, done), 4)
 		waitTreeGone(t, done)

@@ -10,6 +10,7 @@ import (
 
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/testwait"
 )
 
 // A spawn's tag is the daemon's Start tag (List, and the extension's
@@ -27,7 +28,7 @@ func TestSpawnTagReachesTheDaemonAndSurvivesARestart(t *testing.T) {
 			return h
 		}
 		live := spawn("echo ready; sleep 1000")
-		pollUntil(t, "ready", 10*time.Second, func() bool { return live.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
+		testwait.For(t, 10*time.Second, "ready", func() bool { return live.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
 		done := spawn("exit 5")
 		wantExit(t, settle(t, done), 5)
 		untagged := s.spawn(collectBoth(64), 200, nil, "/bin/true")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sandtop/backend/seam/control"
+	"sandtop/testwait"
 )
 
 // groupAliveNow asks the real process table (not the runtime) whether pgid
@@ -33,7 +34,7 @@ func terminateAndProve(t *testing.T, s *seam, h *Handle) {
 func TestTerminateTermIgnoringTree(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		h := s.spawn(collectBoth(1024), 200, nil, "/bin/sh", "-c", `trap "" TERM; sleep 1000 & sleep 1000 & echo ready; wait`)
-		pollUntil(t, "ready", 10*time.Second, func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
+		testwait.For(t, 10*time.Second, "ready", func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
 		start := time.Now()
 		terminateAndProve(t, s, h)
 		if took := time.Since(start); took < 200*time.Millisecond {
@@ -50,7 +51,7 @@ func TestTerminateLeaderExitsWhileChildIgnoresTerm(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		h := s.spawn(collectBoth(1024), 300, nil, "/bin/sh", "-c", `(trap "" TERM; echo ready; exec sleep 1000) & exec sleep 1000`)
 		// "ready" comes from the child once it ignores TERM.
-		pollUntil(t, "ready", 10*time.Second, func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
+		testwait.For(t, 10*time.Second, "ready", func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
 		terminateAndProve(t, s, h)
 		// The direct command died of the TERM; its survivor needed KILL.
 		wantSignal(t, settle(t, h), "SIGTERM")
@@ -77,7 +78,7 @@ func TestTeardownOfZombieOnlyGroupIsImmediate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pollUntil(t, "the zombie", 10*time.Second, func() bool {
+		testwait.For(t, 10*time.Second, "the zombie", func() bool {
 			rows, _ := runLocalPs()
 			for _, r := range rows {
 				if r.Pgid == zpgid && r.State == "Z" {
@@ -160,7 +161,7 @@ func TestTerminateSurvivingGroupAfterLeaderSettles(t *testing.T) {
 			t.Fatalf("a group with a live member is not owned (live=%d)", s.rt.Live())
 		}
 		terminateAndProve(t, s, h)
-		pollUntil(t, "release", 5*time.Second, func() bool { return s.rt.Live() == 0 })
+		testwait.For(t, 5*time.Second, "release", func() bool { return s.rt.Live() == 0 })
 	})
 }
 

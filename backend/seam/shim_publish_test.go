@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandtop/testwait"
 	"sandtop/wrapper"
 )
 
@@ -38,15 +39,11 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 	g := list()
 	// The shim writes its supervisor file after the start event (see its
 	// settle), so a loaded machine may list the group first.
-	deadline := time.Now().Add(20 * time.Second)
-	b, err := os.ReadFile(filepath.Join(g.StateDir, wrapper.SupervisorFile))
-	for err != nil && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	var b []byte
+	testwait.NoError(t, 20*time.Second, func() (err error) {
 		b, err = os.ReadFile(filepath.Join(g.StateDir, wrapper.SupervisorFile))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+		return err
+	})
 	shimPid, err := strconv.Atoi(strings.Fields(string(b))[0])
 	if err != nil || shimPid <= 1 {
 		t.Fatalf("supervisor file %q", b)
@@ -61,7 +58,7 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 		}
 	}()
 	// The program ends and stays unreaped while its shim is stopped.
-	deadline = time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for g = list(); g.State == GroupRunning && time.Now().Before(deadline); g = list() {
 		time.Sleep(20 * time.Millisecond)
 	}

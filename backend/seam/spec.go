@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sandtop/backend/seam/control"
+	"sandtop/backend/seam/terminal"
 )
 
 // SpawnSpec describes one process. Every field is explicit; the seam applies
@@ -114,6 +115,14 @@ const MaxTagBytes = control.MaxTagBytes
 
 // ValidateTag accepts a one-line tag of at most MaxTagBytes; empty is none.
 func ValidateTag(tag string) error { return control.ValidateTag(tag) }
+
+// TerminalUserTag reads a terminal's process tag: ok when tag marks a
+// sandtop terminal, with the tag its starter gave it (empty when none).
+// Listings show that tag, never the marker.
+func TerminalUserTag(tag string) (user string, ok bool) {
+	_, _, user, ok = terminal.ParseTag(tag)
+	return user, ok
+}
 
 func validateGraceMs(g float64) error {
 	if math.IsNaN(g) || math.IsInf(g, 0) || g <= 0 || g > MaxGraceMs {

@@ -120,6 +120,10 @@ func (r *Runtime) localSupervisor() (path, why string) {
 	case r.cfg.SupervisorBinary != "":
 		return r.cfg.SupervisorBinary, ""
 	}
+	if !shim.Entered() {
+		// Else the probe would run this executable's own main.
+		return "", "this executable does not serve as the supervisor (its main does not call shim.RunIfSubcommand)"
+	}
 	p, err := os.Executable()
 	if err != nil {
 		return "", "sandtop cannot find its own executable: " + err.Error()
@@ -136,6 +140,8 @@ func scannerPath(cfg RuntimeConfig) string {
 	switch {
 	case local == NoSupervisor || runtime.GOOS != "linux":
 		return ""
+	case local == "" && !shim.Entered():
+		return "" // never installed: it would not serve as the supervisor
 	case local == "":
 		p, err := os.Executable()
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/seam/control"
+	"sandtop/testwait"
 	"sandtop/wrapper"
 )
 
@@ -357,7 +358,7 @@ func TestStreamedCommandHasNoOutputCap(t *testing.T) {
 func TestStockEnvdKillTierKeepsTheSupervisorsFacts(t *testing.T) {
 	s, _ := stockSeam(t, nil)
 	h := s.spawn(collectBoth(1<<20), 200, nil, "sh", "-c", `trap "" TERM; echo ready; exec sleep 300`)
-	pollUntil(t, "the program to ignore TERM", 10*time.Second, func() bool { return h.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
+	testwait.For(t, 10*time.Second, "the program to ignore TERM", func() bool { return h.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
 	h.Terminate()
 	wantSignal(t, settle(t, h), "SIGKILL")
 	code, _ := os.ReadFile(filepath.Join(h.stateDir, wrapper.ExitCodeFile))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os/exec"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ func BenchmarkTerminalKeystrokeEcho(b *testing.B) {
 	remote := echoLatencies(b, term.Output(), func(p []byte) error { return term.Write(ctx, p) })
 
 	cmd := exec.Command(rawCat[0], rawCat[1:]...)
+	// Dies with the test binary, even when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	master, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sandtop/backend/gen/process"
+	"sandtop/testwait"
 )
 
 // termSpec is a terminal whose program ignores SIGTERM (so only the KILL
@@ -27,7 +28,7 @@ func TestTerminalKillFailurePropagatesAndRetryWorks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pollUntil(t, "the trap", 15*time.Second, func() bool { _, err := os.Stat(ready); return err == nil })
+		testwait.For(t, 15*time.Second, "the trap", func() bool { _, err := os.Stat(ready); return err == nil })
 		s.wire.failOn("SendSignal:SIGNAL_SIGKILL", 0, errInjected)
 		err = term.Terminate(s.ctx())
 		if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "SIGKILL to pid") {
@@ -46,7 +47,7 @@ func TestTerminalKillFailurePropagatesAndRetryWorks(t *testing.T) {
 			t.Fatalf("retry: %v", err)
 		}
 		<-term.Done()
-		pollUntil(t, "the terminal released", 10*time.Second, func() bool { return s.rt.Terminals() == 0 })
+		testwait.For(t, 10*time.Second, "the terminal released", func() bool { return s.rt.Terminals() == 0 })
 	})
 }
 
@@ -65,7 +66,7 @@ func TestTerminalFailedAutomaticReleaseIsRetriedAtDisposal(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-term.Done()
-		pollUntil(t, "the release's liveness call", 15*time.Second, func() bool { return s.wire.count(livenessKinds...) > before })
+		testwait.For(t, 15*time.Second, "the release's liveness call", func() bool { return s.wire.count(livenessKinds...) > before })
 		if s.rt.Terminals() != 1 {
 			t.Fatalf("Terminals() = %d with the release unproven, want 1", s.rt.Terminals())
 		}
@@ -133,7 +134,7 @@ func TestTerminalSetupCompletingDuringDisposalIsJoinedAndRejected(t *testing.T) 
 		release := s.wire.holdOn("Start:terminal")
 		defer release()
 		spawned := spawnTerminalAsync(s, termSpec(s, "exec sleep 60"))
-		pollUntil(t, "the terminal's Start on the wire", 15*time.Second, func() bool { return s.wire.count("Start:terminal") > 0 })
+		testwait.For(t, 15*time.Second, "the terminal's Start on the wire", func() bool { return s.wire.count("Start:terminal") > 0 })
 		disposed := disposeAsync(s)
 		select {
 		case err := <-disposed:
@@ -152,8 +153,8 @@ func TestTerminalStateWriteIsCancelledAtDisposal(t *testing.T) {
 		release := s.wire.holdOn("SendInput")
 		defer release()
 		spawned := spawnTerminalAsync(s, termSpec(s, "exec sleep 60"))
-		pollUntil(t, "the state directory", 15*time.Second, func() bool { return len(seamTerminalDirs(t, s)) == 1 })
-		pollUntil(t, "the state's input on the wire", 15*time.Second, func() bool { return s.wire.count("SendInput") > 0 })
+		testwait.For(t, 15*time.Second, "the state directory", func() bool { return len(seamTerminalDirs(t, s)) == 1 })
+		testwait.For(t, 15*time.Second, "the state's input on the wire", func() bool { return s.wire.count("SendInput") > 0 })
 		wantDisposedCleanly(t, s, spawned, disposeAsync(s))
 	})
 }
@@ -165,8 +166,8 @@ func TestTerminalLostBoundaryIsRolledBackAtDisposal(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		s.wire.dropOutput("Start:terminal")
 		spawned := spawnTerminalAsync(s, termSpec(s, "exec sleep 60"))
-		pollUntil(t, "the terminal's Start", 15*time.Second, func() bool { return s.wire.count("Start:terminal") > 0 })
-		pollUntil(t, "the runner's session", 15*time.Second, func() bool {
+		testwait.For(t, 15*time.Second, "the terminal's Start", func() bool { return s.wire.count("Start:terminal") > 0 })
+		testwait.For(t, 15*time.Second, "the runner's session", func() bool {
 			infos, err := s.rt.ListTerminals(context.Background())
 			return err == nil && len(infos) == 1
 		})

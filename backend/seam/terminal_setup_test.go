@@ -13,6 +13,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/seam/terminal"
+	"sandtop/testwait"
 )
 
 // bootstrapHook makes the runner's bash source script before the runner
@@ -83,7 +84,7 @@ func TestTerminalAllocationCancelRollsBackTheSession(t *testing.T) {
 				_, err := rt.Spawn(ctx, shellSpec(env.cwd))
 				result <- err
 			}()
-			eventually(t, 20*time.Second, func() error { _, err := os.Stat(started); return err })
+			testwait.NoError(t, 20*time.Second, func() error { _, err := os.Stat(started); return err })
 			// While the bootstrap runs, the private state is there and private.
 			checkPrivateState(t, env)
 			cancel()
@@ -209,7 +210,7 @@ func TestTerminalNaturalExitIsReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-term.Done()
-	eventually(t, 10*time.Second, func() error {
+	testwait.NoError(t, 10*time.Second, func() error {
 		if env.rt.Terminals() != 0 {
 			return errors.New("still owned")
 		}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // prompt is the PS1 every interactive test shell uses, so a prompt can be
@@ -125,22 +127,6 @@ func exited(term *Terminal) bool {
 	}
 }
 
-// eventually polls f until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func write(t *testing.T, term *Terminal, s string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -195,7 +181,7 @@ func TestTerminalInteractiveShell(t *testing.T) {
 			// bash leaves readline's raw mode would be lost to read.
 			write(t, term, "read -p \"st-$((6*7))> \" x\r")
 			at = out.waitFor(t, at, `st-42> `, 10*time.Second)
-			eventually(t, 10*time.Second, func() error {
+			testwait.NoError(t, 10*time.Second, func() error {
 				fg, err := term.InspectForeground(ctx)
 				if err != nil {
 					return err
@@ -214,7 +200,7 @@ func TestTerminalInteractiveShell(t *testing.T) {
 			// sleep: its own group is in the foreground and not reading.
 			write(t, term, "sleep 5\r")
 			var sleepPgid int
-			eventually(t, 10*time.Second, func() error {
+			testwait.NoError(t, 10*time.Second, func() error {
 				fg, err := term.InspectForeground(ctx)
 				if err != nil {
 					return err
@@ -236,7 +222,7 @@ func TestTerminalInteractiveShell(t *testing.T) {
 
 			// SIGINT interrupts sleep 100 and leaves the shell alive.
 			write(t, term, "sleep 100\r")
-			eventually(t, 10*time.Second, func() error {
+			testwait.NoError(t, 10*time.Second, func() error {
 				fg, err := term.InspectForeground(ctx)
 				if err != nil || fg == nil || fg.Pgid == term.Pid() {
 					return fmt.Errorf("foreground %+v, %v", fg, err)
@@ -255,7 +241,7 @@ func TestTerminalInteractiveShell(t *testing.T) {
 			at = out.waitFor(t, at, `\r\nalive\r\n`, 10*time.Second)
 
 			// The shell's own group cannot be SIGKILLed through the foreground.
-			eventually(t, 10*time.Second, func() error {
+			testwait.NoError(t, 10*time.Second, func() error {
 				fg, err := term.InspectForeground(ctx)
 				if err != nil || fg == nil || fg.Pgid != term.Pid() {
 					return fmt.Errorf("foreground %+v, %v", fg, err)
@@ -269,7 +255,7 @@ func TestTerminalInteractiveShell(t *testing.T) {
 
 			// A background job that ignores TERM (and HUP) still goes.
 			write(t, term, "(trap '' TERM HUP; exec sleep 1000) &\r")
-			eventually(t, 10*time.Second, func() error {
+			testwait.NoError(t, 10*time.Second, func() error {
 				groups, err := env.rt.Control().SessionGroups(ctx, term.Pid())
 				if err != nil || len(groups) < 2 {
 					return fmt.Errorf("session groups %v, %v", groups, err)
@@ -484,7 +470,7 @@ func TestTerminalTerminateRejectsAndJoinsOperations(t *testing.T) {
 	// whole grace: a window in which new calls must be refused.
 	done := make(chan error, 1)
 	go func() { done <- term.Terminate(ctx) }()
-	eventually(t, 10*time.Second, func() error {
+	testwait.NoError(t, 10*time.Second, func() error {
 		// An empty Write starts no call to the daemon: it only asks whether
 		// the terminal still takes calls.
 		if term.Write(ctx, nil) == nil {
@@ -544,13 +530,7 @@ func TestTerminalDetachLeavesItRunning(t *testing.T) {
 			if err := term.Write(ctx, []byte("exit\r")); !errors.Is(err, ErrDetached) {
 				t.Fatalf("Write after Detach: %v", err)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for env.rt.Terminals() != 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("the runtime still owns the detached terminal")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			testwait.For(t, 10*time.Second, "the runtime to let go of the detached terminal", func() bool { return env.rt.Terminals() == 0 })
 			// Had the release run, it would have ended the session by now.
 			time.Sleep(300 * time.Millisecond)
 			again, err := env.rt.AttachTerminal(ctx, term.Pid())

@@ -9,6 +9,7 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/testwait"
 	"sandtop/wrapper"
 	"slices"
 	"testing"
@@ -88,7 +89,7 @@ func TestSnapshotListsFinishedGroups(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var g *GroupView
-	pollUntil(t, "the group settled with its code", 15*time.Second, func() bool {
+	testwait.For(t, 15*time.Second, "the group settled with its code", func() bool {
 		snap, err := s.rt.Snapshot(ctx, WatchOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -160,7 +161,7 @@ func TestWatchJudgesPublishedStateAgainstItsOwnTable(t *testing.T) {
 // waitSettled waits until the seam lists pgid as settled.
 func waitSettled(t *testing.T, s *seam, pgid int) {
 	t.Helper()
-	pollUntil(t, "the group settled", 15*time.Second, func() bool {
+	testwait.For(t, 15*time.Second, "the group settled", func() bool {
 		infos, err := s.rt.ListGroups(context.Background())
 		if err != nil {
 			t.Fatal(err)

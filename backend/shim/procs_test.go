@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -13,10 +14,14 @@ import (
 // shell, each still running.
 func TestDescendantsWalkMatchesScan(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "sleep 60 & sh -c 'sleep 61 & wait' & wait")
+	// A group of its own, killed whole at cleanup; the shell dies with the
+	// test binary even when go test's timeout kills it (the sleeps, orphaned
+	// then, end within a minute).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
 	pids := func(ps []Proc) []int {
 		var out []int
 		for _, p := range ps {

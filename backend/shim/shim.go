@@ -9,8 +9,8 @@
 // reads, into a bounded ring file, so the program never blocks or gets
 // SIGPIPE. It exits once no process it supervises is left.
 //
-// The program leads its own process group inside the shim's session, so a
-// signal to the group (the published pgid) never reaches the shim.
+// The program leads its own session and process group (pid = pgid = sid),
+// so a signal to the group (the published pgid) never reaches the shim.
 package shim
 
 import (
@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -38,10 +37,10 @@ import (
 // Subcommand is the hidden first argument that makes the executable a shim.
 const Subcommand = "__sandtop-shim"
 
-// Any binary that links the daemon can serve as its shim (the sandtop
-// executable, and test binaries that run a daemon in-process, since the
-// daemon starts /proc/self/exe): the dispatch happens before main.
-func init() {
+// shimSubcommand runs the shim, or the stand-in for a program that could
+// not be executed, when the executable was started as one; see
+// RunIfSubcommand.
+func shimSubcommand() {
 	if len(os.Args) > 1 && os.Args[1] == Subcommand {
 		os.Exit(Main())
 	}
@@ -444,9 +443,8 @@ func (s *supervisor) pump(r *os.File, sp *spill, kind byte) {
 // maxSpliceFrame bounds one spliced frame: the pipe of a fast stream.
 const maxSpliceFrame = MaxOutputFrame
 
-// MaxOutputFrame bounds the output in one frame the shim sends live (and
-// in one read of the daemon's own pumps): larger frames cost fewer round
-// trips on every hop to the client.
+// MaxOutputFrame bounds the output in one frame the shim sends live:
+// larger frames cost fewer round trips on every hop to the client.
 const MaxOutputFrame = 4 * FastReadSize
 
 // A fast stream that caught up with its program finds a few KiB in the
@@ -474,48 +472,8 @@ func gather(avail int, inq func() (int, error)) int {
 	return avail
 }
 
-// Pending waits until the pipe behind rc holds output or is at its end,
-// gathers a little more if it holds only a few KiB (see gatherBytes), and
-// returns how many bytes it holds. When it had to read to tell an empty
-// pipe from its end, what it read is in buf[:n] instead (with io.EOF at
-// the end, or the error). It is for the pipe of a fast stream.
-func Pending(rc syscall.RawConn, buf []byte) (avail, n int, err error) {
-	avail, n, err = pending(rc, buf)
-	return gather(avail, func() (now int, err error) {
-		cerr := rc.Control(func(fd uintptr) { now, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
-		if err == nil {
-			err = cerr
-		}
-		return now, err
-	}), n, err
-}
-
-func pending(rc syscall.RawConn, buf []byte) (avail, n int, err error) {
-	cerr := rc.Read(func(fd uintptr) bool {
-		avail, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
-		if err != nil || avail > 0 {
-			return true
-		}
-		n, err = unix.Read(int(fd), buf)
-		switch {
-		case err == unix.EAGAIN || err == unix.EINTR:
-			n, err = 0, nil
-			return false // wait until it is readable
-		case err != nil:
-			n = 0
-		case n == 0:
-			err = io.EOF
-		}
-		return true
-	})
-	if cerr != nil && err == nil {
-		err = cerr // the pipe was closed (see finish)
-	}
-	return avail, n, err
-}
-
 // FastReadSize is the read size, and a quarter of the pipe size, for a
-// stream that has filled its pipe once (the daemon's own pipes do the same).
+// stream that has filled its pipe once.
 const FastReadSize = 256 << 10
 
 // GrowPipe asks for a 1 MiB pipe behind r; a refusal (the user's pipe

@@ -79,7 +79,9 @@ const (
 	ProbeAnswer     = "sandtop-supervisor " + runtime.GOOS + "/" + runtime.GOARCH
 )
 
-func init() {
+// standaloneSubcommand runs the standalone supervisor, or answers the
+// probe, when the executable was started as one; see RunIfSubcommand.
+func standaloneSubcommand() {
 	switch {
 	case len(os.Args) == 3 && os.Args[1] == wrapper.SuperviseSubcommand:
 		os.Exit(StandaloneMain(os.Args[2]))

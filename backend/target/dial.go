@@ -2,6 +2,8 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +12,9 @@ import (
 
 	"sandtop/backend/e2b"
 	"sandtop/backend/envd"
+	"sandtop/backend/kube"
 	"sandtop/backend/seam"
+	"sandtop/config"
 )
 
 // Dialing a target, and opening a seam Runtime over it with the target's
@@ -39,7 +43,16 @@ func Dial(t Target, opts ...envd.Option) (*envd.Client, error) {
 	if t.User != "" {
 		base = append(base, envd.WithUser(t.User))
 	}
-	if len(t.Headers) > 0 {
+	switch {
+	case t.HTTPClient != nil:
+		base = append(base, envd.WithHTTPClient(t.HTTPClient))
+	case t.CAFile != "":
+		hc, err := caClient(t.Endpoint, t.CAFile, t.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		base = append(base, envd.WithHTTPClient(hc))
+	case len(t.Headers) > 0:
 		hc, err := headerClient(t.Endpoint, t.Headers)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.Name, err)
@@ -88,6 +101,30 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(r)
 }
 
+// caClient is an HTTPS client that trusts the CA in caFile (and no other),
+// adding hdr to every request.
+func caClient(endpoint, caFile string, hdr http.Header) (*http.Client, error) {
+	if u, err := url.Parse(endpoint); err != nil || u.Scheme != "https" {
+		return nil, fmt.Errorf("--ca-file %s goes with an https:// endpoint, not %s", caFile, RedactURL(endpoint))
+	}
+	pem, err := config.ReadSmallFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("ca file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("ca file %s holds no PEM certificate", caFile)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tr.ForceAttemptHTTP2 = true
+	var rt http.RoundTripper = tr
+	if len(hdr) > 0 {
+		rt = headerTransport{next: tr, hdr: hdr.Clone()}
+	}
+	return &http.Client{Transport: rt}, nil
+}
+
 // Session is an open target: its client and the seam Runtime over it.
 type Session struct {
 	Target  Target
@@ -123,7 +160,7 @@ func Open(ctx context.Context, t Target, cfg seam.RuntimeConfig, opts ...envd.Op
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = defaultPollInterval
 	}
-	if cfg.SandboxGone == nil && t.e2b != nil {
+	if cfg.SandboxGone == nil && (t.e2b != nil || t.kube != nil) {
 		cfg.SandboxGone = s.goneRecognizer()
 	}
 	if cfg.Upload == nil {
@@ -142,7 +179,7 @@ func Open(ctx context.Context, t Target, cfg seam.RuntimeConfig, opts ...envd.Op
 // control plane confirms the sandbox is gone; a network fault never counts.
 func (s *Session) goneRecognizer() func(error) bool {
 	return func(err error) bool {
-		if errors.Is(err, e2b.ErrSandboxGone) {
+		if errors.Is(err, e2b.ErrSandboxGone) || errors.Is(err, kube.ErrPodGone) {
 			return true
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
@@ -159,6 +196,9 @@ func (s *Session) Probe(ctx context.Context) (e2b.Liveness, error) {
 	t := s.Target
 	if t.e2b != nil {
 		return t.e2b.Probe(ctx, t.conn)
+	}
+	if t.kube != nil {
+		return kubeProbe(ctx, t)
 	}
 	if err := s.Client.Health(ctx); err != nil {
 		return e2b.Unreachable, fmt.Errorf("target %s: %w", t.Name, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"sandtop/backend/e2b"
+	"sandtop/backend/kube"
 	"sandtop/config"
 )
 
@@ -24,6 +25,9 @@ type Config struct {
 	TokenFile string
 	// Token is an access token already in hand; TokenFile wins over it.
 	Token string
+	// CAFile is --ca-file: the CA of an https daemon's own certificate
+	// (--envd https://..., --kube-direct to pods serving TLS).
+	CAFile string
 	// User picks the sandbox user on --envd and E2B targets; empty means
 	// E2B's default user "user".
 	User string
@@ -40,6 +44,13 @@ type Config struct {
 	// E2BConfig is the control-plane configuration; its empty fields are
 	// read from the environment (through Getenv).
 	E2BConfig e2b.Config
+	// Kube is --kube: the pods that run sandtop's daemon, found through
+	// the API server; KubePod instead names one (POD, NAMESPACE/POD or
+	// kube:NAMESPACE/POD). TokenFile, when set, holds their daemons'
+	// token; otherwise it is read from a Secret (kube.Options).
+	Kube    *kube.Options
+	KubePod string
+
 	// Getenv reads E2B_* variables; nil means os.Getenv.
 	Getenv func(string) string
 	// Warn receives one-line warnings (an API key of an unusual shape);
@@ -53,8 +64,8 @@ type Config struct {
 // a paused one with an Err wrapping ErrPaused. A team with no sandbox gives
 // an empty list, not an error.
 func ListTargets(ctx context.Context, cfg Config) ([]Target, error) {
-	if cfg.Local == "" && cfg.EnvdURL == "" && !cfg.E2B && cfg.E2BSandboxID == "" {
-		return nil, errors.New("target: nothing to connect to: no local sandbox, --envd or --e2b")
+	if cfg.Local == "" && cfg.EnvdURL == "" && !cfg.E2B && cfg.E2BSandboxID == "" && cfg.Kube == nil {
+		return nil, errors.New("target: nothing to connect to: no local sandbox, --envd, --e2b or --kube")
 	}
 	out := []Target{}
 	if cfg.Local != "" {
@@ -75,6 +86,13 @@ func ListTargets(ctx context.Context, cfg Config) ([]Target, error) {
 		}
 		out = append(out, ts...)
 	}
+	if cfg.Kube != nil {
+		ts, err := kubeTargets(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+	}
 	return out, nil
 }
 
@@ -87,7 +105,7 @@ func envdTarget(cfg Config) (Target, error) {
 		return Target{}, errors.New("target: --envd URL carries credentials; put the token in --token-file instead")
 	}
 	token := cfg.Token
-	if cfg.TokenFile != "" {
+	if cfg.TokenFile != "" && cfg.Kube == nil {
 		if token, err = config.ReadTokenFile(cfg.TokenFile); err != nil {
 			return Target{}, err
 		}
@@ -97,6 +115,7 @@ func envdTarget(cfg Config) (Target, error) {
 		Kind:           KindEnvd,
 		Endpoint:       strings.TrimRight(u.String(), "/"),
 		Token:          token,
+		CAFile:         cfg.CAFile,
 		User:           cfg.User,
 		Cwd:            cfg.Cwd,
 		RuntimeRoot:    cfg.RuntimeRoot,

@@ -1,5 +1,5 @@
 // Package target turns what the operator named on the command line — the
-// local sandbox, "--envd URL [--token-file F]", "--e2b [ID]" — into a list
+// local sandbox, "--envd URL [--token-file F]", "--e2b [ID]", "--kube" — into a list
 // of dialable envd endpoints, one per sandbox, that the CLI and the TUI
 // open as seam runtimes (dial.go).
 package target
@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"sandtop/backend/e2b"
+	"sandtop/backend/kube"
 )
 
 // Kind says where a target came from.
@@ -18,6 +19,7 @@ const (
 	KindLocal Kind = "local" // the embedded daemon on its unix socket
 	KindEnvd  Kind = "envd"  // any envd-compatible endpoint given by URL
 	KindE2B   Kind = "e2b"   // an E2B sandbox found through the control plane
+	KindKube  Kind = "kube"  // a Kubernetes pod found through the API server
 )
 
 // Target is one sandbox to supervise.
@@ -35,6 +37,12 @@ type Target struct {
 	User string
 	// Headers go with every request (E2B's routing headers).
 	Headers http.Header
+	// CAFile is a PEM file of the CA that signed an https endpoint's
+	// certificate (a daemon serving its own TLS), instead of the system's.
+	CAFile string
+	// HTTPClient, when set, carries every request (a pod's daemon is
+	// reached through the API server, with its credentials).
+	HTTPClient *http.Client
 
 	// Hints for the seam. Cwd is the default working directory for spawns;
 	// RuntimeRoot is where the seam keeps its state dirs on a stock envd
@@ -55,12 +63,17 @@ type Target struct {
 	// template, metadata, state, end time); nil for other kinds.
 	E2B *e2b.Sandbox
 
+	// Kube is the pod as the API server last described it; nil for
+	// other kinds.
+	Kube *kube.Pod
+
 	// Err is set when the target was found but could not be prepared (an
 	// E2B connect failed); the target is listed so the UI can show why.
 	Err error
 
 	e2b  *e2b.Client    // the control plane that knows this sandbox
 	conn e2b.Connection // its connect answer
+	kube *kube.Cluster  // the API server that knows this pod
 }
 
 // String names the target without its token.

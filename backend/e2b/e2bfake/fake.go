@@ -38,6 +38,9 @@ type Sandbox struct {
 	// EndAt is when the sandbox expires; default an hour after Started.
 	// Resume and timeout move it.
 	EndAt time.Time
+	// CPUCount and MemoryMB are the sandbox's size as the listing and the
+	// detail give it; default 2 CPUs and 512 MiB.
+	CPUCount, MemoryMB int
 	// Metrics are the samples the metrics endpoint serves.
 	Metrics []Metric
 	// Logs are the sandbox's log lines, oldest first.

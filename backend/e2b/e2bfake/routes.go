@@ -83,10 +83,17 @@ type listed struct {
 }
 
 func toListed(sb Sandbox) listed {
+	cpus, mem := sb.CPUCount, sb.MemoryMB
+	if cpus == 0 {
+		cpus = 2
+	}
+	if mem == 0 {
+		mem = 512
+	}
 	return listed{
 		TemplateID: sb.TemplateID, Alias: sb.Alias, SandboxID: sb.ID, ClientID: "fake",
 		StartedAt: sb.Started, EndAt: sb.EndAt,
-		CPUCount: 2, MemoryMB: 512, DiskSizeMB: 1024,
+		CPUCount: cpus, MemoryMB: mem, DiskSizeMB: 1024,
 		Metadata: sb.Metadata, State: sb.State, EnvdVersion: sb.EnvdVersion,
 	}
 }

@@ -34,5 +34,9 @@ func SignalInStatus(status string) syscall.Signal {
 }
 
 // KillSettle is the least time a teardown or a terminal's Terminate waits
-// for SIGKILLed processes to be gone before it reports survivors.
-const KillSettle = time.Second
+// for SIGKILLed processes to be gone before it reports survivors. A killed
+// orphan is gone only once its reaper ran: on a loaded 2-core machine that
+// took over a second (a terminal's ignored-TERM background job, reported
+// as a survivor in a CI run), so the wait is three. It costs time only
+// when something does survive.
+const KillSettle = 3 * time.Second

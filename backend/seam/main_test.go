@@ -1,0 +1,15 @@
+package seam
+
+import (
+	"os"
+	"testing"
+
+	"sandtop/backend/shim"
+)
+
+// The daemon these tests run starts this test binary as its shims, and the
+// seam uploads it as the supervisor: it must be able to be one.
+func TestMain(m *testing.M) {
+	shim.RunIfSubcommand()
+	os.Exit(m.Run())
+}

@@ -1,0 +1,186 @@
+package ui
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"sandtop/groupstate"
+	"sandtop/safetext"
+)
+
+// describeDialog shows everything the TUI knows of one group, unclipped:
+// the full command, tag, origin, state directory, start, members, how it
+// ended and why it looks stuck. It reads the group afresh at every frame,
+// so it follows the group while open.
+type describeDialog struct {
+	pgid   int
+	offset int // first line shown, when the screen is too short for all
+}
+
+// openDescribe describes the group under the cursor (or the one the
+// selected terminal runs, or the one whose output is shown).
+func (m *Model) openDescribe() tea.Cmd {
+	sb := m.cur
+	var g *Group
+	switch {
+	case m.pane == paneTerms:
+		if t := sb.selectedTerminal(); t != nil {
+			g = m.groupByPGID(t.PID)
+		}
+	case m.focus == focusOutput && m.detail.pgid != 0:
+		g = m.groupByPGID(m.detail.pgid)
+	default:
+		g = sb.tree.selectedGroup()
+	}
+	if g == nil {
+		m.setStatus(levelInfo, "select a group to describe")
+		return nil
+	}
+	m.openDialog(sb, &describeDialog{pgid: g.PGID})
+	return nil
+}
+
+func (d *describeDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	if key.Matches(msg, m.keys.Describe) {
+		return true, nil
+	}
+	switch m.dialogAction(msg, false) {
+	case actCancel, actOK:
+		return true, nil
+	case actUp:
+		d.offset = max(0, d.offset-1)
+	case actDown:
+		d.offset++ // clamped in view, which knows the height
+	}
+	return false, nil
+}
+
+func (d *describeDialog) view(m *Model, w, h int) string {
+	st := m.st
+	title := st.dialogTitle.Render(fmt.Sprintf("Group %d", d.pgid))
+	var g *Group
+	for i := range m.dialogSB.tree.groups {
+		if m.dialogSB.tree.groups[i].PGID == d.pgid {
+			g = &m.dialogSB.tree.groups[i]
+		}
+	}
+	width := min(100, w-4) - 4 // the box's inside, less its margins
+	var lines []string
+	if g == nil {
+		lines = []string{st.muted.Render(fmt.Sprintf("pgid %d is no longer listed: it was pruned, or its sandbox restarted.", d.pgid))}
+	} else {
+		lines = describeLines(m, g, m.now(), width)
+	}
+	hint := st.muted.Render(m.keyOf(m.keys.Up) + " " + m.keyOf(m.keys.Down) + " scroll · " + m.keyOf(m.keys.Back) + " close")
+	if room := h - 6; room > 2 && len(lines) > room {
+		d.offset = max(0, min(d.offset, len(lines)-room))
+		lines = append(lines[d.offset:d.offset+room:d.offset+room], hint)
+	} else {
+		d.offset = 0
+		lines = append(lines, "", hint)
+	}
+	return dialogBox(st, title, lines, w, min(100, w-4))
+}
+
+// describeLines are the facts of g, each value wrapped to width.
+func describeLines(m *Model, g *Group, now time.Time, width int) []string {
+	st := m.st
+	var lines []string
+	field := func(name, value string) {
+		const labelW = 11
+		wrapped := strings.Split(ansi.Wrap(value, max(10, width-labelW), " /"), "\n")
+		for i, l := range wrapped {
+			label := ""
+			if i == 0 {
+				label = name
+			}
+			lines = append(lines, st.muted.Render(pad(label, labelW-1, false))+" "+l)
+		}
+	}
+	argv := g.Argv
+	if len(argv) == 0 {
+		for _, p := range g.Members {
+			if p.PID == g.PGID {
+				argv = p.Argv
+			}
+		}
+	}
+	cmd := argvString(argv, "")
+	if cmd == "" {
+		cmd = st.muted.Render("not known (no live leader, and nothing published it)")
+	}
+	field("command", cmd)
+	field("cwd", describeCwd(g, st))
+	field("tag", orNone(st, safetext.Line(g.Tag)))
+	origin := m.originCell(g.Origin)
+	if g.Supervisor != "" {
+		origin += st.muted.Render(" · supervised by the " + safetext.Line(g.Supervisor))
+	}
+	field("origin", origin)
+	if g.StateDir != "" {
+		field("state dir", safetext.Line(g.StateDir))
+	} else {
+		field("state dir", st.muted.Render("none: nobody published this group"))
+	}
+	if t := groupStarted(g); !t.IsZero() {
+		field("started", fmt.Sprintf("%s (%s ago)", t.UTC().Format("2006-01-02 15:04:05 UTC"), formatAge(now.Sub(t))))
+	} else {
+		field("started", st.muted.Render("not known"))
+	}
+	state := m.stateCell(g, now) + st.muted.Render(fmt.Sprintf(" · %s · session %d", count(liveMembers(g), "live member"), g.SID))
+	if g.PTY {
+		state += st.muted.Render(" · on a terminal")
+	}
+	field("state", state)
+	switch {
+	case g.Exit != nil && g.Exit.Signal != 0:
+		field("exit", fmt.Sprintf("the command was killed by signal %d (%s)", g.Exit.Signal, exitString(g.Exit)))
+	case g.Exit != nil:
+		field("exit", fmt.Sprintf("the command exited with code %d", g.Exit.Code))
+	case stateOf(g) == groupstate.Settled:
+		field("exit", st.muted.Render("finished; its status was not published"))
+	default:
+		field("exit", st.muted.Render("still running"))
+	}
+	if g.Stuck != "" {
+		field("stuck", st.danger.Render(safetext.Line(g.Stuck)))
+	}
+	if g.Problem != "" {
+		field("problem", st.warning.Render(safetext.Line(g.Problem)))
+	}
+	lines = append(lines, "", st.accent.Render(fmt.Sprintf("Members (%d)", len(g.Members))))
+	if len(g.Members) == 0 {
+		lines = append(lines, st.muted.Render("none live"))
+	}
+	for _, p := range g.Members {
+		age := "-"
+		if !p.Started.IsZero() {
+			age = formatAge(now.Sub(p.Started))
+		}
+		head := fmt.Sprintf("%-7d %-7d %-12s %4s %5.1f %5s ", p.PID, p.PPID, procStateWord(p.State), age, p.CPUPercent, formatBytes(p.RSSBytes))
+		lines = append(lines, head+fit(argvString(p.Argv, p.Comm), max(10, width-ansi.StringWidth(head))))
+	}
+	return lines
+}
+
+// describeCwd is what the TUI can tell of a group's working directory:
+// an agent's state lives in <cwd>/.dsh-e2b, sandtop's own does not say.
+func describeCwd(g *Group, st styles) string {
+	if dir, _, ok := strings.Cut(g.StateDir, "/.dsh-e2b/"); ok && dir != "" {
+		return safetext.Line(filepath.Clean(dir))
+	}
+	return st.muted.Render("not in the process table (the state directory holds the group's files)")
+}
+
+func orNone(st styles, s string) string {
+	if s == "" {
+		return st.muted.Render("none")
+	}
+	return s
+}
