@@ -111,7 +111,8 @@ func (m *Model) addContext(c Context) tea.Cmd {
 
 // replaceContext puts c in the place of the gone sandbox at i: same row,
 // a fresh sandbox. Answers still in flight for the old one go to it, not
-// to c's.
+// to c's, and so does a dialog opened for it: a pgid chosen in the old
+// sandbox means nothing in the new one.
 func (m *Model) replaceContext(i int, c Context) tea.Cmd {
 	old := m.ctxs[i]
 	sb := newSandbox(c, i, &m.log)
@@ -119,9 +120,6 @@ func (m *Model) replaceContext(i int, c Context) tea.Cmd {
 	m.ctxs[i] = sb
 	delete(m.waiting, c.Name)
 	sb.events.add(m.now(), levelOK, "%s is back: a new sandbox of that name", sb.targetName())
-	if m.dialogSB == old {
-		m.dialogSB = sb
-	}
 	cmds := []tea.Cmd{m.scheduleSummaries(m.now())}
 	if m.cur != old {
 		return tea.Batch(append(cmds, m.openArrived(sb))...)

@@ -154,3 +154,33 @@ func TestArrivalsAreReadInBatchesUntilClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestArrivalOnScreenIsShownAndOpened: the sandbox on screen is gone and
+// comes back: the screen shows the new one, dialled as a switch would, and
+// a dialog opened for the old one stays the old one's.
+func TestArrivalOnScreenIsShownAndOpened(t *testing.T) {
+	m, _, _, _ := newFleetModel(t)
+	old := sandboxNamed(t, m, "e2b:s02")
+	m.fleet = nil
+	run(t, m, m.switchTo(old.index))
+	if m.cur != old {
+		t.Fatal("s02 not shown")
+	}
+	m.Update(scopedMsg{old, planeInfoMsg{err: fmt.Errorf("%w: deleted", ErrSandboxGone)}})
+	m.dialogSB = old
+	_, cmd := m.Update(arrivalsMsg{ctxs: []Context{arrival("s02", 2)}})
+	run(t, m, cmd)
+	back := sandboxNamed(t, m, "e2b:s02")
+	if m.cur != back || back == old {
+		t.Fatal("the screen still shows the gone s02")
+	}
+	if back.state != openReady {
+		t.Fatalf("the new s02 on screen is not dialled: state %d", back.state)
+	}
+	if m.dialogSB != old {
+		t.Fatal("a dialog opened for the gone s02 now acts on the new one")
+	}
+	if v := stripStyle(viewOf(m)); strings.Contains(v, "✗ gone") {
+		t.Fatalf("the header still says gone:\n%s", v)
+	}
+}
