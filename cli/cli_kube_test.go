@@ -434,3 +434,16 @@ func TestKubeTUIInTmux(t *testing.T) {
 		return exec.Command("tmux", "-L", server, "has-session", "-t", "k").Run() != nil
 	})
 }
+
+// The TUI on a selection that matches no pod says so, where it looked,
+// instead of blaming an E2B team.
+func TestKubeTUIWithNoPodSaysWhere(t *testing.T) {
+	kc := kubetest.Start(t)
+	ns := kc.Namespace(t)
+	env := append(append([]string{}, testEnv...), "KUBECONFIG="+kc.Kubeconfig, "SANDTOP_TARGET=")
+	r := sandtopEnv(t, env, "--kube", "--namespace", ns, "--selector", "app=agent")
+	want := "no pod in namespace " + ns + " with labels app=agent runs sandtop's daemon"
+	if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "E2B") {
+		t.Fatalf("sandtop --kube on an empty namespace: exit %d, want %q\nstdout: %s\nstderr: %s", r.code, want, r.stdout, r.stderr)
+	}
+}

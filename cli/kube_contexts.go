@@ -32,7 +32,8 @@ type kubeFleet struct {
 }
 
 // kubeContexts lists the selection's pods once and makes a context of
-// each; a failure is one context in error, tried again when picked.
+// each; a failure, or finding none, is one context in error, tried again
+// when picked.
 func (o *tuiOpener) kubeContexts(ctx context.Context, sel selection) []ui.Context {
 	fail := func(err error) []ui.Context {
 		return []ui.Context{{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)}}
@@ -72,6 +73,12 @@ func (o *tuiOpener) kubeContexts(ctx context.Context, sel selection) []ui.Contex
 		announce = func(ctx context.Context) { o.announce(ctx, out, f, sel, pods) }
 	}
 	o.startWatch(f.w, announce)
+	if len(pods) == 0 {
+		// Alone, this is the TUI's error; beside other targets, a row
+		// that says where no pod was found (the ones created later
+		// still come).
+		return fail(noPodErr(cfg.Kube))
+	}
 	out := make([]ui.Context, 0, len(pods))
 	for _, p := range pods {
 		out = append(out, o.podContext(f, sel, p))
