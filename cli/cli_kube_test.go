@@ -116,16 +116,18 @@ func (b *kubeBench) start(t *testing.T, pod string, argv ...string) int {
 	return pgid
 }
 
+// kubeBenchToken is the bench's daemons' token, in its Secret.
+const kubeBenchToken = "kube-bench-token"
+
 // newKubeBench makes a namespace with the two agent pods, their daemons
 // and the token Secret their annotation names.
 func newKubeBench(t *testing.T) *kubeBench {
 	kc := kubetest.Start(t)
 	ip := kubetest.HostIP(t)
 	ns := kc.Namespace(t)
-	const token = "kube-bench-token"
-	kc.Secret(t, ns, "sandtop-token", token, true)
+	kc.Secret(t, ns, "sandtop-token", kubeBenchToken, true)
 	for _, name := range []string{"agent-1", "agent-2"} {
-		port := serveAt(t, ip, token)
+		port := serveAt(t, ip, kubeBenchToken)
 		kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: name, IP: ip, Port: port,
 			Labels:      map[string]string{"app": "agent"},
 			Annotations: map[string]string{kube.TokenSecretAnnotation: "sandtop-token"}})
@@ -273,7 +275,9 @@ func TestKubeWithoutPodsProxyTheErrorSaysSo(t *testing.T) {
 }
 
 // The TUI opened on the pods: the fleet view lists both with their
-// counts, without visiting either, and a deleted pod turns gone.
+// counts, without visiting either; a pod created while it runs joins
+// them with its counts, a deleted pod turns gone, and one re-created
+// under its name is shown running again, with the new daemon's counts.
 func TestKubeFleetShowsPodsWithCounts(t *testing.T) {
 	b := newKubeBench(t)
 	ns := b.ns
@@ -295,7 +299,7 @@ func TestKubeFleetShowsPodsWithCounts(t *testing.T) {
 	if info := contexts[0].PlaneInfo; info.State != "running" || info.Metadata["node"] != "node-a" || info.Metadata["namespace"] != ns {
 		t.Fatalf("agent-1's plane info: %+v", info)
 	}
-	m := ui.NewModel(ui.Options{Contexts: contexts, Theme: themes.MustLoad("dark"), PlaneRefresh: 300 * time.Millisecond})
+	m := ui.NewModel(ui.Options{Contexts: contexts, Arrivals: o.announced(), Theme: themes.MustLoad("dark"), PlaneRefresh: 300 * time.Millisecond})
 	defer m.Close()
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 30))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Text: "c"})
@@ -311,9 +315,29 @@ func TestKubeFleetShowsPodsWithCounts(t *testing.T) {
 		t.Fatalf("the header gives a pod a time left:\n%s", shown)
 	}
 
+	// A third pod, with its own daemon, created while the TUI runs.
+	ip := kubetest.HostIP(t)
+	newPod := func(name string) {
+		b.kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: name, IP: ip, Port: serveAt(t, ip, kubeBenchToken),
+			Labels:      map[string]string{"app": "agent"},
+			Annotations: map[string]string{kube.TokenSecretAnnotation: "sandtop-token"}})
+	}
+	newPod("agent-3")
+	for i := range 3 {
+		b.start(t, "agent-3", "sleep", strconv.Itoa(310+i))
+	}
+	screen.WaitFunc(t, "agent-3 with its counts", 60*time.Second, func(s string) bool {
+		return row("agent-3", "running", 3).MatchString(s)
+	})
+
 	b.kc.DeletePod(t, ns, "agent-2")
 	gone := regexp.MustCompile(`kube:` + ns + `/agent-2 +gone `)
 	screen.WaitFunc(t, "agent-2 gone", 30*time.Second, gone.MatchString)
+	newPod("agent-2")
+	b.start(t, "agent-2", "sleep", "320")
+	screen.WaitFunc(t, "agent-2 back, with the new daemon's counts", 60*time.Second, func(s string) bool {
+		return row("agent-2", "running", 1).MatchString(s) && !gone.MatchString(s)
+	})
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
@@ -410,4 +434,17 @@ func TestKubeTUIInTmux(t *testing.T) {
 	testwait.For(t, 10*time.Second, "the TUI to exit", func() bool {
 		return exec.Command("tmux", "-L", server, "has-session", "-t", "k").Run() != nil
 	})
+}
+
+// The TUI on a selection that matches no pod says so, where it looked,
+// instead of blaming an E2B team.
+func TestKubeTUIWithNoPodSaysWhere(t *testing.T) {
+	kc := kubetest.Start(t)
+	ns := kc.Namespace(t)
+	env := append(append([]string{}, testEnv...), "KUBECONFIG="+kc.Kubeconfig, "SANDTOP_TARGET=")
+	r := sandtopEnv(t, env, "--kube", "--namespace", ns, "--selector", "app=agent")
+	want := "no pod in namespace " + ns + " with labels app=agent runs sandtop's daemon"
+	if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "E2B") {
+		t.Fatalf("sandtop --kube on an empty namespace: exit %d, want %q\nstdout: %s\nstderr: %s", r.code, want, r.stdout, r.stderr)
+	}
 }

@@ -64,6 +64,7 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 		return err
 	}
 	opts.Contexts, opts.Initial = contexts, initial
+	opts.Arrivals = opener.announced()
 	opts.Logger = g.logger()
 	opts.Warnings = warningsSoFar()
 	// Saves go under the state directory, never into the working directory.

@@ -37,9 +37,12 @@ type tuiOpener struct {
 	mu       sync.Mutex
 	sessions []*target.Session
 	// stops end what runs for the TUI's life (the kube watches).
-	stops  []func()
-	pool   *envdPool
-	closed bool
+	stops []func()
+	// arrivals carries the sandboxes that appear while the TUI runs
+	// (pods created after start); nil when nothing announces any.
+	arrivals chan ui.Context
+	pool     *envdPool
+	closed   bool
 	// known is what each E2B sandbox's daemon said of itself the first
 	// time it was dialled: a fleet re-dials most sandboxes for every
 	// refresh of their counts, and asks its Hello once.

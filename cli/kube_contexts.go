@@ -32,7 +32,8 @@ type kubeFleet struct {
 }
 
 // kubeContexts lists the selection's pods once and makes a context of
-// each; a failure is one context in error, tried again when picked.
+// each; a failure, or finding none, is one context in error, tried again
+// when picked.
 func (o *tuiOpener) kubeContexts(ctx context.Context, sel selection) []ui.Context {
 	fail := func(err error) []ui.Context {
 		return []ui.Context{{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)}}
@@ -65,26 +66,99 @@ func (o *tuiOpener) kubeContexts(ctx context.Context, sel selection) []ui.Contex
 	}
 	f := &kubeFleet{cl: cl, w: kube.NewWatcher(cl), cfg: cfg, tokens: map[string]string{}}
 	f.w.Seed(pods)
-	o.startWatch(f.w)
+	var announce func(context.Context)
+	if cfg.KubePod == "" {
+		// A selection, not one pod: the pods it gains are shown too.
+		out := o.arrivalsChan()
+		announce = func(ctx context.Context) { o.announce(ctx, out, f, sel, pods) }
+	}
+	o.startWatch(f.w, announce)
+	if len(pods) == 0 {
+		// Alone, this is the TUI's error; beside other targets, a row
+		// that says where no pod was found (the ones created later
+		// still come).
+		return fail(noPodErr(cfg.Kube))
+	}
 	out := make([]ui.Context, 0, len(pods))
 	for _, p := range pods {
-		t := target.KubeTarget(cl, cfg, p)
-		c := ui.Context{Name: t.Name, Kind: string(target.KindKube), ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t),
-			Target: fmt.Sprintf("pod %s/%s on %s", p.Namespace, p.Name, p.Node)}
-		o.kubeContext(&c, f, p)
-		out = append(out, c)
+		out = append(out, o.podContext(f, sel, p))
 	}
 	return out
 }
 
-// startWatch runs w until the TUI closes.
-func (o *tuiOpener) startWatch(w *kube.Watcher) {
+// podContext is p as a context of the fleet f.
+func (o *tuiOpener) podContext(f *kubeFleet, sel selection, p kube.Pod) ui.Context {
+	t := target.KubeTarget(f.cl, f.cfg, p)
+	c := ui.Context{Name: t.Name, Kind: string(target.KindKube), ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t),
+		Target: fmt.Sprintf("pod %s/%s on %s", p.Namespace, p.Name, p.Node)}
+	o.kubeContext(&c, f, p)
+	return c
+}
+
+// startWatch runs w, and announce beside it when set, until the TUI
+// closes.
+func (o *tuiOpener) startWatch(w *kube.Watcher, announce func(context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(ctx) }()
+	if announce != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); announce(ctx) }()
+	}
 	o.mu.Lock()
-	o.stops = append(o.stops, func() { cancel(); <-done })
+	o.stops = append(o.stops, func() { cancel(); wg.Wait() })
 	o.mu.Unlock()
+}
+
+// announced is what the TUI reads as ui.Options.Arrivals: nil when no
+// selection can announce a sandbox.
+func (o *tuiOpener) announced() <-chan ui.Context {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.arrivals
+}
+
+// arrivalsChan is where the TUI learns of sandboxes that appear while it
+// runs (ui.Options.Arrivals), made by the first that may announce one.
+func (o *tuiOpener) arrivalsChan() chan ui.Context {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.arrivals == nil {
+		o.arrivals = make(chan ui.Context, 16)
+	}
+	return o.arrivals
+}
+
+// announce gives the TUI (out), until ctx ends, a context for every pod
+// of f's watch it was not shown yet: a pod created after start, or one
+// re-created under the name of one shown (a new UID), which the TUI puts
+// in the old one's place once that one is gone. A pod already terminating
+// is not announced.
+func (o *tuiOpener) announce(ctx context.Context, out chan<- ui.Context, f *kubeFleet, sel selection, shown []kube.Pod) {
+	seen := map[string]string{} // UID by Ref
+	for _, p := range shown {
+		seen[p.Ref()] = p.UID
+	}
+	for {
+		changed := f.w.Changed()
+		for _, p := range f.w.Pods() {
+			if seen[p.Ref()] == p.UID || p.Deleting {
+				continue
+			}
+			seen[p.Ref()] = p.UID
+			select {
+			case out <- o.podContext(f, sel, p):
+			case <-ctx.Done():
+				return
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // kubeContext gives c its plane (the pod as the watch sees it), its Open
@@ -124,7 +198,9 @@ func (o *tuiOpener) kubeSession(ctx context.Context, f *kubeFleet, p kube.Pod, p
 	}
 	pool := o.pool
 	o.mu.Unlock()
-	return pool.acquire(ctx, p.Ref(), pin, func(ctx context.Context) (*target.Session, error) {
+	// Keyed by UID too: a pod re-created under its name is another
+	// daemon, never handed the old one's session.
+	return pool.acquire(ctx, p.Ref()+" "+p.UID, pin, func(ctx context.Context) (*target.Session, error) {
 		now, found, known, werr := f.w.Get(p.Ref())
 		switch {
 		case known && (!found || now.UID != p.UID):

@@ -221,8 +221,7 @@ func (m *Model) planeBackoff() (time.Duration, string) {
 
 // backoffSources are the distinct providers that may back off: a thousand
 // sandboxes of one team share one, asked once per frame rather than once
-// per sandbox. The contexts are fixed for the TUI's life, so this is found
-// once.
+// per sandbox. This is found once, and again when sandboxes arrive.
 func backoffSources(ctxs []*sandbox) *[]PlaneBackoff {
 	var out []PlaneBackoff
 	shared := map[PlaneBackoff]bool{}

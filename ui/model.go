@@ -72,6 +72,9 @@ type Model struct {
 	// sandboxes' counts it has shown so far (for the log).
 	fleet      *fleetView
 	fleetShown int
+	// waiting are sandboxes that appeared under the name of one shown,
+	// to take its place once it is known gone (context_arrivals.go).
+	waiting map[string]Context
 
 	width, height int
 	lay           layout
@@ -156,7 +159,7 @@ func (m *Model) Init() tea.Cmd {
 	for _, w := range m.opts.Warnings {
 		m.log.add(m.now(), levelWarn, "", "%s", w)
 	}
-	cmds := []tea.Cmd{clockCmd(time.Second), m.startPlanes()}
+	cmds := []tea.Cmd{clockCmd(time.Second), m.startPlanes(), m.awaitArrivals()}
 	if m.fleetFirst() {
 		m.openContextPicker()
 	}
@@ -242,6 +245,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case planeTickMsg:
 		return m, m.onPlaneTick()
+	case arrivalsMsg:
+		return m, m.onArrivals(msg)
 	case openDetailMsg:
 		if msg.gen == m.detailGen && m.detail.cancel == nil {
 			return m, m.openDetail()

@@ -26,6 +26,13 @@ type Options struct {
 	// Give either Source or Contexts.
 	Contexts []Context
 	Initial  int
+	// Arrivals, when set, brings sandboxes that appear while the TUI
+	// runs (a pod created after start): each is added to the contexts,
+	// counted in the fleet view like the first ones. A name already shown
+	// means a new sandbox of that name (a pod re-created): it replaces the
+	// old one once the old one's provider says it is gone, so send a name
+	// again only for that. The TUI stops reading when it closes.
+	Arrivals <-chan Context
 	// Theme colours the UI and the terminal pane; the zero Theme means
 	// themes.Default.
 	Theme Theme

@@ -165,6 +165,9 @@ func (m *Model) onPlaneInfo(sb *sandbox, msg planeInfoMsg) tea.Cmd {
 				sb.events.add(m.now(), levelError, "%s is gone: its provider no longer knows it (killed or expired)", sb.targetName())
 			}
 			p.gone = true
+			if c, ok := m.waiting[sb.spec.Name]; ok && m.ctxs[sb.index] == sb {
+				return m.replaceContext(sb.index, c)
+			}
 			return nil
 		}
 		if p.err == nil {

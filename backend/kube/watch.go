@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"time"
 
@@ -50,6 +51,19 @@ func (w *Watcher) Get(ref string) (p Pod, found, known bool, err error) {
 	defer w.mu.Unlock()
 	p, found = w.pods[ref]
 	return p, found, w.synced && w.err == nil, w.err
+}
+
+// Pods is every pod as last seen, by Ref; take Changed first to wait for
+// what comes after.
+func (w *Watcher) Pods() []Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]Pod, 0, len(w.pods))
+	for _, p := range w.pods {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Ref() < out[j].Ref() })
+	return out
 }
 
 // Changed is closed at the next change.
