@@ -119,7 +119,7 @@ type sdkResult struct {
 	name                         string
 	run, stream, start, list     time.Duration
 	streamSDKCPU                 time.Duration
-	streamRSS                    int // the daemon's peak RSS while streaming, kB
+	streamRSS, streamAnon        int // the daemon's peak RSS and anonymous RSS while streaming, kB
 	listed, lsListed             int
 	ls                           time.Duration
 	kill                         time.Duration
@@ -201,8 +201,11 @@ func (b *bench) sdkCompare(mib, n int) error {
 			return fmt.Sprintf("%.2f× envd's rate", e.stream.Seconds()/o.stream.Seconds())
 		}, "≥ envd's")
 	row("SDK: the SDK's CPU while streaming", func(r sdkResult) string { return ms(r.streamSDKCPU) }, durRatio(func(r sdkResult) time.Duration { return r.streamSDKCPU }), "")
-	row("SDK: daemon's peak RSS while streaming", func(r sdkResult) string { return mibOf(r.streamRSS) },
-		func(o, e sdkResult) string { return fmt.Sprintf("%.2f×", float64(o.streamRSS)/float64(e.streamRSS)) }, "≤ envd's")
+	row("SDK: daemon's peak RSS (anonymous) while streaming", func(r sdkResult) string {
+		return fmt.Sprintf("%s (%s)", mibOf(r.streamRSS), mibOf(r.streamAnon))
+	}, func(o, e sdkResult) string {
+		return fmt.Sprintf("%.2f× (%.2f×)", float64(o.streamRSS)/float64(e.streamRSS), float64(o.streamAnon)/float64(e.streamAnon))
+	}, "≤ envd's")
 	row(fmt.Sprintf("SDK: start %d background `sleep 600`", n), func(r sdkResult) string { return fmt.Sprintf("%.1f s", r.start.Seconds()) }, durRatio(func(r sdkResult) time.Duration { return r.start }), "")
 	row(fmt.Sprintf("SDK: `commands.list()` with %d running", n), func(r sdkResult) string {
 		return fmt.Sprintf("%s (%d listed)", ms(r.list), r.listed)
@@ -328,9 +331,9 @@ func (b *bench) sdkStream(node, sdkdir string, d *sdkDaemon, mib int, r *sdkResu
 	// Three runs, the median's time, the SDK's CPU and the
 	// daemon's peak RSS over all three.
 	var times, cpus []time.Duration
-	peak := 0
+	peak, anon := 0, 0
 	for range 3 {
-		stop := sampleRSS(pid, &peak)
+		stop := sampleRSS(pid, &peak, &anon)
 		cmd := exec.Command(node, "stream.mjs", strconv.Itoa(mib<<20))
 		cmd.Dir, cmd.Env = sdkdir, env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -350,13 +353,14 @@ func (b *bench) sdkStream(node, sdkdir string, d *sdkDaemon, mib int, r *sdkResu
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
-	r.stream, r.streamSDKCPU, r.streamRSS = p50(times), p50(cpus), peak
+	r.stream, r.streamSDKCPU, r.streamRSS, r.streamAnon = p50(times), p50(cpus), peak, anon
 	return nil
 }
 
-// sampleRSS records pid's largest VmRSS into peak until the returned stop
-// is called.
-func sampleRSS(pid int, peak *int) (stop func()) {
+// sampleRSS records pid's largest VmRSS into peak, and its largest
+// anonymous part (what leaves out the binary's own code pages) into anon,
+// until the returned stop is called.
+func sampleRSS(pid int, peak, anon *int) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -365,9 +369,8 @@ func sampleRSS(pid int, peak *int) (stop func()) {
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if v := procStatus(pid, "VmRSS:"); v > *peak {
-				*peak = v
-			}
+			*peak = max(*peak, procStatus(pid, "VmRSS:"))
+			*anon = max(*anon, procStatus(pid, "RssAnon:"))
 			select {
 			case <-done:
 				return

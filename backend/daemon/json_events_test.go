@@ -12,7 +12,7 @@ import (
 )
 
 // A client that speaks Connect's JSON (E2B's SDKs) gets a fast stream in
-// data events of at most 128 KiB, every byte of it: larger events cost
+// data events of at most 64 KiB, every byte of it: larger events cost
 // the daemon several copies each while protojson encodes them, and the
 // SDK's decoder more time, than envd's 32 KiB ones.
 func TestJSONClientsGetBoundedDataEvents(t *testing.T) {
@@ -43,8 +43,8 @@ func TestJSONClientsGetBoundedDataEvents(t *testing.T) {
 	if got != total {
 		t.Fatalf("got %d bytes of %d", got, total)
 	}
-	if largest > 128<<10 {
-		t.Errorf("largest data event %d bytes, want at most %d", largest, 128<<10)
+	if largest > 64<<10 {
+		t.Errorf("largest data event %d bytes, want at most %d", largest, 64<<10)
 	}
 	t.Logf("%d bytes in %d events, the largest %d", got, events, largest)
 }
