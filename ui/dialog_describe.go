@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,28 @@ import (
 type describeDialog struct {
 	pgid   int
 	offset int // first line shown, when the screen is too short for all
+	// details are the group's state directory's facts, once read (nil
+	// while they are; see GroupDescriber); detailsErr why they could not
+	// be.
+	details    *GroupDetails
+	detailsErr error
+}
+
+// describeDetailsMsg carries a group's details to the describe view.
+type describeDetailsMsg struct {
+	pgid    int
+	details GroupDetails
+	err     error
+}
+
+// describeDetailsTimeout bounds the read of a group's details.
+const describeDetailsTimeout = 5 * time.Second
+
+// onDescribeDetails hands details to the describe view still open on them.
+func (m *Model) onDescribeDetails(msg describeDetailsMsg) {
+	if d, ok := m.dialog.(*describeDialog); ok && d.pgid == msg.pgid {
+		d.details, d.detailsErr = &msg.details, msg.err
+	}
 }
 
 // openDescribe describes the group under the cursor (or the one the
@@ -42,8 +65,20 @@ func (m *Model) openDescribe() tea.Cmd {
 		m.setStatus(levelInfo, "select a group to describe")
 		return nil
 	}
-	m.openDialog(sb, &describeDialog{pgid: g.PGID})
-	return nil
+	dd := &describeDialog{pgid: g.PGID}
+	m.openDialog(sb, dd)
+	desc, ok := sb.src.(GroupDescriber)
+	if !ok || g.StateDir == "" {
+		dd.details = &GroupDetails{} // nothing more to read
+		return nil
+	}
+	pgid, dir := g.PGID, g.StateDir
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), describeDetailsTimeout)
+		defer cancel()
+		d, err := desc.GroupDetails(ctx, dir)
+		return describeDetailsMsg{pgid: pgid, details: d, err: err}
+	}
 }
 
 func (d *describeDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
@@ -75,7 +110,10 @@ func (d *describeDialog) view(m *Model, w, h int) string {
 	if g == nil {
 		lines = []string{st.muted.Render(fmt.Sprintf("pgid %d is no longer listed: it was pruned, or its sandbox restarted.", d.pgid))}
 	} else {
-		lines = describeLines(m, g, m.now(), width)
+		lines = describeLines(m, g, d.details, m.now(), width)
+		if d.detailsErr != nil {
+			lines = append(lines, "", st.warning.Render("the state directory could not be read: "+safetext.Line(d.detailsErr.Error())))
+		}
 	}
 	hint := st.muted.Render(m.keyOf(m.keys.Up) + " " + m.keyOf(m.keys.Down) + " scroll · " + m.keyOf(m.keys.Back) + " close")
 	if room := h - 6; room > 2 && len(lines) > room {
@@ -88,8 +126,9 @@ func (d *describeDialog) view(m *Model, w, h int) string {
 	return dialogBox(st, title, lines, w, min(100, w-4))
 }
 
-// describeLines are the facts of g, each value wrapped to width.
-func describeLines(m *Model, g *Group, now time.Time, width int) []string {
+// describeLines are the facts of g, each value wrapped to width; details
+// (nil until read) add what only its state directory tells.
+func describeLines(m *Model, g *Group, details *GroupDetails, now time.Time, width int) []string {
 	st := m.st
 	var lines []string
 	field := func(name, value string) {
@@ -116,7 +155,7 @@ func describeLines(m *Model, g *Group, now time.Time, width int) []string {
 		cmd = st.muted.Render("not known (no live leader, and nothing published it)")
 	}
 	field("command", cmd)
-	field("cwd", describeCwd(g, st))
+	field("cwd", describeCwd(g, details, st))
 	field("tag", orNone(st, safetext.Line(g.Tag)))
 	origin := m.originCell(g.Origin)
 	if g.Supervisor != "" {
@@ -128,10 +167,19 @@ func describeLines(m *Model, g *Group, now time.Time, width int) []string {
 	} else {
 		field("state dir", st.muted.Render("none: nobody published this group"))
 	}
-	if t := groupStarted(g); !t.IsZero() {
-		field("started", fmt.Sprintf("%s (%s ago)", t.UTC().Format("2006-01-02 15:04:05 UTC"), formatAge(now.Sub(t))))
-	} else {
+	when := func(t time.Time) string {
+		return fmt.Sprintf("%s (%s ago)", t.UTC().Format("2006-01-02 15:04:05 UTC"), formatAge(now.Sub(t)))
+	}
+	switch t := groupStarted(g); {
+	case !t.IsZero():
+		field("started", when(t))
+	case details != nil && !details.Started.IsZero():
+		field("started", when(details.Started))
+	default:
 		field("started", st.muted.Render("not known"))
+	}
+	if details != nil && !details.Ended.IsZero() && (g.Exit != nil || stateOf(g) == groupstate.Settled) {
+		field("ended", when(details.Ended))
 	}
 	state := m.stateCell(g, now) + st.muted.Render(fmt.Sprintf(" · %s · session %d", count(liveMembers(g), "live member"), g.SID))
 	if g.PTY {
@@ -170,12 +218,19 @@ func describeLines(m *Model, g *Group, now time.Time, width int) []string {
 }
 
 // describeCwd is what the TUI can tell of a group's working directory:
-// an agent's state lives in <cwd>/.dsh-e2b, sandtop's own does not say.
-func describeCwd(g *Group, st styles) string {
+// what its supervisor published (details), or for an agent's group the
+// directory its state lives in (<cwd>/.dsh-e2b).
+func describeCwd(g *Group, details *GroupDetails, st styles) string {
+	if details != nil && details.Cwd != "" {
+		return safetext.Line(details.Cwd)
+	}
 	if dir, _, ok := strings.Cut(g.StateDir, "/.dsh-e2b/"); ok && dir != "" {
 		return safetext.Line(filepath.Clean(dir))
 	}
-	return st.muted.Render("not in the process table (the state directory holds the group's files)")
+	if g.StateDir != "" && details == nil {
+		return st.muted.Render("reading the state directory…")
+	}
+	return st.muted.Render("not published (the bash wrapper and older supervisors do not)")
 }
 
 func orNone(st styles, s string) string {

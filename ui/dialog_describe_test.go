@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // d shows a group's full facts, its whole command included, however
@@ -59,6 +60,34 @@ func TestDescribeAnAgentsGroup(t *testing.T) {
 	for _, want := range []string{"Group 4200", "cwd        /home/user", "tag        dsh:agent-7", "python3 -m http.server 8080", "4200    1       S sleeping", "still running"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("describe lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+// What only the state directory tells (the working directory the
+// supervisor published, when the group started and ended) is read once
+// when describe opens, from a Source that can (GroupDescriber).
+func TestDescribeReadsTheStateDirectorysDetails(t *testing.T) {
+	m, src := newTestModel(t, 160, 45)
+	src.details = map[string]GroupDetails{"/run/sandtop/groups/7a1e": {
+		Cwd: "/srv/checkout", Started: testNow.Add(-5 * time.Minute), Ended: testNow.Add(-90 * time.Second),
+	}}
+	for range 12 {
+		if g := m.cur.tree.selectedGroup(); g != nil && g.PGID == 4500 {
+			break
+		}
+		press(t, m, "down")
+	}
+	press(t, m, "d")
+	var seen strings.Builder
+	for range 30 {
+		seen.WriteString(viewOf(m))
+		press(t, m, "down")
+	}
+	text := strings.Join(strings.Fields(strings.NewReplacer("│", " ").Replace(seen.String())), " ")
+	for _, want := range []string{"cwd /srv/checkout", "ended 2025-06-01 11:58:30 UTC (1m ago)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("describe lacks %q:\n%s", want, viewOf(m))
 		}
 	}
 }

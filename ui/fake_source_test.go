@@ -24,6 +24,15 @@ type fakeSource struct {
 	conns     map[int]*fakeConn
 	// teardown, when set, scripts the progress of Teardown.
 	teardown func(ctx context.Context, pgid int, progress func(TeardownEvent)) error
+	// details are what GroupDetails answers, by state directory.
+	details map[string]GroupDetails
+}
+
+// GroupDetails makes the fake a GroupDescriber.
+func (f *fakeSource) GroupDetails(_ context.Context, stateDir string) (GroupDetails, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.details[stateDir], nil
 }
 
 func newFakeSource() *fakeSource {

@@ -235,6 +235,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handlePaste(msg)
 	case tea.MouseMsg:
 		return m, m.handleMouse(msg)
+	case describeDetailsMsg:
+		m.onDescribeDetails(msg)
+		return m, nil
 	case frameMsg:
 		m.frameArmed = false
 		m.lastFrame = m.now()

@@ -41,6 +41,21 @@ type Source interface {
 	Teardown(ctx context.Context, pgid int, grace time.Duration, progress func(TeardownEvent)) error
 }
 
+// GroupDetails are what only a group's state directory tells: its working
+// directory and when it started and ended (zero where not known).
+type GroupDetails struct {
+	Cwd            string
+	Started, Ended time.Time
+}
+
+// GroupDescriber is a Source that can read a group's details, which the
+// describe view asks for once when it opens. It stands apart from Source,
+// whose methods are what every sandbox must serve: a Source without it
+// describes groups from the listing alone.
+type GroupDescriber interface {
+	GroupDetails(ctx context.Context, stateDir string) (GroupDetails, error)
+}
+
 // OutputStream is a group's output in the order it arrived.
 type OutputStream interface {
 	// Next blocks for the next piece of output; io.EOF once it has
