@@ -69,17 +69,21 @@ func (b *bench) startCompatTarget() (*compatTarget, error) {
 }
 
 // stop ends the daemon and whatever still runs under it.
-func (t *compatTarget) stop() {
-	for _, pid := range descendantsOf(t.cmd.Process.Pid) {
+func (t *compatTarget) stop() { stopDaemonTree(t.cmd) }
+
+// stopDaemonTree kills what runs under a daemon the bench started, then
+// the daemon: SIGTERM, and SIGKILL after 5 s.
+func stopDaemonTree(cmd *exec.Cmd) {
+	for _, pid := range descendantsOf(cmd.Process.Pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	_ = t.cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
-	go func() { _ = t.cmd.Wait(); close(done) }()
+	go func() { _ = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		_ = t.cmd.Process.Kill()
+		_ = cmd.Process.Kill()
 		<-done
 	}
 }

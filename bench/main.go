@@ -12,7 +12,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -663,19 +662,11 @@ func (b *bench) sdkFigures(mib int) error {
 	// figure is the whole command.
 	var sdk []time.Duration
 	for range 3 {
-		cmd := exec.Command(node, "stream.mjs", n)
-		cmd.Dir = sdkdir
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
+		took, _, err := streamOnce(node, sdkdir, nil, mib<<20)
 		if err != nil {
-			return fmt.Errorf("node stream.mjs: %v: %s", err, strings.TrimSpace(stderr.String()))
+			return err
 		}
-		var res struct{ Ms float64 }
-		if err := json.Unmarshal(out, &res); err != nil || res.Ms <= 0 {
-			return fmt.Errorf("node stream.mjs said %q", out)
-		}
-		sdk = append(sdk, time.Duration(res.Ms*float64(time.Millisecond)))
+		sdk = append(sdk, took)
 	}
 	sort.Slice(sdk, func(i, j int) bool { return sdk[i] < sdk[j] })
 	b.add(what, ms(p50(sand))+" (`run --wait`)", ms(p50(sdk))+" (the SDK's `commands.run`)",

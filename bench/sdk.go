@@ -65,20 +65,7 @@ func (b *bench) startSDKDaemon(envd bool) (*sdkDaemon, error) {
 	}
 }
 
-func (d *sdkDaemon) stop() {
-	for _, pid := range descendantsOf(d.cmd.Process.Pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = d.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-done
-	}
-}
+func (d *sdkDaemon) stop() { stopDaemonTree(d.cmd) }
 
 // sdkLs runs `sandtop ls -o json` against d and counts the running
 // groups of `sleep 600` it lists.
@@ -334,27 +321,37 @@ func (b *bench) sdkStream(node, sdkdir string, d *sdkDaemon, mib int, r *sdkResu
 	peak, anon := 0, 0
 	for range 3 {
 		stop := sampleRSS(pid, &peak, &anon)
-		cmd := exec.Command(node, "stream.mjs", strconv.Itoa(mib<<20))
-		cmd.Dir, cmd.Env = sdkdir, env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
+		took, cpu, err := streamOnce(node, sdkdir, env, mib<<20)
 		stop()
 		if err != nil {
-			return fmt.Errorf("node stream.mjs: %v: %s", err, strings.TrimSpace(stderr.String()))
+			return err
 		}
-		var res struct{ Ms float64 }
-		if err := json.Unmarshal(out, &res); err != nil || res.Ms <= 0 {
-			return fmt.Errorf("node stream.mjs said %q", out)
-		}
-		times = append(times, time.Duration(res.Ms*float64(time.Millisecond)))
-		cpus = append(cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+		times, cpus = append(times, took), append(cpus, cpu)
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
 	r.stream, r.streamSDKCPU, r.streamRSS, r.streamAnon = p50(times), p50(cpus), peak, anon
 	return nil
+}
+
+// streamOnce runs stream.mjs for n bytes of zeros (env nil: the bench's
+// own) and returns the time the script measured around commands.run
+// (node's start and the SDK's import left out) and the SDK's CPU.
+func streamOnce(node, sdkdir string, env []string, n int) (took, cpu time.Duration, err error) {
+	cmd := exec.Command(node, "stream.mjs", strconv.Itoa(n))
+	cmd.Dir, cmd.Env = sdkdir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, 0, fmt.Errorf("node stream.mjs: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var res struct{ Ms float64 }
+	if err := json.Unmarshal(out, &res); err != nil || res.Ms <= 0 {
+		return 0, 0, fmt.Errorf("node stream.mjs said %q", out)
+	}
+	return time.Duration(res.Ms * float64(time.Millisecond)), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
 // sampleRSS records pid's largest VmRSS into peak, and its largest
