@@ -306,7 +306,7 @@ func TestStuckEndToEnd(t *testing.T) {
 		}
 		got = map[int]string{}
 		for _, g := range snap.Groups {
-			got[g.Pgid] = g.Stuck
+			got[g.PGID] = g.Stuck
 		}
 		if strings.HasPrefix(got[quiet], "idle ") && got[orphaned] == stuck.LeaderGone {
 			break

@@ -83,7 +83,7 @@ func terminalSize(ctx context.Context, s *session, pid int) (rows, cols int) {
 		return 0, 0
 	}
 	for _, t := range snap.Terminals {
-		if t.Pid == pid {
+		if t.PID == pid {
 			return t.Rows, t.Cols
 		}
 	}

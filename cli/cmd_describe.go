@@ -88,7 +88,7 @@ func runDescribe(ctx context.Context, f *factory, ref groupRef, output string) e
 	}
 	var g *seam.GroupView
 	for i := range snap.Groups {
-		if c := &snap.Groups[i]; c.Pgid == ref.pgid && (g == nil || !g.Live() && c.Live()) {
+		if c := &snap.Groups[i]; c.PGID == ref.pgid && (g == nil || !g.Live() && c.Live()) {
 			g = c
 		}
 	}
@@ -103,7 +103,7 @@ func runDescribe(ctx context.Context, f *factory, ref groupRef, output string) e
 	if len(one.Groups) == 1 {
 		doc.Group.listGroup = one.Groups[0]
 	} else { // a group nobody published: what the table shows
-		doc.Group.listGroup = listGroup{PGID: g.Pgid, Origin: string(g.Origin), State: string(g.State),
+		doc.Group.listGroup = listGroup{PGID: g.PGID, Origin: string(g.Origin), State: string(g.State),
 			Command: g.Argv, Members: listProcesses(g.Members), Stuck: g.Stuck}
 	}
 	if doc.Group.Command == nil {
@@ -111,7 +111,7 @@ func runDescribe(ctx context.Context, f *factory, ref groupRef, output string) e
 			doc.Group.Command = l.Argv
 		}
 	}
-	doc.Group.StateDir, doc.Group.SID, doc.Group.LeaderPID, doc.Group.PTY = g.StateDir, g.Sid, g.LeaderPid, g.PTY
+	doc.Group.StateDir, doc.Group.SID, doc.Group.LeaderPID, doc.Group.PTY = g.StateDir, g.SID, g.LeaderPID, g.PTY
 	if !g.OutputAt.IsZero() {
 		t := g.OutputAt
 		doc.Group.LastOutput = &t

@@ -114,7 +114,7 @@ func listSnapshot(doc listDoc, snap seam.Snapshot) listDoc {
 		if g.Origin == seam.OriginOther || g.StateDir == "" && g.Origin != seam.OriginEnvd {
 			continue // not a group this sandtop, an agent or an envd client started
 		}
-		lg := listGroup{PGID: g.Pgid, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
+		lg := listGroup{PGID: g.PGID, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
 			Command: g.Argv, ExitCode: g.ExitCode, Signal: g.Signal, Members: listProcesses(g.Members),
 			Escapees: listProcesses(g.Escapees), Problem: g.Problem, Stuck: g.Stuck, Supervisor: g.Supervisor}
 		if lg.Members == nil {
@@ -135,8 +135,8 @@ func listSnapshot(doc listDoc, snap seam.Snapshot) listDoc {
 		if !t.Sandtop {
 			continue
 		}
-		doc.Terminals = append(doc.Terminals, listTerminal{PID: t.Pid, Origin: originTerminal, ID: t.ID, Tag: t.Tag, Argv: t.Argv,
-			Rows: t.Rows, Cols: t.Cols, ForegroundPGID: t.ForegroundPgid, InputWaiting: t.InputWaiting})
+		doc.Terminals = append(doc.Terminals, listTerminal{PID: t.PID, Origin: originTerminal, ID: t.ID, Tag: t.Tag, Argv: t.Argv,
+			Rows: t.Rows, Cols: t.Cols, ForegroundPGID: t.ForegroundPGID, InputWaiting: t.InputWaiting})
 	}
 	// Live groups first, then by state: what needs attention is at the top.
 	sort.SliceStable(doc.Groups, func(i, j int) bool {
@@ -157,7 +157,7 @@ func listProcesses(ps []seam.ProcessView) []listProcess {
 	}
 	out := make([]listProcess, len(ps))
 	for i, p := range ps {
-		out[i] = listProcess{PID: p.Pid, PPID: p.Ppid, State: p.State, Argv: p.Argv, Wrapper: p.Wrapper,
+		out[i] = listProcess{PID: p.PID, PPID: p.PPID, State: p.State, Argv: p.Argv, Wrapper: p.Wrapper,
 			CPUPercent: p.CPUPercent, RSSBytes: p.RSSBytes}
 		if !p.Started.IsZero() {
 			t := p.Started

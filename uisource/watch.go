@@ -81,14 +81,14 @@ func sendSnapshot(ctx context.Context, out chan ui.Snapshot, snap ui.Snapshot) b
 func toUI(s seam.Snapshot) ui.Snapshot {
 	out := ui.Snapshot{Taken: s.Taken, Groups: make([]ui.Group, 0, len(s.Groups)), Terminals: make([]ui.Terminal, 0, len(s.Terminals))}
 	for _, g := range s.Groups {
-		if g.Pgid <= 1 {
+		if g.PGID <= 1 {
 			continue
 		}
 		tag := g.Tag
 		if user, ok := seam.TerminalUserTag(tag); ok {
 			tag = user // a terminal's group: its tag as ls shows it, not the marker
 		}
-		ug := ui.Group{PGID: g.Pgid, SID: g.Sid, LeaderPID: g.LeaderPid, Tag: tag, Origin: originOf(g.Origin),
+		ug := ui.Group{PGID: g.PGID, SID: g.SID, LeaderPID: g.LeaderPID, Tag: tag, Origin: originOf(g.Origin),
 			Argv: g.Argv, PTY: g.PTY, Settled: !g.State.Live(), Started: g.Started, Members: processes(g.Members), Stuck: g.Stuck,
 			ID: g.ID, StateDir: g.StateDir, Supervisor: g.Supervisor, Problem: g.Problem}
 		if g.ExitCode != nil {
@@ -100,7 +100,7 @@ func toUI(s seam.Snapshot) ui.Snapshot {
 		out.Groups = append(out.Groups, ug)
 	}
 	for _, t := range s.Terminals {
-		ut := ui.Terminal{PID: t.Pid, SID: t.Sid, ForegroundPGID: t.ForegroundPgid, InputWaiting: t.InputWaiting,
+		ut := ui.Terminal{PID: t.PID, SID: t.SID, ForegroundPGID: t.ForegroundPGID, InputWaiting: t.InputWaiting,
 			Rows: t.Rows, Cols: t.Cols, Argv: t.Argv, Tag: t.Tag, Started: t.Started}
 		ut.Title = terminalTitle(ut, out.Groups)
 		out.Terminals = append(out.Terminals, ut)
@@ -114,7 +114,7 @@ func processes(ps []seam.ProcessView) []ui.Process {
 	}
 	out := make([]ui.Process, len(ps))
 	for i, p := range ps {
-		out[i] = ui.Process{PID: p.Pid, PPID: p.Ppid, PGID: p.Pgid, SID: p.Sid, State: p.State, Argv: p.Argv,
+		out[i] = ui.Process{PID: p.PID, PPID: p.PPID, PGID: p.PGID, SID: p.SID, State: p.State, Argv: p.Argv,
 			Comm: p.Comm, TTY: p.TTY, Started: p.Started, CPUPercent: p.CPUPercent, RSSBytes: p.RSSBytes}
 	}
 	return out

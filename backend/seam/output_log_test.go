@@ -45,7 +45,7 @@ func TestOutputLogReadsKeptOutputInArrivalOrderWithTimes(t *testing.T) {
 		}
 		supervisor := ""
 		for _, g := range snap.Groups {
-			if g.Pgid == h.Pgid() {
+			if g.PGID == h.Pgid() {
 				supervisor = g.Supervisor
 			}
 		}

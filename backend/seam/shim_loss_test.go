@@ -125,7 +125,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 
 func snapshotGroup(s Snapshot, pgid int) (GroupView, bool) {
 	for _, g := range s.Groups {
-		if g.Pgid == pgid {
+		if g.PGID == pgid {
 			return g, true
 		}
 	}

@@ -137,7 +137,7 @@ func TestStockEnvdGroupsRunUnderOneSupervisorEach(t *testing.T) {
 		if g == nil {
 			t.Fatalf("group %d not listed", h.Pgid())
 		}
-		if g.Supervisor != SupervisorStandalone || g.Origin != OriginSandtop || g.StateDir != h.stateDir || g.LeaderPid != h.StartPid() ||
+		if g.Supervisor != SupervisorStandalone || g.Origin != OriginSandtop || g.StateDir != h.stateDir || g.LeaderPID != h.StartPid() ||
 			strings.Join(g.Argv, " ") != "sleep 300" || len(g.Members) != 1 {
 			t.Errorf("group %d listed as %+v", h.Pgid(), *g)
 		}
@@ -145,7 +145,7 @@ func TestStockEnvdGroupsRunUnderOneSupervisorEach(t *testing.T) {
 	for _, g := range snap.Groups {
 		for _, m := range g.Members {
 			if _, ok := wrapper.Supervised(m.Argv); ok && g.Origin != OriginOther {
-				t.Errorf("a supervisor is listed in group %d (%s)", g.Pgid, g.Origin)
+				t.Errorf("a supervisor is listed in group %d (%s)", g.PGID, g.Origin)
 			}
 		}
 	}

@@ -47,7 +47,7 @@ func TestCompatSnapshotListsTerminals(t *testing.T) {
 		t.Fatalf("terminals %+v", snap.Terminals)
 	}
 	got := snap.Terminals[0]
-	if got.Pid != term.Pid() || got.Tag != "snap" || !got.Sandtop || got.Sid != term.Pid() || got.Started.IsZero() ||
+	if got.PID != term.Pid() || got.Tag != "snap" || !got.Sandtop || got.SID != term.Pid() || got.Started.IsZero() ||
 		len(got.Argv) == 0 || got.Argv[0] != spec.Argv[0] {
 		t.Errorf("listed %+v, want pid %d running %q", got, term.Pid(), spec.Argv)
 	}

@@ -28,11 +28,11 @@ type Snapshot struct {
 
 // GroupView is one process group.
 type GroupView struct {
-	Pgid, Sid int
-	// LeaderPid is the pid the daemon started for this group (the outer
+	PGID, SID int
+	// LeaderPID is the pid the daemon started for this group (the outer
 	// half of a wrapper, or the shim's program): its output can be
 	// streamed. 0 when the daemon did not start it.
-	LeaderPid int
+	LeaderPID int
 	// ID and StateDir name the state directory the group published; empty
 	// for a group nobody published.
 	ID, StateDir string
@@ -75,7 +75,7 @@ const (
 
 // ProcessView is one live process.
 type ProcessView struct {
-	Pid, Ppid, Pgid, Sid int
+	PID, PPID, PGID, SID int
 	State                string // one letter from /proc/<pid>/stat
 	Argv                 []string
 	Comm, TTY            string
@@ -89,7 +89,7 @@ type ProcessView struct {
 
 // TerminalView is one terminal (a program on a PTY) the daemon holds.
 type TerminalView struct {
-	Pid, Sid int
+	PID, SID int
 	// Sandtop marks a terminal sandtop spawned; only those have an ID (its
 	// state directory's name) and a Tag (what it was spawned with).
 	Sandtop bool
@@ -97,7 +97,7 @@ type TerminalView struct {
 	// Argv is the program the terminal runs, as the process table has it.
 	Argv           []string
 	Rows, Cols     int // 0 when unknown (stock envd)
-	ForegroundPgid int // 0 when unknown
+	ForegroundPGID int // 0 when unknown
 	InputWaiting   bool
 	Started        time.Time
 }
@@ -108,7 +108,7 @@ func (g *GroupView) Live() bool { return g.State.Live() }
 // Leader is the member whose pid is the pgid, nil when it has exited.
 func (g *GroupView) Leader() *ProcessView {
 	for i := range g.Members {
-		if g.Members[i].Pid == g.Pgid {
+		if g.Members[i].PID == g.PGID {
 			return &g.Members[i]
 		}
 	}
@@ -119,7 +119,7 @@ func (g *GroupView) Leader() *ProcessView {
 func (g *GroupView) tally() groupstate.State {
 	var t groupstate.Tally
 	for _, m := range g.Members {
-		t.Add(m.State, m.Pid == g.Pgid)
+		t.Add(m.State, m.PID == g.PGID)
 	}
 	return t.State()
 }

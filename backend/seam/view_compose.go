@@ -38,9 +38,9 @@ func compose(t liveTable, pub *publishedState, root string, finished int) Snapsh
 	sessions := sandtopSessions(t.terminals)
 	for i := range groups[:nLive] {
 		g := &groups[i]
-		g.StateDir = dirs[g.Pgid]
+		g.StateDir = dirs[g.PGID]
 		g.ID = idOf(g.StateDir)
-		if argv := markWrapperMembers(g.Pgid, g.Members); argv != nil && g.Argv == nil {
+		if argv := markWrapperMembers(g.PGID, g.Members); argv != nil && g.Argv == nil {
 			g.Argv = argv
 		}
 		g.Origin = originOf(g, root, agentPgids, sessions)
@@ -54,7 +54,7 @@ func compose(t liveTable, pub *publishedState, root string, finished int) Snapsh
 	for i, tm := range t.terminals {
 		// The daemon knows what it started (a runner); the table knows the
 		// program that runner became.
-		if p := memberByPid(groups[:nLive], tm.Pid); p != nil && len(p.Argv) > 0 {
+		if p := memberByPid(groups[:nLive], tm.PID); p != nil && len(p.Argv) > 0 {
 			tm.Argv = p.Argv
 		}
 		terms[i] = tm
@@ -78,9 +78,9 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 	for _, g := range groups {
 		for _, p := range g.Members {
 			if dir, ok := wrapper.Supervised(p.Argv); ok {
-				supervisorOf[p.Pid] = dir
-				if p.Pid == g.Pgid {
-					hidden[g.Pgid] = true
+				supervisorOf[p.PID] = dir
+				if p.PID == g.PGID {
+					hidden[g.PGID] = true
 				}
 				continue
 			}
@@ -91,15 +91,15 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 			// The outer half's pid is the one the daemon started; its group
 			// is plumbing only when it leads it (a daemon that does not give
 			// each process its own group shares one with others).
-			outerPid[dir] = p.Pid
-			if p.Pid == g.Pgid {
-				hidden[g.Pgid] = true
+			outerPid[dir] = p.PID
+			if p.PID == g.PGID {
+				hidden[g.PGID] = true
 			}
 		}
 	}
 	stateDirs = map[int]string{}
 	for _, g := range groups {
-		if hidden[g.Pgid] {
+		if hidden[g.PGID] {
 			continue
 		}
 		wrapped := false
@@ -107,27 +107,27 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 			if dir, argv, ok := wrapper.Inner(l.Argv); ok {
 				wrapped = true
 				g.Argv = argv
-				stateDirs[g.Pgid] = dir
+				stateDirs[g.PGID] = dir
 				g.Supervisor = SupervisorWrapper
 				if pid := outerPid[dir]; pid != 0 {
-					g.LeaderPid = pid
+					g.LeaderPID = pid
 				}
-			} else if dir, ok := supervisorOf[l.Ppid]; ok && g.Argv == nil {
+			} else if dir, ok := supervisorOf[l.PPID]; ok && g.Argv == nil {
 				// Stock envd started the supervisor, which started the
 				// leader: the supervisor's output is the group's. The
 				// argv comes from the published state (see addPublished).
 				wrapped = true
-				stateDirs[g.Pgid] = dir
-				g.LeaderPid = l.Ppid
+				stateDirs[g.PGID] = dir
+				g.LeaderPID = l.PPID
 				g.Supervisor = SupervisorStandalone
 			}
 		}
-		if sh, ok := shims[g.Pgid]; ok && !wrapped && g.Argv == nil {
+		if sh, ok := shims[g.PGID]; ok && !wrapped && g.Argv == nil {
 			// No wrapper: sandtop's daemon runs it under a shim (or ran it,
 			// for a group whose shim is gone) and names its state
 			// directory, whether or not the leader still runs.
 			g.Argv = sh.argv
-			stateDirs[g.Pgid] = sh.stateDir
+			stateDirs[g.PGID] = sh.stateDir
 			g.Supervisor = SupervisorShim
 		}
 		kept = append(kept, g)
@@ -159,11 +159,11 @@ func originOf(g *GroupView, root string, agentPgids, sandtopSessions map[int]boo
 		return OriginOther
 	}
 	switch {
-	case agentPgids[g.Pgid]:
+	case agentPgids[g.PGID]:
 		return OriginAgent
 	case strings.HasPrefix(g.Tag, "sandtop"):
 		return OriginSandtop
-	case g.Sid > 1 && sandtopSessions[g.Sid]:
+	case g.SID > 1 && sandtopSessions[g.SID]:
 		return OriginSandtop
 	case g.Origin == OriginEnvd:
 		return OriginEnvd
@@ -177,9 +177,9 @@ func sandtopSessions(terms []TerminalView) map[int]bool {
 	m := map[int]bool{}
 	for _, t := range terms {
 		if t.Sandtop {
-			sid := t.Sid
+			sid := t.SID
 			if sid == 0 {
-				sid = t.Pid
+				sid = t.PID
 			}
 			m[sid] = true
 		}
@@ -199,7 +199,7 @@ func leaderRuns(g *GroupView) bool {
 func memberByPid(groups []GroupView, pid int) *ProcessView {
 	for i := range groups {
 		for j := range groups[i].Members {
-			if groups[i].Members[j].Pid == pid {
+			if groups[i].Members[j].PID == pid {
 				return &groups[i].Members[j]
 			}
 		}

@@ -208,18 +208,18 @@ func groupRows(rows []ProcessRow, tags map[int]string) []GroupView {
 		}
 		g := byPgid[r.Pgid]
 		if g == nil {
-			g = &GroupView{Pgid: r.Pgid, Sid: r.Sid}
+			g = &GroupView{PGID: r.Pgid, SID: r.Sid}
 			byPgid[r.Pgid] = g
 			order = append(order, r.Pgid)
 		}
 		g.Members = append(g.Members, ProcessView{
-			Pid: r.Pid, Ppid: r.Ppid, Pgid: r.Pgid, Sid: r.Sid, State: r.State, Argv: r.Argv, Comm: r.Comm,
+			PID: r.Pid, PPID: r.Ppid, PGID: r.Pgid, SID: r.Sid, State: r.State, Argv: r.Argv, Comm: r.Comm,
 			TTY: r.TTY, Started: r.Started, CPUPercent: r.CPUPercent, RSSBytes: r.RSSBytes,
 		})
 		if r.Pid == r.Pgid {
 			g.PTY = r.TTY != ""
 			if tag, ok := tags[r.Pid]; ok {
-				g.LeaderPid, g.Tag = r.Pid, tag
+				g.LeaderPID, g.Tag = r.Pid, tag
 			}
 		}
 	}
@@ -249,11 +249,11 @@ func (f *compatFeed) terminals(infos []TerminalInfo, err error, rows []ProcessRo
 	}
 	f.terms = make([]TerminalView, 0, len(infos))
 	for _, info := range infos {
-		t := TerminalView{Pid: info.Pid, Sid: info.Pid, Sandtop: true, ID: info.ID, Tag: info.Tag, Argv: info.Argv, Rows: info.Rows, Cols: info.Cols}
+		t := TerminalView{PID: info.Pid, SID: info.Pid, Sandtop: true, ID: info.ID, Tag: info.Tag, Argv: info.Argv, Rows: info.Rows, Cols: info.Cols}
 		if r, ok := byPid[info.Pid]; ok {
-			t.Sid, t.Started = r.Sid, r.Started
+			t.SID, t.Started = r.Sid, r.Started
 			if r.Tpgid > 1 {
-				t.ForegroundPgid = r.Tpgid
+				t.ForegroundPGID = r.Tpgid
 			}
 		}
 		f.terms = append(f.terms, t)

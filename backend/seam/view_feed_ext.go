@@ -97,9 +97,9 @@ func (f *extFeed) next(ctx context.Context) (liveTable, error) {
 // sameTerminals says whether two readings of the terminals agree.
 func sameTerminals(a, b []TerminalView) bool {
 	return slices.EqualFunc(a, b, func(x, y TerminalView) bool {
-		return x.Pid == y.Pid && x.Sid == y.Sid && x.Sandtop == y.Sandtop && x.ID == y.ID && x.Tag == y.Tag &&
+		return x.PID == y.PID && x.SID == y.SID && x.Sandtop == y.Sandtop && x.ID == y.ID && x.Tag == y.Tag &&
 			slices.Equal(x.Argv, y.Argv) && x.Rows == y.Rows && x.Cols == y.Cols &&
-			x.ForegroundPgid == y.ForegroundPgid && x.InputWaiting == y.InputWaiting && x.Started.Equal(y.Started)
+			x.ForegroundPGID == y.ForegroundPGID && x.InputWaiting == y.InputWaiting && x.Started.Equal(y.Started)
 	})
 }
 
@@ -133,8 +133,8 @@ func readExtTerminals(ctx context.Context, sup supervisorReader, prev []Terminal
 	out := make([]TerminalView, 0, len(res.Msg.GetTerminals()))
 	for _, tm := range res.Msg.GetTerminals() {
 		tv := TerminalView{
-			Pid: int(tm.GetPid()), Sid: int(tm.GetSid()), Argv: tm.GetArgv(),
-			Rows: int(tm.GetRows()), Cols: int(tm.GetCols()), ForegroundPgid: int(tm.GetForegroundPgid()),
+			PID: int(tm.GetPid()), SID: int(tm.GetSid()), Argv: tm.GetArgv(),
+			Rows: int(tm.GetRows()), Cols: int(tm.GetCols()), ForegroundPGID: int(tm.GetForegroundPgid()),
 			InputWaiting: tm.GetInputWaiting(), Started: time.UnixMilli(tm.GetStartTimeUnixMs()),
 		}
 		tv.ID, _, tv.Tag, tv.Sandtop = terminal.ParseTag(tm.GetTag())
@@ -146,7 +146,7 @@ func readExtTerminals(ctx context.Context, sup supervisorReader, prev []Terminal
 // groupFromWire maps the daemon's group; its origin and state are judged
 // later, by compose.
 func groupFromWire(g *sandtopv1.Group) GroupView {
-	out := GroupView{Pgid: int(g.GetPgid()), Sid: int(g.GetSid()), LeaderPid: int(g.GetStartedPid()), Tag: g.GetTag(), PTY: g.GetPty()}
+	out := GroupView{PGID: int(g.GetPgid()), SID: int(g.GetSid()), LeaderPID: int(g.GetStartedPid()), Tag: g.GetTag(), PTY: g.GetPty()}
 	if g.GetOrigin() == string(OriginEnvd) {
 		out.Origin = OriginEnvd
 	}
@@ -162,7 +162,7 @@ func processesFromWire(ps []*sandtopv1.ProcInfo) []ProcessView {
 	out := make([]ProcessView, len(ps))
 	for i, p := range ps {
 		out[i] = ProcessView{
-			Pid: int(p.GetPid()), Ppid: int(p.GetPpid()), Pgid: int(p.GetPgid()), Sid: int(p.GetSid()),
+			PID: int(p.GetPid()), PPID: int(p.GetPpid()), PGID: int(p.GetPgid()), SID: int(p.GetSid()),
 			State: p.GetState(), Argv: p.GetArgv(), Comm: p.GetComm(), TTY: p.GetTty(),
 			CPUPercent: p.GetCpuPercent(), RSSBytes: p.GetRssBytes(),
 		}

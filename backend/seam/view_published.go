@@ -78,7 +78,7 @@ func newPublishedState() *publishedState {
 func (p *publishedState) noteLive(groups []GroupView) {
 	live := make(map[int]bool, len(groups))
 	for i := range groups {
-		live[groups[i].Pgid] = leaderRuns(&groups[i])
+		live[groups[i].PGID] = leaderRuns(&groups[i])
 	}
 	changed := len(live) != len(p.live)
 	for pgid, leader := range live {
@@ -173,14 +173,14 @@ func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]stri
 	live := map[int]bool{}
 	for i := range groups {
 		g := &groups[i]
-		live[g.Pgid] = true
-		if dir := stateDirs[g.Pgid]; dir != "" && len(g.Argv) > 0 {
+		live[g.PGID] = true
+		if dir := stateDirs[g.PGID]; dir != "" && len(g.Argv) > 0 {
 			p.argv[dir] = rememberedArgv{argv: g.Argv, seen: now}
 		}
-		pg := byPgid[g.Pgid]
+		pg := byPgid[g.PGID]
 		// A settled entry sharing a live pgid is an old group whose pgid
 		// was reused: it says nothing about this one.
-		if pg == nil || pg.State == GroupSettled || (stateDirs[g.Pgid] != "" && stateDirs[g.Pgid] != pg.StateDir) {
+		if pg == nil || pg.State == GroupSettled || (stateDirs[g.PGID] != "" && stateDirs[g.PGID] != pg.StateDir) {
 			continue
 		}
 		g.ExitCode, g.Signal, g.Problem = pg.ExitCode, pg.Signal, pg.Problem
@@ -191,10 +191,10 @@ func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]stri
 		if g.Argv == nil {
 			g.Argv = pg.Argv // exact, where the table's is not
 		}
-		if stateDirs[g.Pgid] == "" {
+		if stateDirs[g.PGID] == "" {
 			// The wrapper leader has exited and descendants live on: the
 			// published state still says whose group it is.
-			stateDirs[g.Pgid] = pg.StateDir
+			stateDirs[g.PGID] = pg.StateDir
 			if len(g.Argv) == 0 {
 				g.Argv = pg.Argv
 			}
@@ -235,10 +235,10 @@ func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]stri
 		keep[pg.StateDir] = true
 	}
 	for _, pg := range append(done, unpublished...) {
-		g := GroupView{Pgid: pg.Pgid, Sid: pg.Pgid, ID: pg.ID, StateDir: pg.StateDir, Origin: OriginSandtop, Tag: pg.Tag,
+		g := GroupView{PGID: pg.Pgid, SID: pg.Pgid, ID: pg.ID, StateDir: pg.StateDir, Origin: OriginSandtop, Tag: pg.Tag,
 			Argv: pg.Argv, State: GroupSettled, ExitCode: pg.ExitCode, Signal: pg.Signal, Problem: pg.Problem}
 		if pg.State == GroupUnpublished {
-			g.State, g.Sid = GroupUnpublished, 0
+			g.State, g.SID = GroupUnpublished, 0
 		}
 		if len(g.Argv) == 0 { // kept by an older wrapper, or an agent's
 			g.Argv = p.argv[pg.StateDir].argv

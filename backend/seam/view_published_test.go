@@ -20,7 +20,7 @@ func TestPublishedFinishedAreBounded(t *testing.T) {
 		t.Fatalf("%d finished groups shown, want %d", len(groups), 50)
 	}
 	for _, g := range groups {
-		if g.Pgid < 1010 || g.State != GroupSettled {
+		if g.PGID < 1010 || g.State != GroupSettled {
 			t.Fatalf("kept %+v; want the %d newest, settled", g, 50)
 		}
 	}
@@ -34,7 +34,7 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 	p := newPublishedState()
 	now := time.Now()
 	p.lastOwn, p.ownTook, p.nextOwn = now, 10*time.Millisecond, now.Add(scanEvery)
-	running := []GroupView{{Pgid: 7, Members: []ProcessView{{Pid: 7, State: "S"}}}}
+	running := []GroupView{{PGID: 7, Members: []ProcessView{{PID: 7, State: "S"}}}}
 	p.addPublished(running, map[int]string{}, 0)
 	<-p.kick // the first table is a change
 	p.nextOwn = now.Add(scanEvery)
@@ -45,7 +45,7 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 	default:
 	}
 	p.lastAgent, p.agentTook, p.nextAgent = now, 10*time.Millisecond, now.Add(agentScanEvery)
-	leaderGone := []GroupView{{Pgid: 7, Members: []ProcessView{{Pid: 7, State: "Z"}, {Pid: 8, State: "S"}}}}
+	leaderGone := []GroupView{{PGID: 7, Members: []ProcessView{{PID: 7, State: "Z"}, {PID: 8, State: "S"}}}}
 	p.addPublished(leaderGone, map[int]string{}, 0)
 	select {
 	case <-p.kick:
@@ -70,13 +70,13 @@ func TestComposeJudgesZombiesAndEscapees(t *testing.T) {
 	p := newPublishedState()
 	p.groups = mergePublished(nil, []GroupInfo{{ID: "a", StateDir: "/r/processes/a", Pgid: 40, State: GroupSettled, ExitCode: &code}}, false, time.Now())
 	table := liveTable{groups: []GroupView{
-		{Pgid: 40, Members: []ProcessView{{Pid: 40, State: "Z"}}},
-		{Pgid: 50, Escapees: []ProcessView{{Pid: 51, State: "S"}}},
+		{PGID: 40, Members: []ProcessView{{PID: 40, State: "Z"}}},
+		{PGID: 50, Escapees: []ProcessView{{PID: 51, State: "S"}}},
 	}}
 	snap := compose(table, p, "/r", 0)
 	var zombie, escaped *GroupView
 	for i := range snap.Groups {
-		switch snap.Groups[i].Pgid {
+		switch snap.Groups[i].PGID {
 		case 40:
 			zombie = &snap.Groups[i]
 		case 50:

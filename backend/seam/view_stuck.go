@@ -24,8 +24,8 @@ func judgeStuck(s *Snapshot, rules *stuck.Rules, cpuKnown bool, now time.Time) b
 	}
 	waiting := map[int]bool{}
 	for _, t := range s.Terminals {
-		if t.InputWaiting && t.ForegroundPgid > 1 {
-			waiting[t.ForegroundPgid] = true
+		if t.InputWaiting && t.ForegroundPGID > 1 {
+			waiting[t.ForegroundPGID] = true
 		}
 	}
 	copied := false
@@ -33,7 +33,7 @@ func judgeStuck(s *Snapshot, rules *stuck.Rules, cpuKnown bool, now time.Time) b
 		g := &s.Groups[i]
 		why := ""
 		if g.State.Live() {
-			f := stuck.Facts{WaitingInput: waiting[g.Pgid], LeaderGone: g.State == groupstate.LeaderExited,
+			f := stuck.Facts{WaitingInput: waiting[g.PGID], LeaderGone: g.State == groupstate.LeaderExited,
 				CPUKnown: cpuKnown, QuietSince: g.OutputAt}
 			for _, m := range g.Members {
 				if !m.Wrapper {

@@ -119,7 +119,7 @@ func TestSandboxGoneAsksTheTargetsRecogniser(t *testing.T) {
 
 func findView(s Snapshot, pgid int) *GroupView {
 	for i := range s.Groups {
-		if s.Groups[i].Pgid == pgid {
+		if s.Groups[i].PGID == pgid {
 			return &s.Groups[i]
 		}
 	}

@@ -23,7 +23,7 @@ import (
 func markWrapperMembers(pgid int, members []ProcessView) []string {
 	var leader *ProcessView
 	for i := range members {
-		if members[i].Pid == pgid {
+		if members[i].PID == pgid {
 			leader = &members[i]
 		}
 	}
@@ -48,10 +48,10 @@ func markWrapperMembers(pgid int, members []ProcessView) []string {
 	for i := range members {
 		m := members[i]
 		switch {
-		case m.Pid == pgid, isFork(m.Argv):
-			isWrapper[m.Pid] = true
-		case (m.Ppid == pgid || leader == nil) && wrapper.SpillTee(m.Argv):
-			isWrapper[m.Pid] = true
+		case m.PID == pgid, isFork(m.Argv):
+			isWrapper[m.PID] = true
+		case (m.PPID == pgid || leader == nil) && wrapper.SpillTee(m.Argv):
+			isWrapper[m.PID] = true
 		}
 	}
 	// Descendants of a spill helper are helpers too; the table is small,
@@ -59,8 +59,8 @@ func markWrapperMembers(pgid int, members []ProcessView) []string {
 	for changed := true; changed; {
 		changed = false
 		for _, m := range members {
-			if !isWrapper[m.Pid] && m.Ppid != pgid && isWrapper[m.Ppid] {
-				isWrapper[m.Pid], changed = true, true
+			if !isWrapper[m.PID] && m.PPID != pgid && isWrapper[m.PPID] {
+				isWrapper[m.PID], changed = true, true
 			}
 		}
 	}
@@ -69,7 +69,7 @@ func markWrapperMembers(pgid int, members []ProcessView) []string {
 		script = leader.Argv
 	}
 	for i := range members {
-		members[i].Wrapper = isWrapper[members[i].Pid]
+		members[i].Wrapper = isWrapper[members[i].PID]
 		// The wrapper's script is kilobytes, the same in every group: a
 		// marker says what it is instead.
 		if len(script) > 0 && slices.Equal(members[i].Argv, script) {
