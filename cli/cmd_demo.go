@@ -11,6 +11,7 @@ import (
 
 	"sandtop/backend/seam"
 	"sandtop/demo"
+	"sandtop/groupstate"
 )
 
 // demoFinishWait bounds the wait for the demo's finished job to finish, so
@@ -146,7 +147,7 @@ func removeOldDemo(ctx context.Context, s *session) (int, error) {
 		if !isDemo(g.Tag) {
 			continue
 		}
-		if g.State == seam.GroupRunning || g.State == seam.GroupLeaderExited {
+		if g.State == groupstate.Running || g.State == groupstate.LeaderExited {
 			if err := s.Runtime.TeardownGroup(ctx, g.Pgid, time.Second, nil); err != nil {
 				return n, err
 			}

@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandtop/backend/seam"
+	"sandtop/groupstate"
 	"sandtop/safetext"
+	"sandtop/sandbox"
 )
 
 // describeDoc is what "sandtop describe -o json" prints: the group as ls
@@ -86,7 +88,7 @@ func runDescribe(ctx context.Context, f *factory, ref groupRef, output string) e
 	if err != nil {
 		return err
 	}
-	var g *seam.GroupView
+	var g *sandbox.Group
 	for i := range snap.Groups {
 		if c := &snap.Groups[i]; c.PGID == ref.pgid && (g == nil || !g.Live() && c.Live()) {
 			g = c
@@ -99,7 +101,7 @@ func runDescribe(ctx context.Context, f *factory, ref groupRef, output string) e
 		return errNoGroup(ref.pgid)
 	}
 	doc := describeDoc{Version: jsonVersion, Target: s.Target.Name, Taken: f.Now().UTC()}
-	one := listSnapshot(listDoc{Groups: []listGroup{}}, seam.Snapshot{Groups: []seam.GroupView{*g}})
+	one := listSnapshot(listDoc{Groups: []listGroup{}}, sandbox.Snapshot{Groups: []sandbox.Group{*g}})
 	if len(one.Groups) == 1 {
 		doc.Group.listGroup = one.Groups[0]
 	} else { // a group nobody published: what the table shows
@@ -184,7 +186,7 @@ func exitFacts(g listGroup) string {
 		return "exit code " + strconv.Itoa(*g.ExitCode)
 	case g.Problem != "":
 		return "unknown: " + safetext.Clip(g.Problem, 300)
-	case seam.GroupState(g.State).Live():
+	case groupstate.State(g.State).Live():
 		return "- (still running)"
 	}
 	return "-"

@@ -125,7 +125,7 @@ func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
 		return err
 	}
 	p := newLogPrinter(f.Out, f.ErrOut, opts, since)
-	live := grp.State == seam.GroupRunning || grp.State == groupstate.Stopped
+	live := grp.State == groupstate.Running || grp.State == groupstate.Stopped
 	if grp.StateDir == "" {
 		if opts.follow && live {
 			return followLive(ctx, s, grp.Pgid, p)

@@ -12,8 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend/seam"
+	"sandtop/groupstate"
 	"sandtop/safetext"
+	"sandtop/sandbox"
 )
 
 // lsOptions is what "sandtop ls" was asked for.
@@ -164,7 +165,7 @@ func printListTable(w io.Writer, doc listDoc, wide, headers bool, now time.Time)
 func wrapped(groups []listGroup) int {
 	n := 0
 	for _, g := range groups {
-		if g.Supervisor == seam.SupervisorWrapper {
+		if g.Supervisor == sandbox.SupervisorWrapper {
 			n++
 		}
 	}
@@ -193,7 +194,7 @@ func writeGroupRows(tw io.Writer, g listGroup, wide bool, now time.Time, prefix 
 		exit = g.Signal
 	case g.ExitCode != nil:
 		exit = strconv.Itoa(*g.ExitCode)
-	case g.Problem != "" && g.State == string(seam.GroupSettled):
+	case g.Problem != "" && g.State == string(groupstate.Settled):
 		exit = "unknown"
 	}
 	cmdline := strings.Join(g.Command, " ")

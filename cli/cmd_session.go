@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend/seam"
+	"sandtop/groupstate"
 )
 
 // addSessionCommands adds the commands that talk to a sandbox.
@@ -57,7 +57,7 @@ func teardownLocalWork(cmd *cobra.Command, g *globalFlags, grace time.Duration) 
 		errs = append(errs, err)
 	}
 	for _, grp := range groups {
-		if grp.Pgid <= 1 || grp.State == seam.GroupSettled || grp.State == seam.GroupUnpublished {
+		if grp.Pgid <= 1 || grp.State == groupstate.Settled || grp.State == groupstate.Unpublished {
 			continue
 		}
 		if err := s.Runtime.TeardownGroup(cmd.Context(), grp.Pgid, grace, nil); err != nil {

@@ -13,6 +13,7 @@ import (
 	"sandtop/backend/seam"
 	"sandtop/backend/target"
 	"sandtop/config"
+	"sandtop/sandbox"
 	"sandtop/stuck"
 	"sandtop/ui"
 	"sandtop/uisource"
@@ -202,10 +203,10 @@ func (o *tuiOpener) e2bContext(c *ui.Context, f *e2bFleet, t target.Target) {
 		release(false) // pinned: it stays open while the TUI runs
 		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: s.Target.Endpoint, Cwd: cwd, Grace: o.cfg.Grace, Stuck: o.stuckRules()})
 	}
-	c.Summary = func(ctx context.Context) (ui.Snapshot, error) {
+	c.Summary = func(ctx context.Context) (sandbox.Snapshot, error) {
 		s, release, err := o.e2bSession(ctx, f, t, false)
 		if err != nil {
-			return ui.Snapshot{}, err
+			return sandbox.Snapshot{}, err
 		}
 		snap, err := uisource.Summary(ctx, s.Runtime, o.stuckRules())
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"sandtop/backend/seam"
 	"sandtop/backend/target"
 	"sandtop/config"
+	"sandtop/sandbox"
 	"sandtop/ui"
 	"sandtop/uisource"
 )
@@ -174,10 +175,10 @@ func (o *tuiOpener) kubeContext(c *ui.Context, f *kubeFleet, p kube.Pod) {
 		release(false) // pinned: it stays open while the TUI runs
 		return uisource.New(s.Runtime, uisource.Options{Name: p.Ref(), Target: c.Target, Cwd: cwd, Grace: o.cfg.Grace, Stuck: o.stuckRules()})
 	}
-	c.Summary = func(ctx context.Context) (ui.Snapshot, error) {
+	c.Summary = func(ctx context.Context) (sandbox.Snapshot, error) {
 		s, release, err := o.kubeSession(ctx, f, p, false)
 		if err != nil {
-			return ui.Snapshot{}, err
+			return sandbox.Snapshot{}, err
 		}
 		snap, err := uisource.Summary(ctx, s.Runtime, o.stuckRules())
 		release(err != nil)

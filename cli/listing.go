@@ -7,6 +7,7 @@ import (
 
 	"sandtop/backend/seam"
 	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // The document "sandtop ls -o json" prints. Fields are stable: new ones
@@ -109,27 +110,12 @@ func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc
 
 // listSnapshot puts one snapshot of the seam in the listing's terms, into
 // doc (which names the sandbox and the time).
-func listSnapshot(doc listDoc, snap seam.Snapshot) listDoc {
+func listSnapshot(doc listDoc, snap sandbox.Snapshot) listDoc {
 	for _, g := range snap.Groups {
-		if g.Origin == seam.OriginOther || g.StateDir == "" && g.Origin != seam.OriginEnvd {
+		if g.Origin == sandbox.OriginOther || g.StateDir == "" && g.Origin != sandbox.OriginEnvd {
 			continue // not a group this sandtop, an agent or an envd client started
 		}
-		lg := listGroup{PGID: g.PGID, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
-			Command: g.Argv, ExitCode: g.ExitCode, Signal: g.Signal, Members: listProcesses(g.Members),
-			Escapees: listProcesses(g.Escapees), Problem: g.Problem, Stuck: g.Stuck, Supervisor: g.Supervisor}
-		if lg.Members == nil {
-			lg.Members = []listProcess{}
-		}
-		if lg.Command == nil {
-			if l := g.Leader(); l != nil {
-				lg.Command = l.Argv // no wrapper: a shim runs it
-			}
-		}
-		if !g.Started.IsZero() {
-			t := g.Started
-			lg.Started = &t
-		}
-		doc.Groups = append(doc.Groups, lg)
+		doc.Groups = append(doc.Groups, listGroupOf(&g))
 	}
 	for _, t := range snap.Terminals {
 		if !t.Sandtop {
@@ -146,12 +132,31 @@ func listSnapshot(doc listDoc, snap seam.Snapshot) listDoc {
 	return doc
 }
 
+// listGroupOf is a group in the listing's terms.
+func listGroupOf(g *sandbox.Group) listGroup {
+	lg := listGroup{PGID: g.PGID, ID: g.ID, Origin: string(g.Origin), Tag: g.Tag, State: string(g.State),
+		Command: g.Command(), Members: listProcesses(g.Members), Escapees: listProcesses(g.Escapees),
+		Problem: g.Problem, Stuck: g.Stuck, Supervisor: g.Supervisor}
+	if lg.Members == nil {
+		lg.Members = []listProcess{}
+	}
+	if g.Exit != nil {
+		code := g.Exit.Code
+		lg.ExitCode, lg.Signal = &code, g.Exit.Signal
+	}
+	if !g.Started.IsZero() {
+		t := g.Started
+		lg.Started = &t
+	}
+	return lg
+}
+
 // originTerminal marks terminals in the listing, next to the groups'
 // "sandtop" and "agent".
 const originTerminal = "terminal"
 
 // listProcesses puts the seam's processes in the listing's terms.
-func listProcesses(ps []seam.ProcessView) []listProcess {
+func listProcesses(ps []sandbox.Process) []listProcess {
 	if len(ps) == 0 {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"sandtop/backend/seam"
 	"sandtop/backend/target"
 	"sandtop/config"
+	"sandtop/groupstate"
 )
 
 // session is one open sandbox for a CLI command. Closing it drops the
@@ -189,7 +190,7 @@ func (s *session) groupByPgid(ctx context.Context, pgid int) (seam.GroupInfo, er
 	}
 	var found *seam.GroupInfo
 	for i, g := range groups {
-		if g.Pgid == pgid && (found == nil || g.State != seam.GroupSettled) {
+		if g.Pgid == pgid && (found == nil || g.State != groupstate.Settled) {
 			found = &groups[i]
 		}
 	}

@@ -10,19 +10,21 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/themes"
 )
 
 // bigSnapshot is a sandbox with n process groups of three members each,
 // spread over n/10 sessions.
-func bigSnapshot(n int, now time.Time) Snapshot {
-	s := Snapshot{Taken: now}
+func bigSnapshot(n int, now time.Time) sandbox.Snapshot {
+	s := sandbox.Snapshot{Taken: now}
 	for i := 0; i < n; i++ {
 		pgid := 10000 + i*10
 		sid := 10000 + (i/10)*100
-		g := Group{PGID: pgid, SID: sid, LeaderPID: pgid, Origin: Origin(i % 3), Started: now.Add(-time.Duration(i) * time.Second)}
+		g := sandbox.Group{PGID: pgid, SID: sid, LeaderPID: pgid, State: groupstate.Running, Origin: []sandbox.Origin{sandbox.OriginOther, sandbox.OriginSandtop, sandbox.OriginAgent}[i%3], Started: now.Add(-time.Duration(i) * time.Second)}
 		for j := 0; j < 3; j++ {
-			g.Members = append(g.Members, Process{PID: pgid + j, PGID: pgid, SID: sid, State: "S", Argv: []string{"worker", fmt.Sprint(i), "--shard", fmt.Sprint(j)}, Comm: "worker", CPUPercent: float64(j), RSSBytes: 10 << 20})
+			g.Members = append(g.Members, sandbox.Process{PID: pgid + j, PGID: pgid, SID: sid, State: "S", Argv: []string{"worker", fmt.Sprint(i), "--shard", fmt.Sprint(j)}, Comm: "worker", CPUPercent: float64(j), RSSBytes: 10 << 20})
 		}
 		s.Groups = append(s.Groups, g)
 	}
@@ -33,7 +35,7 @@ func bigSnapshot(n int, now time.Time) Snapshot {
 // through Update, then View. Target: well under a 16 ms frame.
 func BenchmarkRefresh1000Groups(b *testing.B) {
 	m, src := newTestModel(b, 160, 50)
-	snaps := [2]Snapshot{bigSnapshot(1000, testNow), bigSnapshot(1000, testNow.Add(time.Second))}
+	snaps := [2]sandbox.Snapshot{bigSnapshot(1000, testNow), bigSnapshot(1000, testNow.Add(time.Second))}
 	m.Update(snapshotMsg{snap: snaps[0], ch: src.snaps})
 	press(b, m, "G") // cursor at the bottom: the worst case for scrolling
 	b.ReportAllocs()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"sandtop/sandbox"
 )
 
 // The tea.Cmds below are the only places that call the Source. Each has a
@@ -18,7 +20,7 @@ const rpcTimeout = 10 * time.Second
 // results come back as scopedMsg naming it: a late answer from sandbox A is
 // applied to A even when the operator has switched to B.
 
-func (m *Model) infoCmd(sb *sandbox) tea.Cmd {
+func (m *Model) infoCmd(sb *sandboxState) tea.Cmd {
 	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
@@ -28,7 +30,7 @@ func (m *Model) infoCmd(sb *sandbox) tea.Cmd {
 	}
 }
 
-func (m *Model) watchCmd(sb *sandbox, gen int) tea.Cmd {
+func (m *Model) watchCmd(sb *sandboxState, gen int) tea.Cmd {
 	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		ch, err := src.Watch(ctx)
@@ -36,7 +38,7 @@ func (m *Model) watchCmd(sb *sandbox, gen int) tea.Cmd {
 	}
 }
 
-func (m *Model) nextSnapshotCmd(sb *sandbox, gen int, ch <-chan Snapshot) tea.Cmd {
+func (m *Model) nextSnapshotCmd(sb *sandboxState, gen int, ch <-chan sandbox.Snapshot) tea.Cmd {
 	ctx, src := m.ctx, sb.src
 	return func() tea.Msg {
 		select {
@@ -51,7 +53,7 @@ func (m *Model) nextSnapshotCmd(sb *sandbox, gen int, ch <-chan Snapshot) tea.Cm
 	}
 }
 
-func (m *Model) spawnCmd(sb *sandbox, argv []string) tea.Cmd {
+func (m *Model) spawnCmd(sb *sandboxState, argv []string) tea.Cmd {
 	src, ctx, cwd := sb.src, m.ctx, sb.spec.Cwd
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
@@ -61,7 +63,7 @@ func (m *Model) spawnCmd(sb *sandbox, argv []string) tea.Cmd {
 	}
 }
 
-func (m *Model) spawnTerminalCmd(sb *sandbox, argv []string, rows, cols int) tea.Cmd {
+func (m *Model) spawnTerminalCmd(sb *sandboxState, argv []string, rows, cols int) tea.Cmd {
 	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
@@ -71,7 +73,7 @@ func (m *Model) spawnTerminalCmd(sb *sandbox, argv []string, rows, cols int) tea
 	}
 }
 
-func (m *Model) signalCmd(sb *sandbox, pgid int, sig syscall.Signal) tea.Cmd {
+func (m *Model) signalCmd(sb *sandboxState, pgid int, sig syscall.Signal) tea.Cmd {
 	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
@@ -80,7 +82,7 @@ func (m *Model) signalCmd(sb *sandbox, pgid int, sig syscall.Signal) tea.Cmd {
 	}
 }
 
-func (m *Model) signalForegroundCmd(sb *sandbox, termPid int, sig syscall.Signal) tea.Cmd {
+func (m *Model) signalForegroundCmd(sb *sandboxState, termPid int, sig syscall.Signal) tea.Cmd {
 	src, ctx := sb.src, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
@@ -94,7 +96,7 @@ func (m *Model) signalForegroundCmd(sb *sandbox, termPid int, sig syscall.Signal
 // through a channel that waitTeardownCmd drains one message at a time.
 // It runs against sb's Source until it is done, whichever context is on
 // screen meanwhile.
-func (m *Model) teardownCmd(sb *sandbox, pgid int, grace time.Duration) tea.Cmd {
+func (m *Model) teardownCmd(sb *sandboxState, pgid int, grace time.Duration) tea.Cmd {
 	src, ctx := sb.src, m.ctx
 	ch := make(chan teardownUpdate, 64)
 	go func() {
@@ -110,7 +112,7 @@ func (m *Model) teardownCmd(sb *sandbox, pgid int, grace time.Duration) tea.Cmd 
 	return m.waitTeardownCmd(sb, pgid, ch)
 }
 
-func (m *Model) waitTeardownCmd(sb *sandbox, pgid int, ch <-chan teardownUpdate) tea.Cmd {
+func (m *Model) waitTeardownCmd(sb *sandboxState, pgid int, ch <-chan teardownUpdate) tea.Cmd {
 	return func() tea.Msg {
 		u, ok := <-ch
 		if !ok {
@@ -124,7 +126,7 @@ func (m *Model) waitTeardownCmd(sb *sandbox, pgid int, ch <-chan teardownUpdate)
 }
 
 // openCmd opens a context's Source (dial, handshake) off the UI goroutine.
-func (m *Model) openCmd(sb *sandbox) tea.Cmd {
+func (m *Model) openCmd(sb *sandboxState) tea.Cmd {
 	open, ctx := sb.spec.Open, m.ctx
 	return func() tea.Msg {
 		src, err := open(ctx)

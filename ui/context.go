@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"sandtop/groupstate"
 	"sandtop/safetext"
+	"sandtop/sandbox"
 )
 
 // Context is one sandbox the TUI can show, like a k9s context. The TUI
@@ -41,7 +41,7 @@ type Context struct {
 	// Summary, when set, reads the sandbox once for the fleet view's
 	// counts, without the TUI opening it: such a context is dialled only
 	// when the operator visits it (see fleet.go).
-	Summary func(ctx context.Context) (Snapshot, error)
+	Summary func(ctx context.Context) (sandbox.Snapshot, error)
 }
 
 // openState is how far a context's Source has come.
@@ -60,7 +60,7 @@ const (
 // (Model.cur), a dialog the one it was opened for (Model.dialogSB), and
 // messages from a Source come back tagged with their sandbox (scopedMsg)
 // and are applied to it, never to the one shown.
-type sandbox struct {
+type sandboxState struct {
 	spec     Context
 	fleetRow styledRow // the fleet view's last row, styled
 	index    int
@@ -77,12 +77,12 @@ type sandbox struct {
 	watchGen int
 	// snap is the last snapshot applied: the clock applies it again when a
 	// settled ghost's time is up, since an idle table sends no other.
-	snap Snapshot
+	snap sandbox.Snapshot
 
 	tree       treeState
 	ghosts     map[int]ghost
 	firstSeen  map[int]time.Time // when each listed pgid first appeared
-	terms      []Terminal
+	terms      []sandbox.Terminal
 	termCursor int
 	marks      map[int]bool
 	teardowns  map[int]*teardown
@@ -91,8 +91,8 @@ type sandbox struct {
 	sum fleetSummary
 }
 
-func newSandbox(spec Context, index int, log *eventLog) *sandbox {
-	sb := &sandbox{
+func newSandbox(spec Context, index int, log *eventLog) *sandboxState {
+	sb := &sandboxState{
 		spec: spec, index: index, src: spec.Source,
 		events: eventSink{log: log, tag: spec.Name},
 		tree:   newTreeState(), ghosts: map[int]ghost{}, firstSeen: map[int]time.Time{},
@@ -115,7 +115,7 @@ func newSandbox(spec Context, index int, log *eventLog) *sandbox {
 }
 
 // activeTeardowns counts this context's teardowns still escalating.
-func (sb *sandbox) activeTeardowns() int {
+func (sb *sandboxState) activeTeardowns() int {
 	n := 0
 	for _, td := range sb.teardowns {
 		if td.finished.IsZero() {
@@ -126,10 +126,10 @@ func (sb *sandbox) activeTeardowns() int {
 }
 
 // liveGroups counts the groups with members, for the picker.
-func (sb *sandbox) liveGroups() int {
+func (sb *sandboxState) liveGroups() int {
 	n := 0
 	for i := range sb.tree.groups {
-		if stateOf(&sb.tree.groups[i]) != groupstate.Settled {
+		if sb.tree.groups[i].Live() {
 			n++
 		}
 	}
@@ -137,7 +137,7 @@ func (sb *sandbox) liveGroups() int {
 }
 
 // stateText is the one-line connection state the picker and header show.
-func (sb *sandbox) stateText() string {
+func (sb *sandboxState) stateText() string {
 	if sb.spec.Plane != nil {
 		switch {
 		case sb.pl.gone:

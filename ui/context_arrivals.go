@@ -149,7 +149,7 @@ func (m *Model) replaceContext(i int, c Context) tea.Cmd {
 
 // openArrived opens a new sandbox that has no Summary now, as Init does
 // (one with a Summary is dialled when it is shown).
-func (m *Model) openArrived(sb *sandbox) tea.Cmd {
+func (m *Model) openArrived(sb *sandboxState) tea.Cmd {
 	if sb.state != openPending || sb.spec.Summary != nil {
 		return nil
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"sandtop/sandbox"
 )
 
 // arrival is a provider sandbox that appears after start, whose summary
@@ -24,12 +26,12 @@ func arrival(id string, groups int) Context {
 	}
 	return Context{Name: "e2b:" + id, Kind: "e2b", Target: "e2b sandbox " + id, Plane: &fakePlane{info: info}, PlaneInfo: info,
 		Open:    func(context.Context) (Source, error) { return newFakeSource(), nil },
-		Summary: func(context.Context) (Snapshot, error) { return snap, nil }}
+		Summary: func(context.Context) (sandbox.Snapshot, error) { return snap, nil }}
 }
 
-func sandboxNamed(t *testing.T, m *Model, name string) *sandbox {
+func sandboxNamed(t *testing.T, m *Model, name string) *sandboxState {
 	t.Helper()
-	var found *sandbox
+	var found *sandboxState
 	for _, sb := range m.ctxs {
 		if sb.spec.Name == name {
 			if found != nil {

@@ -67,7 +67,7 @@ func (f *fleetView) rows(m *Model) []int {
 			out = append(out, i)
 		}
 	}
-	less := func(a, b *sandbox) int {
+	less := func(a, b *sandboxState) int {
 		switch f.by {
 		case fleetByList:
 			return cmpInt(a.index, b.index)
@@ -133,12 +133,12 @@ func cmpFloat(a, b float64) int {
 
 func cmpDur(a, b time.Duration) int { return cmpInt(int(a/time.Second), int(b/time.Second)) }
 
-func sb2state(sb *sandbox) string { return sb.fleetState() }
+func sb2state(sb *sandboxState) string { return sb.fleetState() }
 
 // badness ranks a sandbox for "worst first": stuck groups weigh most,
 // then terminals waiting for input, then being unreachable, then an end
 // within two minutes.
-func (sb *sandbox) badness(now time.Time) int {
+func (sb *sandboxState) badness(now time.Time) int {
 	c, _ := sb.counts()
 	b := c.Stuck*1000 + c.Waiting*100
 	if (sb.sum.err != nil && !sb.sum.throttled || sb.state == openFailed) && !sb.planePaused() {
@@ -152,7 +152,7 @@ func (sb *sandbox) badness(now time.Time) int {
 
 // timeLeft is how long a provider's sandbox still runs; a very long time
 // for others, so they sort last.
-func (sb *sandbox) timeLeft(now time.Time) time.Duration {
+func (sb *sandboxState) timeLeft(now time.Time) time.Duration {
 	if sb.spec.Plane == nil || sb.pl.info.EndAt.IsZero() {
 		return 1 << 62
 	}
@@ -161,14 +161,14 @@ func (sb *sandbox) timeLeft(now time.Time) time.Duration {
 
 // fleetHaystack is what the filter searches: name, template, state and
 // metadata.
-func fleetHaystack(sb *sandbox) string {
+func fleetHaystack(sb *sandboxState) string {
 	p := sb.pl.info
 	return strings.Join([]string{sb.spec.Name, p.templateName(), sb.fleetState(), FormatMetadata(p.Metadata), sb.spec.Target}, " ")
 }
 
 // fleetState is the STATE column: the provider's state, else how the
 // connection is.
-func (sb *sandbox) fleetState() string {
+func (sb *sandboxState) fleetState() string {
 	if sb.spec.Plane != nil {
 		switch {
 		case sb.pl.gone:
@@ -371,7 +371,7 @@ func (m *Model) viewFleet(w, h int) string {
 }
 
 // fleetRow is one sandbox's row.
-func (m *Model) fleetRow(sb *sandbox, selected bool, nameW, reasonW, w int, now time.Time) string {
+func (m *Model) fleetRow(sb *sandboxState, selected bool, nameW, reasonW, w int, now time.Time) string {
 	st, p := m.st, &sb.pl
 	name := sb.spec.Name
 	if sb == m.cur {

@@ -28,7 +28,7 @@ import (
 func (m *Model) multi() bool { return len(m.ctxs) > 1 }
 
 // onOpened records the result of sb's Open.
-func (m *Model) onOpened(sb *sandbox, msg openedMsg) tea.Cmd {
+func (m *Model) onOpened(sb *sandboxState, msg openedMsg) tea.Cmd {
 	if msg.err != nil {
 		sb.state, sb.openErr = openFailed, msg.err
 		if sb.planePaused() {
@@ -47,7 +47,7 @@ func (m *Model) onOpened(sb *sandbox, msg openedMsg) tea.Cmd {
 
 // startWatching starts the header query and the process table watch of
 // sb, once.
-func (m *Model) startWatching(sb *sandbox) tea.Cmd {
+func (m *Model) startWatching(sb *sandboxState) tea.Cmd {
 	if sb.watched || sb.src == nil {
 		return nil
 	}
@@ -58,7 +58,7 @@ func (m *Model) startWatching(sb *sandbox) tea.Cmd {
 
 // usable says whether sb can take an action, and says why not in the
 // footer otherwise.
-func (m *Model) usable(sb *sandbox) bool {
+func (m *Model) usable(sb *sandboxState) bool {
 	if sb.state == openReady {
 		return true
 	}

@@ -95,7 +95,7 @@ func (m *Model) target() (kind detailKind, sid, pgid, pid int) {
 	}
 	// A group on a terminal writes to the PTY, not to a stream of its own:
 	// what it shows is the terminal's screen.
-	if t := m.cur.terminalOfSession(r.sid); t != nil && !r.group.Settled {
+	if t := m.cur.terminalOfSession(r.sid); t != nil && r.group.Live() {
 		return detailTerminal, t.SID, r.group.PGID, t.PID
 	}
 	return detailGroup, r.sid, r.group.PGID, r.group.LeaderPID

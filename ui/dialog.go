@@ -23,7 +23,7 @@ type inlineDialog interface {
 
 // openDialog shows d bound to sb: its keys, and the action it confirms,
 // act on sb even if the operator switches.
-func (m *Model) openDialog(sb *sandbox, d dialog) {
+func (m *Model) openDialog(sb *sandboxState, d dialog) {
 	if m.dialog == nil {
 		m.returnTo = m.focus
 	}

@@ -7,6 +7,8 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+
+	"sandtop/sandbox"
 )
 
 // bulkDialog previews every marked group and asks for their count to be
@@ -14,14 +16,14 @@ import (
 // With noCount (config: bulk_teardown = false) enter on the preview is
 // enough; the preview itself is always shown.
 type bulkDialog struct {
-	targets []Group
+	targets []sandbox.Group
 	grace   time.Duration
 	input   textinput.Model
 	where   string // the sandbox, when there are several
 	noCount bool
 }
 
-func newBulkDialog(targets []Group, grace time.Duration) *bulkDialog {
+func newBulkDialog(targets []sandbox.Group, grace time.Duration) *bulkDialog {
 	return &bulkDialog{targets: targets, grace: grace, input: newInput("count: ", "")}
 }
 
@@ -58,7 +60,7 @@ func (d *bulkDialog) view(m *Model, w, h int) string {
 	}
 	show := min(len(d.targets), max(3, h-14))
 	for _, g := range d.targets[:show] {
-		lines = append(lines, fmt.Sprintf("  pgid %-7d %-3d %s", g.PGID, liveMembers(&g), command(&g)))
+		lines = append(lines, fmt.Sprintf("  pgid %-7d %-3d %s", g.PGID, g.LiveMembers(), command(&g)))
 	}
 	if show < len(d.targets) {
 		lines = append(lines, st.muted.Render(fmt.Sprintf("  … and %d more", len(d.targets)-show)))

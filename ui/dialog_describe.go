@@ -10,9 +10,11 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/sys/unix"
 
 	"sandtop/groupstate"
 	"sandtop/safetext"
+	"sandtop/sandbox"
 )
 
 // describeDialog shows everything the TUI knows of one group, unclipped:
@@ -50,7 +52,7 @@ func (m *Model) onDescribeDetails(msg describeDetailsMsg) {
 // selected terminal runs, or the one whose output is shown).
 func (m *Model) openDescribe() tea.Cmd {
 	sb := m.cur
-	var g *Group
+	var g *sandbox.Group
 	switch {
 	case m.pane == paneTerms:
 		if t := sb.selectedTerminal(); t != nil {
@@ -99,7 +101,7 @@ func (d *describeDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 func (d *describeDialog) view(m *Model, w, h int) string {
 	st := m.st
 	title := st.dialogTitle.Render(fmt.Sprintf("Group %d", d.pgid))
-	var g *Group
+	var g *sandbox.Group
 	for i := range m.dialogSB.tree.groups {
 		if m.dialogSB.tree.groups[i].PGID == d.pgid {
 			g = &m.dialogSB.tree.groups[i]
@@ -128,7 +130,7 @@ func (d *describeDialog) view(m *Model, w, h int) string {
 
 // describeLines are the facts of g, each value wrapped to width; details
 // (nil until read) add what only its state directory tells.
-func describeLines(m *Model, g *Group, details *GroupDetails, now time.Time, width int) []string {
+func describeLines(m *Model, g *sandbox.Group, details *GroupDetails, now time.Time, width int) []string {
 	st := m.st
 	var lines []string
 	field := func(name, value string) {
@@ -178,20 +180,20 @@ func describeLines(m *Model, g *Group, details *GroupDetails, now time.Time, wid
 	default:
 		field("started", st.muted.Render("not known"))
 	}
-	if details != nil && !details.Ended.IsZero() && (g.Exit != nil || stateOf(g) == groupstate.Settled) {
+	if details != nil && !details.Ended.IsZero() && (g.Exit != nil || g.State == groupstate.Settled) {
 		field("ended", when(details.Ended))
 	}
-	state := m.stateCell(g, now) + st.muted.Render(fmt.Sprintf(" · %s · session %d", count(liveMembers(g), "live member"), g.SID))
+	state := m.stateCell(g, now) + st.muted.Render(fmt.Sprintf(" · %s · session %d", count(g.LiveMembers(), "live member"), g.SID))
 	if g.PTY {
 		state += st.muted.Render(" · on a terminal")
 	}
 	field("state", state)
 	switch {
-	case g.Exit != nil && g.Exit.Signal != 0:
-		field("exit", fmt.Sprintf("the command was killed by signal %d (%s)", g.Exit.Signal, exitString(g.Exit)))
+	case g.Exit != nil && g.Exit.Signal != "":
+		field("exit", fmt.Sprintf("the command was killed by signal %d (%s)", unix.SignalNum(g.Exit.Signal), exitString(g.Exit)))
 	case g.Exit != nil:
 		field("exit", fmt.Sprintf("the command exited with code %d", g.Exit.Code))
-	case stateOf(g) == groupstate.Settled:
+	case g.State == groupstate.Settled:
 		field("exit", st.muted.Render("finished; its status was not published"))
 	default:
 		field("exit", st.muted.Render("still running"))
@@ -220,7 +222,7 @@ func describeLines(m *Model, g *Group, details *GroupDetails, now time.Time, wid
 // describeCwd is what the TUI can tell of a group's working directory:
 // what its supervisor published (details), or for an agent's group the
 // directory its state lives in (<cwd>/.dsh-e2b).
-func describeCwd(g *Group, details *GroupDetails, st styles) string {
+func describeCwd(g *sandbox.Group, details *GroupDetails, st styles) string {
 	if details != nil && details.Cwd != "" {
 		return safetext.Line(details.Cwd)
 	}

@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/sys/unix"
+
+	"sandtop/sandbox"
 )
 
 // palette is the ":" command line with its list of commands.
@@ -201,7 +203,7 @@ func (m *Model) cmdFilter(argv []string) tea.Cmd {
 
 // onSpawned logs the result of a start in sb; a new terminal is attached
 // at once if sb is still on screen.
-func (m *Model) onSpawned(sb *sandbox, msg spawnedMsg) tea.Cmd {
+func (m *Model) onSpawned(sb *sandboxState, msg spawnedMsg) tea.Cmd {
 	what := "process"
 	if msg.terminal {
 		what = "terminal"
@@ -218,7 +220,7 @@ func (m *Model) onSpawned(sb *sandbox, msg spawnedMsg) tea.Cmd {
 	// Show it in the terminals list right away; the next snapshot fills in
 	// the details.
 	if sb.terminalByPID(msg.pid) == nil {
-		m.setTerminals(sb, append(append([]Terminal(nil), sb.terms...), Terminal{PID: msg.pid, SID: msg.pid, ForegroundPGID: msg.pid, Rows: msg.rows, Cols: msg.cols, Argv: msg.argv, Started: m.now()}))
+		m.setTerminals(sb, append(append([]sandbox.Terminal(nil), sb.terms...), sandbox.Terminal{PID: msg.pid, SID: msg.pid, ForegroundPGID: msg.pid, Rows: msg.rows, Cols: msg.cols, Argv: msg.argv, Started: m.now()}))
 	}
 	for i, t := range sb.terms {
 		if t.PID == msg.pid {

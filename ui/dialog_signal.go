@@ -84,7 +84,7 @@ func (d *signalMenu) view(m *Model, w, h int) string {
 
 // chooseSignal confirms the signal unless it is harmless, then sends it
 // to t in sb.
-func (m *Model) chooseSignal(sb *sandbox, t signalTarget, c signalChoice) tea.Cmd {
+func (m *Model) chooseSignal(sb *sandboxState, t signalTarget, c signalChoice) tea.Cmd {
 	// SIGKILL asks even when the config turned signal confirmation off.
 	if !c.confirm || (m.opts.NoConfirm.Signal && c.sig != syscall.SIGKILL) {
 		return m.sendSignal(sb, t, c.sig)
@@ -99,7 +99,7 @@ func (m *Model) chooseSignal(sb *sandbox, t signalTarget, c signalChoice) tea.Cm
 	return nil
 }
 
-func (m *Model) sendSignal(sb *sandbox, t signalTarget, sig syscall.Signal) tea.Cmd {
+func (m *Model) sendSignal(sb *sandboxState, t signalTarget, sig syscall.Signal) tea.Cmd {
 	if m.readOnly(sb) {
 		m.refuse(sb, "signal")
 		return nil
@@ -110,7 +110,7 @@ func (m *Model) sendSignal(sb *sandbox, t signalTarget, sig syscall.Signal) tea.
 	return m.signalCmd(sb, t.pgid, sig)
 }
 
-func (m *Model) onSignalDone(sb *sandbox, msg signalDoneMsg) {
+func (m *Model) onSignalDone(sb *sandboxState, msg signalDoneMsg) {
 	name := signalName(msg.sig)
 	where := fmt.Sprintf("pgid %d", msg.pgid)
 	if msg.termPid != 0 {

@@ -8,13 +8,16 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // fakeSource is a scripted Source for model tests. It records every call.
 type fakeSource struct {
 	mu        sync.Mutex
 	info      SandboxInfo
-	snaps     chan Snapshot
+	snaps     chan sandbox.Snapshot
 	spawns    [][]string
 	termSizes [][2]int // rows, cols of each SpawnTerminal
 	signals   []string // "pgid:SIG" or "fg<pid>:SIG"
@@ -38,7 +41,7 @@ func (f *fakeSource) GroupDetails(_ context.Context, stateDir string) (GroupDeta
 func newFakeSource() *fakeSource {
 	return &fakeSource{
 		info:    SandboxInfo{Name: "demo", Target: "unix:/run/sandtop.sock", Version: "0.1.0", Capabilities: []string{"groups", "signal-group", "replay"}},
-		snaps:   make(chan Snapshot, 16),
+		snaps:   make(chan sandbox.Snapshot, 16),
 		nextPID: 9000,
 		outputs: map[int]string{},
 		conns:   map[int]*fakeConn{},
@@ -47,7 +50,7 @@ func newFakeSource() *fakeSource {
 
 func (f *fakeSource) Info(context.Context) (SandboxInfo, error) { return f.info, nil }
 
-func (f *fakeSource) Watch(ctx context.Context) (<-chan Snapshot, error) { return f.snaps, nil }
+func (f *fakeSource) Watch(ctx context.Context) (<-chan sandbox.Snapshot, error) { return f.snaps, nil }
 
 func (f *fakeSource) Spawn(_ context.Context, argv []string, _ string) (int, error) {
 	f.mu.Lock()
@@ -175,31 +178,31 @@ func (c *fakeConn) lastResize() [2]int {
 
 // demoSnapshot is a small busy sandbox: our own groups, an agent's, a
 // foreign one, a stopped one, one whose leader exited, and a terminal.
-func demoSnapshot(now time.Time) Snapshot {
+func demoSnapshot(now time.Time) sandbox.Snapshot {
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
-	proc := func(pid, pgid, sid int, state string, argv ...string) Process {
-		return Process{PID: pid, PPID: 1, PGID: pgid, SID: sid, State: state, Argv: argv, Comm: argv[0], Started: ago(time.Duration(pid%97) * time.Minute), CPUPercent: float64(pid%13) / 2, RSSBytes: uint64(pid%50+3) << 20}
+	proc := func(pid, pgid, sid int, state string, argv ...string) sandbox.Process {
+		return sandbox.Process{PID: pid, PPID: 1, PGID: pgid, SID: sid, State: state, Argv: argv, Comm: argv[0], Started: ago(time.Duration(pid%97) * time.Minute), CPUPercent: float64(pid%13) / 2, RSSBytes: uint64(pid%50+3) << 20}
 	}
-	return Snapshot{
+	return sandbox.Snapshot{
 		Taken: now,
-		Groups: []Group{
-			{PGID: 4100, SID: 4100, LeaderPID: 4100, Origin: OriginSandtop, Tag: "sandtop:build", Started: ago(12 * time.Minute),
-				Members: []Process{proc(4100, 4100, 4100, "S", "make", "-j4"), proc(4101, 4100, 4100, "R", "cc", "-c", "main.c"), proc(4102, 4100, 4100, "R", "cc", "-c", "util.c")}},
-			{PGID: 4123, SID: 4100, LeaderPID: 4123, Origin: OriginSandtop, Started: ago(3 * time.Minute),
-				Members: []Process{proc(4123, 4123, 4123, "S", "sleep", "600")}},
-			{PGID: 4200, SID: 4200, LeaderPID: 4200, Origin: OriginAgent, Tag: "dsh:agent-7", Started: ago(40 * time.Minute),
+		Groups: []sandbox.Group{
+			{PGID: 4100, SID: 4100, LeaderPID: 4100, State: groupstate.Running, Origin: sandbox.OriginSandtop, Tag: "sandtop:build", Started: ago(12 * time.Minute),
+				Members: []sandbox.Process{proc(4100, 4100, 4100, "S", "make", "-j4"), proc(4101, 4100, 4100, "R", "cc", "-c", "main.c"), proc(4102, 4100, 4100, "R", "cc", "-c", "util.c")}},
+			{PGID: 4123, SID: 4100, LeaderPID: 4123, State: groupstate.Running, Origin: sandbox.OriginSandtop, Started: ago(3 * time.Minute),
+				Members: []sandbox.Process{proc(4123, 4123, 4123, "S", "sleep", "600")}},
+			{PGID: 4200, SID: 4200, LeaderPID: 4200, State: groupstate.Running, Origin: sandbox.OriginAgent, Tag: "dsh:agent-7", Started: ago(40 * time.Minute),
 				StateDir: "/home/user/.dsh-e2b/processes/5f0c", ID: "5f0c",
-				Members: []Process{proc(4200, 4200, 4200, "S", "python3", "-m", "http.server", "8080")}},
-			{PGID: 4300, SID: 4200, Origin: OriginForeign, Started: ago(2 * time.Hour),
-				Members: []Process{proc(4301, 4300, 4200, "S", "tail", "-f", "/var/log/app.log")}},
-			{PGID: 4400, SID: 4400, LeaderPID: 4400, Origin: OriginSandtop, Started: ago(30 * time.Second),
-				Members: []Process{proc(4400, 4400, 4400, "T", "vim", "notes.txt")}},
-			{PGID: 4500, SID: 4500, LeaderPID: 4500, Origin: OriginSandtop, Started: ago(5 * time.Minute), Settled: true, Exit: &ExitStatus{Code: 2},
+				Members: []sandbox.Process{proc(4200, 4200, 4200, "S", "python3", "-m", "http.server", "8080")}},
+			{PGID: 4300, SID: 4200, State: groupstate.LeaderExited, Origin: sandbox.OriginOther, Started: ago(2 * time.Hour),
+				Members: []sandbox.Process{proc(4301, 4300, 4200, "S", "tail", "-f", "/var/log/app.log")}},
+			{PGID: 4400, SID: 4400, LeaderPID: 4400, State: groupstate.Stopped, Origin: sandbox.OriginSandtop, Started: ago(30 * time.Second),
+				Members: []sandbox.Process{proc(4400, 4400, 4400, "T", "vim", "notes.txt")}},
+			{PGID: 4500, SID: 4500, LeaderPID: 4500, Origin: sandbox.OriginSandtop, Started: ago(5 * time.Minute), State: groupstate.Settled, Exit: &sandbox.Exit{Code: 2},
 				Argv: []string{"sh", "-c", "go test ./..."}, StateDir: "/run/sandtop/groups/7a1e", ID: "7a1e", Supervisor: "shim"},
-			{PGID: 4600, SID: 4600, LeaderPID: 4600, PTY: true, Origin: OriginSandtop, Started: ago(9 * time.Minute),
-				Members: []Process{proc(4600, 4600, 4600, "S", "bash"), proc(4610, 4610, 4600, "S", "top")}},
+			{PGID: 4600, SID: 4600, LeaderPID: 4600, PTY: true, State: groupstate.Running, Origin: sandbox.OriginSandtop, Started: ago(9 * time.Minute),
+				Members: []sandbox.Process{proc(4600, 4600, 4600, "S", "bash"), proc(4610, 4610, 4600, "S", "top")}},
 		},
-		Terminals: []Terminal{
+		Terminals: []sandbox.Terminal{
 			{PID: 4600, SID: 4600, ForegroundPGID: 4610, InputWaiting: false, Rows: 40, Cols: 78, Title: "top", Argv: []string{"bash"}, Started: ago(9 * time.Minute)},
 			{PID: 4700, SID: 4700, ForegroundPGID: 4700, InputWaiting: true, Rows: 24, Cols: 80, Argv: []string{"bash"}, Started: ago(time.Minute)},
 		},

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/sahilm/fuzzy"
+
+	"sandtop/sandbox"
 )
 
 // groupFilter is the groups' "/" filter, compiled once per change. It
@@ -51,7 +53,7 @@ func compileFilter(text string) groupFilter {
 }
 
 // matches says whether the filter keeps g.
-func (f groupFilter) matches(g *Group) bool {
+func (f groupFilter) matches(g *sandbox.Group) bool {
 	if f.err != nil {
 		return false
 	}

@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // The fleet: what the TUI knows of every sandbox without visiting it. A
@@ -45,11 +45,11 @@ type fleetCounts struct {
 
 // countsOf tallies live groups, terminals, terminals waiting for input and
 // groups judged stuck (Group.Stuck, decided by the source).
-func countsOf(groups []Group, terms []Terminal) fleetCounts {
+func countsOf(groups []sandbox.Group, terms []sandbox.Terminal) fleetCounts {
 	var c fleetCounts
 	for i := range groups {
 		g := &groups[i]
-		if g.Settled || stateOf(g) == groupstate.Settled {
+		if !g.Live() {
 			continue
 		}
 		c.Groups++
@@ -82,12 +82,12 @@ type fleetSummary struct {
 }
 
 type summaryMsg struct {
-	snap Snapshot
+	snap sandbox.Snapshot
 	err  error
 }
 
 // counts is what the fleet view shows for sb, and whether it knows.
-func (sb *sandbox) counts() (fleetCounts, bool) {
+func (sb *sandboxState) counts() (fleetCounts, bool) {
 	if sb.watched && sb.conn == connUp {
 		return countsOf(sb.tree.groups, sb.terms), true
 	}
@@ -96,7 +96,7 @@ func (sb *sandbox) counts() (fleetCounts, bool) {
 
 // countable says whether sb can have counts at all: not paused, not gone,
 // and either summarised or watched.
-func (sb *sandbox) countable() bool {
+func (sb *sandboxState) countable() bool {
 	if sb.spec.Plane != nil && (sb.pl.gone || sb.pl.info.Paused()) {
 		return false
 	}
@@ -105,14 +105,14 @@ func (sb *sandbox) countable() bool {
 
 // summarised says whether sb's counts come from summaries (it has a
 // Summary and is not watched live).
-func (sb *sandbox) summarised() bool {
+func (sb *sandboxState) summarised() bool {
 	return sb.spec.Summary != nil && !(sb.watched && sb.conn == connUp)
 }
 
 // onScreen is the set of sandboxes whose rows are on screen: the fleet
 // view's window, or the sandbox shown.
-func (m *Model) onScreen() map[*sandbox]bool {
-	out := map[*sandbox]bool{m.cur: true}
+func (m *Model) onScreen() map[*sandboxState]bool {
+	out := map[*sandboxState]bool{m.cur: true}
 	if m.fleet != nil {
 		for _, i := range m.fleet.window(m) {
 			out[m.ctxs[i]] = true
@@ -124,7 +124,7 @@ func (m *Model) onScreen() map[*sandbox]bool {
 // scheduleSummaries asks for the summaries that are due, the ones on
 // screen first, then the oldest.
 func (m *Model) scheduleSummaries(now time.Time) tea.Cmd {
-	var due []*sandbox
+	var due []*sandboxState
 	inFlight := 0
 	visible := m.onScreen()
 	for _, sb := range m.ctxs {
@@ -167,7 +167,7 @@ func (m *Model) scheduleSummaries(now time.Time) tea.Cmd {
 // onSummary applies a summary; it reports whether anything the screen
 // shows of sb changed (an idle fleet's refreshes mostly change nothing,
 // and then the last frame is reused).
-func (m *Model) onSummary(sb *sandbox, msg summaryMsg) (changed bool) {
+func (m *Model) onSummary(sb *sandboxState, msg summaryMsg) (changed bool) {
 	sb.sum.inFlight = false
 	before := sb.sum
 	if msg.err != nil {
@@ -222,7 +222,7 @@ func (m *Model) planeBackoff() (time.Duration, string) {
 // backoffSources are the distinct providers that may back off: a thousand
 // sandboxes of one team share one, asked once per frame rather than once
 // per sandbox. This is found once, and again when sandboxes arrive.
-func backoffSources(ctxs []*sandbox) *[]PlaneBackoff {
+func backoffSources(ctxs []*sandboxState) *[]PlaneBackoff {
 	var out []PlaneBackoff
 	shared := map[PlaneBackoff]bool{}
 	for _, sb := range ctxs {

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"sandtop/sandbox"
 	"sandtop/themes"
 )
 
@@ -33,7 +34,7 @@ func newFleetModel(t *testing.T) (m *Model, summaries map[string]int, opens *int
 		case 5:
 			snap.Groups[0].Stuck = "idle 12m"
 		case 7:
-			snap.Terminals = []Terminal{{PID: 9, SID: 9, ForegroundPGID: 9, InputWaiting: true}}
+			snap.Terminals = []sandbox.Terminal{{PID: 9, SID: 9, ForegroundPGID: 9, InputWaiting: true}}
 		}
 		name := "e2b:" + id
 		ctxs = append(ctxs, Context{Name: name, Kind: "e2b", Target: "e2b sandbox " + id, Plane: &fakePlane{info: info}, PlaneInfo: info,
@@ -43,7 +44,7 @@ func newFleetModel(t *testing.T) (m *Model, summaries map[string]int, opens *int
 				*opens++
 				return newFakeSource(), nil
 			},
-			Summary: func(context.Context) (Snapshot, error) {
+			Summary: func(context.Context) (sandbox.Snapshot, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				summaries[name]++

@@ -3,72 +3,41 @@ package ui
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"sandtop/groupstate"
 	"sandtop/safetext"
+	"sandtop/sandbox"
 )
 
-// tally reads the group's members under the one liveness rule.
-func tally(g *Group) groupstate.Tally {
-	var t groupstate.Tally
-	for _, p := range g.Members {
-		t.Add(p.State, p.PID == g.PGID) // the leader's pid is the pgid
+// command is what a group runs, as the list shows it: its command line,
+// else its tag.
+func command(g *sandbox.Group) string {
+	if c := g.CommandLine(); c != "" {
+		return safetext.Line(c) // argv comes from the sandbox
 	}
-	return t
+	return safetext.Line(g.Tag)
 }
 
-// liveMembers are the members that still run.
-func liveMembers(g *Group) int { return tally(g).Live() }
-
-// stateOf names where g is in its life, in the vocabulary ls uses too.
-func stateOf(g *Group) groupstate.State {
-	if g.Settled {
-		return groupstate.Settled
-	}
-	return tally(g).State()
-}
-
-// command is what a group runs: its leader's argv, else the first member's.
-func command(g *Group) string {
-	if len(g.Argv) > 0 {
-		return argvString(g.Argv, "")
-	}
-	for _, p := range g.Members {
-		if p.PID == g.PGID {
-			return argvString(p.Argv, p.Comm)
-		}
-	}
-	if len(g.Members) > 0 {
-		return argvString(g.Members[0].Argv, g.Members[0].Comm)
-	}
-	if g.Tag != "" {
-		return safetext.Line(g.Tag)
-	}
-	return ""
-}
-
+// argvString is argv as the UI shows it (quoted where a word needs it), or
+// [comm] when the argv is unknown.
 func argvString(argv []string, comm string) string {
-	if len(argv) == 0 {
-		if comm != "" {
-			return "[" + safetext.Line(comm) + "]"
-		}
-		return ""
-	}
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\"'\\$") {
-			a = fmt.Sprintf("%q", a)
-		}
-		parts[i] = a
-	}
-	return safetext.Line(strings.Join(parts, " ")) // argv comes from the sandbox
+	p := sandbox.Process{Argv: argv, Comm: comm}
+	return safetext.Line(p.CommandLine()) // argv comes from the sandbox
 }
 
-func groupCPU(g *Group) float64 {
+// liveCount says how many of g's processes run: its members, and the
+// escapees that keep it live when there are any.
+func liveCount(g *sandbox.Group, member string) string {
+	s := count(g.LiveMembers(), member)
+	if n := len(g.Escapees); n > 0 {
+		s += ", " + count(n, "escapee")
+	}
+	return s
+}
+
+func groupCPU(g *sandbox.Group) float64 {
 	var s float64
 	for _, p := range g.Members {
 		s += p.CPUPercent
@@ -76,7 +45,7 @@ func groupCPU(g *Group) float64 {
 	return s
 }
 
-func groupRSS(g *Group) uint64 {
+func groupRSS(g *sandbox.Group) uint64 {
 	var s uint64
 	for _, p := range g.Members {
 		s += p.RSSBytes
@@ -84,7 +53,7 @@ func groupRSS(g *Group) uint64 {
 	return s
 }
 
-func groupTTY(g *Group) string {
+func groupTTY(g *sandbox.Group) string {
 	for _, p := range g.Members {
 		if p.TTY != "" {
 			return p.TTY
@@ -93,7 +62,7 @@ func groupTTY(g *Group) string {
 	return ""
 }
 
-func groupStarted(g *Group) time.Time {
+func groupStarted(g *sandbox.Group) time.Time {
 	if !g.Started.IsZero() {
 		return g.Started
 	}
@@ -106,16 +75,18 @@ func groupStarted(g *Group) time.Time {
 	return t
 }
 
-func exitString(e *ExitStatus) string {
+func exitString(e *sandbox.Exit) string {
 	if e == nil {
 		return "-"
 	}
-	if e.Signal != 0 {
+	if e.Signal != "" {
 		// KILL, TERM, SEGV: the names operators know, where the column fits them.
-		if name := strings.TrimPrefix(unix.SignalName(syscall.Signal(e.Signal)), "SIG"); name != "" && len(name) <= 4 {
+		if name := strings.TrimPrefix(e.Signal, "SIG"); name != "" && len(name) <= 4 {
 			return name
 		}
-		return fmt.Sprintf("sig%d", e.Signal)
+		if n := unix.SignalNum(e.Signal); n != 0 {
+			return fmt.Sprintf("sig%d", n)
+		}
 	}
 	return fmt.Sprint(e.Code)
 }

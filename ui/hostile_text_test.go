@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // hostileText is what a program in the sandbox could put in a tag or its
@@ -30,10 +33,10 @@ func TestSandboxStringsAreDrawnWithoutEscapes(t *testing.T) {
 	m, src := newTestModel(t, 200, 50)
 	snap := demoSnapshot(testNow)
 	snap.Groups = append(snap.Groups,
-		Group{PGID: 4800, SID: 4800, LeaderPID: 4800, Origin: OriginSandtop, Tag: hostileText, Started: testNow.Add(-time.Minute),
-			Members: []Process{{PID: 4800, PGID: 4800, SID: 4800, State: "S", Argv: []string{"sleep", hostileText}, Comm: hostileText}}},
-		Group{PGID: 4900, SID: 4900, LeaderPID: 4900, Origin: OriginSandtop, Tag: hostileText, Settled: true})
-	snap.Terminals = append(snap.Terminals, Terminal{PID: 4950, SID: 4950, ForegroundPGID: 4950, Rows: 24, Cols: 80, Title: hostileText, Argv: []string{hostileText}})
+		sandbox.Group{PGID: 4800, SID: 4800, LeaderPID: 4800, State: groupstate.Running, Origin: sandbox.OriginSandtop, Tag: hostileText, Started: testNow.Add(-time.Minute),
+			Members: []sandbox.Process{{PID: 4800, PGID: 4800, SID: 4800, State: "S", Argv: []string{"sleep", hostileText}, Comm: hostileText}}},
+		sandbox.Group{PGID: 4900, SID: 4900, LeaderPID: 4900, Origin: sandbox.OriginSandtop, Tag: hostileText, State: groupstate.Settled})
+	snap.Terminals = append(snap.Terminals, sandbox.Terminal{PID: 4950, SID: 4950, ForegroundPGID: 4950, Rows: 24, Cols: 80, Title: hostileText, Argv: []string{hostileText}})
 	m.Update(snapshotMsg{gen: 0, snap: snap, ch: src.snaps})
 	view := viewOf(m)
 	if !strings.Contains(view, "4800") || !strings.Contains(view, "]0;pwned") || !strings.Contains(view, "4950") {

@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // handleKey routes a key by focus: a dialog first, then the attached
@@ -219,7 +219,7 @@ func (m *Model) toggleMark() {
 	if m.pane != paneTree || g == nil {
 		return
 	}
-	if stateOf(g) == groupstate.Settled {
+	if !g.Live() {
 		m.setStatus(levelInfo, fmt.Sprintf("pgid %d has settled; nothing to mark", g.PGID))
 		return
 	}
@@ -286,10 +286,10 @@ func (m *Model) currentSignalTarget() (signalTarget, bool) {
 		return signalTarget{termPid: t.PID, label: fmt.Sprintf("foreground group of terminal %d (now pgid %d)", t.PID, t.ForegroundPGID)}, true
 	}
 	g := m.cur.tree.selectedGroup()
-	if g == nil || stateOf(g) == groupstate.Settled {
+	if g == nil || !g.Live() {
 		return signalTarget{}, false
 	}
-	return signalTarget{pgid: g.PGID, label: fmt.Sprintf("pgid %d (%s, %s)", g.PGID, command(g), count(liveMembers(g), "member"))}, true
+	return signalTarget{pgid: g.PGID, label: fmt.Sprintf("pgid %d (%s, %s)", g.PGID, command(g), liveCount(g, "member"))}, true
 }
 
 func (m *Model) openSignalMenu() tea.Cmd {
@@ -304,7 +304,7 @@ func (m *Model) openSignalMenu() tea.Cmd {
 
 func (m *Model) askTeardown() tea.Cmd {
 	sb := m.cur
-	var g *Group
+	var g *sandbox.Group
 	if m.pane == paneTerms {
 		if t := sb.selectedTerminal(); t != nil {
 			g = sb.liveGroup(t.PID)
@@ -312,14 +312,14 @@ func (m *Model) askTeardown() tea.Cmd {
 	} else {
 		g = sb.tree.selectedGroup()
 	}
-	if g == nil || stateOf(g) == groupstate.Settled {
+	if g == nil || !g.Live() {
 		m.setStatus(levelInfo, "select a live group to tear down")
 		return nil
 	}
 	pgid := g.PGID
 	body := []string{
 		fmt.Sprintf("pgid %d: %s", pgid, command(g)),
-		fmt.Sprintf("%s · %s", count(liveMembers(g), "live member"), g.Origin),
+		fmt.Sprintf("%s · %s", liveCount(g, "live member"), g.Origin),
 		"",
 		fmt.Sprintf("SIGTERM, wait %s, then SIGKILL until the group is empty.", m.opts.Grace),
 	}
@@ -339,7 +339,7 @@ func (m *Model) askTeardown() tea.Cmd {
 
 func (m *Model) askBulkTeardown() tea.Cmd {
 	sb := m.cur
-	var targets []Group
+	var targets []sandbox.Group
 	for pgid := range sb.marks {
 		if g := sb.liveGroup(pgid); g != nil {
 			targets = append(targets, *g)
@@ -358,14 +358,14 @@ func (m *Model) askBulkTeardown() tea.Cmd {
 
 // inContext adds which sandbox a confirmation is about (sb) when there are
 // several, so "yes" is never said to the wrong one.
-func (m *Model) inContext(sb *sandbox, body []string) []string {
+func (m *Model) inContext(sb *sandboxState, body []string) []string {
 	if l := m.contextLine(sb); l != "" {
 		return append([]string{l, ""}, body...)
 	}
 	return body
 }
 
-func (m *Model) contextLine(sb *sandbox) string {
+func (m *Model) contextLine(sb *sandboxState) string {
 	if !m.multi() {
 		return ""
 	}

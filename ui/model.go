@@ -10,6 +10,7 @@ import (
 
 	"sandtop/groupstate"
 	"sandtop/safetext"
+	"sandtop/sandbox"
 )
 
 // focus is the state machine at the root of the UI: where keys go.
@@ -63,11 +64,11 @@ type Model struct {
 	// which keys, views and the detail pane use. A message from a Source
 	// names its own sandbox (scopedMsg) and its handler takes that one as
 	// a parameter, so it never acts on the screen by mistake.
-	ctxs     []*sandbox
+	ctxs     []*sandboxState
 	backoffs *[]PlaneBackoff // the distinct providers of ctxs that back off (planeBackoff)
-	cur      *sandbox
+	cur      *sandboxState
 	log      eventLog
-	dialogSB *sandbox // the context the open dialog acts on
+	dialogSB *sandboxState // the context the open dialog acts on
 	// fleet is the fleet view when it is open; fleetShown is how many
 	// sandboxes' counts it has shown so far (for the log).
 	fleet      *fleetView
@@ -109,7 +110,7 @@ type Model struct {
 
 // ghost is a group that left the process table, kept a while as settled.
 type ghost struct {
-	group Group
+	group sandbox.Group
 	since time.Time
 }
 
@@ -186,7 +187,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 // targetName names the sandbox for the header and the log.
-func (sb *sandbox) targetName() string {
+func (sb *sandboxState) targetName() string {
 	if sb.info.Name != "" {
 		return sb.info.Name
 	}
@@ -274,7 +275,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // updateScoped applies the results of sb's Source calls to sb, whichever
 // context is on screen; it reports false for other messages.
-func (m *Model) updateScoped(sb *sandbox, msg tea.Msg) (tea.Cmd, bool) {
+func (m *Model) updateScoped(sb *sandboxState, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case openedMsg:
 		return m.onOpened(sb, msg), true
@@ -317,7 +318,7 @@ func (m *Model) updateScoped(sb *sandbox, msg tea.Msg) (tea.Cmd, bool) {
 	return nil, true
 }
 
-func (m *Model) onInfo(sb *sandbox, msg infoMsg) {
+func (m *Model) onInfo(sb *sandboxState, msg infoMsg) {
 	if msg.err != nil {
 		sb.events.add(m.now(), levelError, "sandbox info: %v", msg.err)
 		return
@@ -330,7 +331,7 @@ func (m *Model) onInfo(sb *sandbox, msg infoMsg) {
 	sb.events.add(m.now(), levelOK, "connected to %s (daemon %s)", sb.targetName(), msg.info.Version)
 }
 
-func (m *Model) onWatchStarted(sb *sandbox, msg watchStartedMsg) tea.Cmd {
+func (m *Model) onWatchStarted(sb *sandboxState, msg watchStartedMsg) tea.Cmd {
 	if msg.gen != sb.watchGen {
 		return nil
 	}
@@ -345,7 +346,7 @@ func (m *Model) onWatchStarted(sb *sandbox, msg watchStartedMsg) tea.Cmd {
 }
 
 // onWatchLost marks the connection lost and retries after a pause.
-func (m *Model) onWatchLost(sb *sandbox, gen int, err error) tea.Cmd {
+func (m *Model) onWatchLost(sb *sandboxState, gen int, err error) tea.Cmd {
 	if gen != sb.watchGen || m.ctx.Err() != nil {
 		return nil
 	}
@@ -368,17 +369,19 @@ func (m *Model) onWatchLost(sb *sandbox, gen int, err error) tea.Cmd {
 // applySnapshot gives sb a new process table: it keeps vanished groups as
 // settled ghosts for a while, drops marks of groups that are gone, and keeps
 // the cursors on the same items.
-func (m *Model) applySnapshot(sb *sandbox, s Snapshot) {
+func (m *Model) applySnapshot(sb *sandboxState, s sandbox.Snapshot) {
 	now := m.now()
 	sb.snap = s
 	live := make(map[int]bool, len(s.Groups))
 	for _, g := range s.Groups {
-		live[g.PGID] = !g.Settled && liveMembers(&g) > 0
+		if g.PGID > 1 { // the table is by pgid: a group that never started has none
+			live[g.PGID] = g.Live()
+		}
 	}
 	// Groups that were listed and are not any more become ghosts, unless
 	// they were fleeting (helper commands): those would only be noise.
 	for _, g := range sb.tree.groups {
-		if _, still := live[g.PGID]; still || g.Settled {
+		if _, still := live[g.PGID]; still || !g.Live() {
 			continue
 		}
 		seen, ok := sb.firstSeen[g.PGID]
@@ -390,8 +393,8 @@ func (m *Model) applySnapshot(sb *sandbox, s Snapshot) {
 			continue
 		}
 		gone := g
-		gone.Settled = true
-		gone.Members = nil
+		gone.State = groupstate.Settled
+		gone.Members, gone.Escapees = nil, nil
 		sb.ghosts[g.PGID] = ghost{group: gone, since: now}
 		if _, tearing := sb.teardowns[g.PGID]; !tearing {
 			sb.events.add(now, levelInfo, "pgid %d (%s) left the process table", g.PGID, command(&g))
@@ -402,7 +405,12 @@ func (m *Model) applySnapshot(sb *sandbox, s Snapshot) {
 			sb.firstSeen[pgid] = now
 		}
 	}
-	groups := append([]Group(nil), s.Groups...)
+	groups := make([]sandbox.Group, 0, len(s.Groups)+len(sb.ghosts))
+	for _, g := range s.Groups {
+		if g.PGID > 1 {
+			groups = append(groups, g)
+		}
+	}
 	for pgid, gh := range sb.ghosts {
 		if _, back := live[pgid]; back || now.Sub(gh.since) > settledRetention {
 			delete(sb.ghosts, pgid)
@@ -421,7 +429,7 @@ func (m *Model) applySnapshot(sb *sandbox, s Snapshot) {
 
 // setTerminals gives sb a new terminals list. The layout makes room for
 // the terminals on screen, so it follows only for the sandbox shown.
-func (m *Model) setTerminals(sb *sandbox, ts []Terminal) {
+func (m *Model) setTerminals(sb *sandboxState, ts []sandbox.Terminal) {
 	keep := 0
 	if t := sb.selectedTerminal(); t != nil {
 		keep = t.PID
@@ -439,14 +447,14 @@ func (m *Model) setTerminals(sb *sandbox, ts []Terminal) {
 	}
 }
 
-func (sb *sandbox) selectedTerminal() *Terminal {
+func (sb *sandboxState) selectedTerminal() *sandbox.Terminal {
 	if sb.termCursor < 0 || sb.termCursor >= len(sb.terms) {
 		return nil
 	}
 	return &sb.terms[sb.termCursor]
 }
 
-func (sb *sandbox) terminalByPID(pid int) *Terminal {
+func (sb *sandboxState) terminalByPID(pid int) *sandbox.Terminal {
 	for i := range sb.terms {
 		if sb.terms[i].PID == pid {
 			return &sb.terms[i]
@@ -457,7 +465,7 @@ func (sb *sandbox) terminalByPID(pid int) *Terminal {
 
 // terminalOfSession is the terminal whose session sid is, if any: every
 // group in it writes to that PTY.
-func (sb *sandbox) terminalOfSession(sid int) *Terminal {
+func (sb *sandboxState) terminalOfSession(sid int) *sandbox.Terminal {
 	for i := range sb.terms {
 		if sid > 0 && sb.terms[i].SID == sid {
 			return &sb.terms[i]
@@ -467,10 +475,10 @@ func (sb *sandbox) terminalOfSession(sid int) *Terminal {
 }
 
 // liveGroup returns the group with this pgid if it still has members.
-func (sb *sandbox) liveGroup(pgid int) *Group {
+func (sb *sandboxState) liveGroup(pgid int) *sandbox.Group {
 	for i := range sb.tree.groups {
 		g := &sb.tree.groups[i]
-		if g.PGID == pgid && stateOf(g) != groupstate.Settled {
+		if g.PGID == pgid && g.Live() {
 			return g
 		}
 	}
@@ -560,7 +568,7 @@ func (m *Model) visibleAges() string {
 
 // expireGhosts drops the settled ghosts whose time is up by applying the
 // last snapshot again (which changes nothing else), and says whether it did.
-func (m *Model) expireGhosts(sb *sandbox, now time.Time) bool {
+func (m *Model) expireGhosts(sb *sandboxState, now time.Time) bool {
 	for _, gh := range sb.ghosts {
 		if now.Sub(gh.since) > settledRetention {
 			m.applySnapshot(sb, sb.snap)
@@ -578,10 +586,10 @@ func (m *Model) setStatus(level eventLevel, text string) {
 
 // readOnly says whether mutations are refused in sb: everywhere with
 // Options.ReadOnly, or in this context with its own flag.
-func (m *Model) readOnly(sb *sandbox) bool { return m.opts.ReadOnly || sb.spec.ReadOnly }
+func (m *Model) readOnly(sb *sandboxState) bool { return m.opts.ReadOnly || sb.spec.ReadOnly }
 
 // refuse explains a mutation that read-only mode blocked in sb.
-func (m *Model) refuse(sb *sandbox, what string) {
+func (m *Model) refuse(sb *sandboxState, what string) {
 	why := "sandtop was started with --read-only"
 	if !m.opts.ReadOnly {
 		why = sb.targetName() + " is read-only in the config"

@@ -9,6 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/themes"
 )
 
@@ -43,7 +45,7 @@ func newContextsModel(t testing.TB, mod ...func(*Options)) (*Model, *fakeSource,
 }
 
 // feed delivers a context's first snapshot, as its watch would.
-func feed(m *Model, sb *sandbox, src *fakeSource) {
+func feed(m *Model, sb *sandboxState, src *fakeSource) {
 	m.Update(scopedMsg{sb, watchStartedMsg{gen: sb.watchGen, ch: src.snaps}})
 	m.Update(scopedMsg{sb, snapshotMsg{gen: sb.watchGen, snap: demoSnapshot(testNow), ch: src.snaps}})
 }
@@ -264,17 +266,17 @@ func TestBackgroundSnapshotUnderAThirdSandboxsDialog(t *testing.T) {
 	}
 	cursor, detailGen, detailPID, focus := gamma.tree.cursor, m.detailGen, m.detail.pid, m.focus
 
-	snap := Snapshot{Taken: testNow, Groups: []Group{{PGID: 7000, SID: 7000, LeaderPID: 7000, Origin: OriginSandtop, Started: testNow,
-		Members: []Process{{PID: 7000, PPID: 1, PGID: 7000, SID: 7000, State: "S", Argv: []string{"sleep", "9"}, Comm: "sleep", Started: testNow}}}}}
+	snap := sandbox.Snapshot{Taken: testNow, Groups: []sandbox.Group{{PGID: 7000, SID: 7000, LeaderPID: 7000, State: groupstate.Running, Origin: sandbox.OriginSandtop, Started: testNow,
+		Members: []sandbox.Process{{PID: 7000, PPID: 1, PGID: 7000, SID: 7000, State: "S", Argv: []string{"sleep", "9"}, Comm: "sleep", Started: testNow}}}}}
 	for pid := 7100; pid < 7106; pid++ {
-		snap.Terminals = append(snap.Terminals, Terminal{PID: pid, SID: pid, ForegroundPGID: pid, Rows: 24, Cols: 80, Argv: []string{"bash"}, Started: testNow})
+		snap.Terminals = append(snap.Terminals, sandbox.Terminal{PID: pid, SID: pid, ForegroundPGID: pid, Rows: 24, Cols: 80, Argv: []string{"bash"}, Started: testNow})
 	}
 	m.Update(scopedMsg{beta, snapshotMsg{gen: beta.watchGen, snap: snap, ch: b.snaps}})
 
 	if len(beta.tree.groups) != 1 || beta.tree.groups[0].PGID != 7000 || len(beta.terms) != 6 {
 		t.Fatalf("beta did not take its snapshot: %d groups, %d terminals", len(beta.tree.groups), len(beta.terms))
 	}
-	for _, sb := range []*sandbox{alpha, gamma} {
+	for _, sb := range []*sandboxState{alpha, gamma} {
 		if len(sb.tree.groups) != 7 || len(sb.terms) != 2 || sb.liveGroup(7000) != nil {
 			t.Fatalf("%s changed with beta's snapshot: %d groups, %d terminals", sb.spec.Name, len(sb.tree.groups), len(sb.terms))
 		}

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 func TestCursorMovesAndTreeFolds(t *testing.T) {
@@ -135,7 +136,7 @@ func TestMarksVanishWithTheirGroups(t *testing.T) {
 	}
 	// The vanished group stays listed as settled for a while, unmarkable.
 	g := m.groupByPGID(4100)
-	if g == nil || stateOf(g) != groupstate.Settled {
+	if g == nil || g.State != groupstate.Settled {
 		t.Fatalf("pgid 4100 should linger as settled")
 	}
 }
@@ -534,11 +535,11 @@ func TestEnterOnATerminalsGroupAttaches(t *testing.T) {
 
 func TestExitColumnNamesSignals(t *testing.T) {
 	for _, c := range []struct {
-		e    *ExitStatus
+		e    *sandbox.Exit
 		want string
 	}{
-		{nil, "-"}, {&ExitStatus{Code: 3}, "3"}, {&ExitStatus{Code: 137, Signal: 9}, "KILL"},
-		{&ExitStatus{Signal: 15}, "TERM"}, {&ExitStatus{Signal: 28}, "sig28"}, // WINCH is too wide
+		{nil, "-"}, {&sandbox.Exit{Code: 3}, "3"}, {&sandbox.Exit{Code: 137, Signal: "SIGKILL"}, "KILL"},
+		{&sandbox.Exit{Signal: "SIGTERM"}, "TERM"}, {&sandbox.Exit{Signal: "SIGWINCH"}, "sig28"}, {&sandbox.Exit{Code: 2, Signal: "SIGsignal 99"}, "2"}, // WINCH is too wide; an unknown name leaves the code
 	} {
 		if got := exitString(c.e); got != c.want {
 			t.Errorf("exitString(%+v) = %q, want %q", c.e, got, c.want)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"sandtop/sandbox"
 )
 
 // Messages that carry the results of Source calls back into Update. Every
@@ -15,7 +17,7 @@ import (
 // context: Update hands sb to the message's handler (see
 // Model.updateScoped).
 type scopedMsg struct {
-	sb  *sandbox
+	sb  *sandboxState
 	msg tea.Msg
 }
 
@@ -32,14 +34,14 @@ type infoMsg struct {
 
 type watchStartedMsg struct {
 	gen int
-	ch  <-chan Snapshot
+	ch  <-chan sandbox.Snapshot
 	err error
 }
 
 type snapshotMsg struct {
 	gen  int
-	snap Snapshot
-	ch   <-chan Snapshot
+	snap sandbox.Snapshot
+	ch   <-chan sandbox.Snapshot
 }
 
 type watchEndedMsg struct {

@@ -42,7 +42,7 @@ func (m *Model) openPlaneLogs() tea.Cmd {
 }
 
 // load asks sb's provider for its log; the answer comes back to sb.
-func (d *planeLogsDialog) load(m *Model, sb *sandbox) tea.Cmd {
+func (d *planeLogsDialog) load(m *Model, sb *sandboxState) tea.Cmd {
 	d.loading = true
 	plane, ctx := sb.spec.Plane, m.ctx
 	return func() tea.Msg {

@@ -83,11 +83,11 @@ func (m *Model) onPlaneTick() tea.Cmd {
 	// Metrics only for what is on screen: the sandbox shown, or in the
 	// fleet view the row measured longest ago (one per tick; the provider
 	// spaces them further).
-	measure := map[*sandbox]bool{}
+	measure := map[*sandboxState]bool{}
 	if m.fleet == nil {
 		measure[m.cur] = true
 	} else {
-		var oldest *sandbox
+		var oldest *sandboxState
 		for _, i := range m.fleet.window(m) {
 			sb := m.ctxs[i]
 			if sb.spec.Plane == nil || sb.pl.gone || sb.pl.info.Paused() || sb.pl.measuring {
@@ -123,7 +123,7 @@ func (m *Model) onPlaneTick() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-func (m *Model) describeCmd(sb *sandbox) tea.Cmd {
+func (m *Model) describeCmd(sb *sandboxState) tea.Cmd {
 	sb.pl.describing, sb.pl.describedAt = true, m.now()
 	plane, ctx := sb.spec.Plane, m.ctx
 	return func() tea.Msg {
@@ -135,7 +135,7 @@ func (m *Model) describeCmd(sb *sandbox) tea.Cmd {
 }
 
 // updatePlane applies the answers of sb's provider to sb.
-func (m *Model) updatePlane(sb *sandbox, msg tea.Msg) (tea.Cmd, bool) {
+func (m *Model) updatePlane(sb *sandboxState, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case planeInfoMsg:
 		return m.onPlaneInfo(sb, msg), true
@@ -156,7 +156,7 @@ func (m *Model) updatePlane(sb *sandbox, msg tea.Msg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-func (m *Model) onPlaneInfo(sb *sandbox, msg planeInfoMsg) tea.Cmd {
+func (m *Model) onPlaneInfo(sb *sandboxState, msg planeInfoMsg) tea.Cmd {
 	p := &sb.pl
 	p.describing = false
 	if msg.err != nil {
@@ -199,10 +199,10 @@ func (m *Model) onPlaneInfo(sb *sandbox, msg planeInfoMsg) tea.Cmd {
 
 // planePaused says sb is a provider's paused sandbox: its daemon must not
 // be dialled (traffic could wake it).
-func (sb *sandbox) planePaused() bool { return sb.spec.Plane != nil && sb.pl.info.Paused() }
+func (sb *sandboxState) planePaused() bool { return sb.spec.Plane != nil && sb.pl.info.Paused() }
 
 // askPlane confirms a resume or an extend of sb.
-func (m *Model) askPlane(sb *sandbox, verb string, timeout time.Duration) tea.Cmd {
+func (m *Model) askPlane(sb *sandboxState, verb string, timeout time.Duration) tea.Cmd {
 	switch {
 	case sb.spec.Plane == nil:
 		m.setStatus(levelInfo, sb.targetName()+" has no provider to "+verb+" it (only E2B sandboxes do)")
@@ -242,7 +242,7 @@ func (m *Model) askPlane(sb *sandbox, verb string, timeout time.Duration) tea.Cm
 	return nil
 }
 
-func (m *Model) planeActionCmd(sb *sandbox, verb string, timeout time.Duration) tea.Cmd {
+func (m *Model) planeActionCmd(sb *sandboxState, verb string, timeout time.Duration) tea.Cmd {
 	if m.readOnly(sb) { // the dialog may have outlived a change of mind
 		m.refuse(sb, verb)
 		return nil
@@ -263,7 +263,7 @@ func (m *Model) planeActionCmd(sb *sandbox, verb string, timeout time.Duration) 
 	}
 }
 
-func (m *Model) onPlaneAction(sb *sandbox, msg planeActionMsg) tea.Cmd {
+func (m *Model) onPlaneAction(sb *sandboxState, msg planeActionMsg) tea.Cmd {
 	sb.pl.acting = ""
 	if msg.err != nil {
 		sb.events.add(m.now(), levelError, "%s %s failed: %v", msg.verb, sb.targetName(), msg.err)

@@ -3,6 +3,8 @@ package ui
 import (
 	"cmp"
 	"slices"
+
+	"sandtop/sandbox"
 )
 
 // sortKey is what the group list is ordered by, htop-style.
@@ -55,7 +57,7 @@ func (o sortOrder) toggle(k sortKey) sortOrder {
 
 // compare orders two groups: the biggest CPU and RSS first, the youngest
 // first, live states before settled ones; the pgid breaks ties.
-func (o sortOrder) compare(a, b *Group) int {
+func (o sortOrder) compare(a, b *sandbox.Group) int {
 	var c int
 	switch o.key {
 	case sortCPU:
@@ -65,7 +67,7 @@ func (o sortOrder) compare(a, b *Group) int {
 	case sortAge:
 		c = groupStarted(b).Compare(groupStarted(a))
 	case sortState:
-		c = cmp.Compare(stateOf(a).Rank(), stateOf(b).Rank())
+		c = cmp.Compare(a.State.Rank(), b.State.Rank())
 	}
 	if c == 0 {
 		c = cmp.Compare(a.PGID, b.PGID)
@@ -77,6 +79,6 @@ func (o sortOrder) compare(a, b *Group) int {
 }
 
 // sortGroups orders gs in place.
-func (o sortOrder) sortGroups(gs []*Group) {
+func (o sortOrder) sortGroups(gs []*sandbox.Group) {
 	slices.SortStableFunc(gs, o.compare)
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"syscall"
 	"time"
+
+	"sandtop/sandbox"
 )
 
 // Source is everything the TUI needs from one sandbox, in the TUI's own
@@ -17,7 +19,7 @@ type Source interface {
 	// Watch delivers a snapshot now and another whenever the process table
 	// changes, until ctx ends; the channel is closed then or when the
 	// connection is lost (the error of the loss is returned by Err).
-	Watch(ctx context.Context) (<-chan Snapshot, error)
+	Watch(ctx context.Context) (<-chan sandbox.Snapshot, error)
 	// Spawn starts argv (never through a shell) as a new process group.
 	Spawn(ctx context.Context, argv []string, cwd string) (pid int, err error)
 	// SpawnTerminal starts argv on a new PTY that already has the given size,
@@ -114,93 +116,6 @@ type SandboxInfo struct {
 	Hostname     string
 }
 
-// Snapshot is the process table at one moment.
-type Snapshot struct {
-	Taken     time.Time
-	Groups    []Group
-	Terminals []Terminal
-}
-
-// Origin says who started a group.
-type Origin int
-
-const (
-	OriginForeign Origin = iota // another client, or not started through the daemon
-	OriginSandtop               // started by sandtop
-	OriginAgent                 // started by a DeepSeek Harness agent
-	OriginEnvd                  // started by a plain envd Start (E2B's SDK, say)
-)
-
-func (o Origin) String() string {
-	switch o {
-	case OriginSandtop:
-		return "sandtop"
-	case OriginAgent:
-		return "agent"
-	case OriginEnvd:
-		return "envd"
-	}
-	return "other"
-}
-
-// Group is one process group and its live members.
-type Group struct {
-	PGID, SID int
-	// LeaderPID is the pid the daemon started (0 when it did not start it);
-	// its output can be streamed with Source.Output.
-	LeaderPID int
-	Tag       string
-	Origin    Origin
-	// Argv is what the group runs when the source knows better than the
-	// leader's argv (a wrapper leads the group); nil means the leader's.
-	Argv    []string
-	PTY     bool
-	Members []Process
-	// Exit is set once the leader has exited and its status is known.
-	Exit *ExitStatus
-	// Settled means no live member is left.
-	Settled bool
-	Started time.Time
-	// Stuck is why the group looks stuck ("waiting for input", "idle
-	// 12m", …), as the source judged it; empty when it does not.
-	Stuck string
-	// ID and StateDir name the state directory the group published
-	// (empty when nobody did); Supervisor is what supervises it ("shim",
-	// "wrapper", …; empty when unknown); Problem says why its published
-	// state could not be read. The describe view shows them.
-	ID, StateDir, Supervisor, Problem string
-}
-
-// ExitStatus is how a leader ended.
-type ExitStatus struct {
-	Code   int
-	Signal int // non-zero when a signal ended it
-}
-
-// Process is one member of a group.
-type Process struct {
-	PID, PPID, PGID, SID int
-	State                string // one letter from /proc/<pid>/stat
-	Argv                 []string
-	Comm                 string
-	TTY                  string
-	Started              time.Time
-	CPUPercent           float64
-	RSSBytes             uint64
-}
-
-// Terminal is one PTY the daemon holds.
-type Terminal struct {
-	PID, SID       int
-	ForegroundPGID int
-	InputWaiting   bool
-	Rows, Cols     int
-	Title          string
-	Argv           []string
-	Tag            string
-	Started        time.Time
-}
-
 // TeardownPhase is a step of a teardown.
 type TeardownPhase int
 
@@ -224,17 +139,3 @@ type TeardownEvent struct {
 	Members   int           // live members left, when known
 	Err       error
 }
-
-// CommandLine is the process's argv as the UI shows it (quoted where a
-// word needs it), or its [comm] when the argv is unknown.
-func (p Process) CommandLine() string { return argvString(p.Argv, p.Comm) }
-
-// StartedAt is when the group started: Started, or else its oldest
-// member's start.
-func (g *Group) StartedAt() time.Time { return groupStarted(g) }
-
-// Command is what the group runs, as the list shows it.
-func (g *Group) Command() string { return command(g) }
-
-// LiveMembers counts the members that have not exited.
-func (g *Group) LiveMembers() int { return liveMembers(g) }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"sandtop/sandbox"
 )
 
 // teardown is the live progress of one group's teardown.
@@ -18,7 +20,7 @@ type teardown struct {
 }
 
 // startTeardown begins TERM → grace → KILL → empty on one of sb's groups.
-func (m *Model) startTeardown(sb *sandbox, g *Group) tea.Cmd {
+func (m *Model) startTeardown(sb *sandboxState, g *sandbox.Group) tea.Cmd {
 	if m.readOnly(sb) {
 		m.refuse(sb, "teardown")
 		return nil
@@ -28,12 +30,12 @@ func (m *Model) startTeardown(sb *sandbox, g *Group) tea.Cmd {
 		return nil
 	}
 	now := m.now()
-	sb.teardowns[g.PGID] = &teardown{phase: TeardownTerm, started: now, members: liveMembers(g)}
+	sb.teardowns[g.PGID] = &teardown{phase: TeardownTerm, started: now, members: g.LiveMembers()}
 	sb.events.add(now, levelInfo, "teardown of pgid %d (%s): SIGTERM, SIGKILL after %s", g.PGID, command(g), m.opts.Grace)
 	return m.teardownCmd(sb, g.PGID, m.opts.Grace)
 }
 
-func (m *Model) onTeardownProgress(sb *sandbox, pgid int, ev TeardownEvent) {
+func (m *Model) onTeardownProgress(sb *sandboxState, pgid int, ev TeardownEvent) {
 	td := sb.teardowns[pgid]
 	if td == nil {
 		return
@@ -57,7 +59,7 @@ func (m *Model) onTeardownProgress(sb *sandbox, pgid int, ev TeardownEvent) {
 	}
 }
 
-func (m *Model) onTeardownDone(sb *sandbox, msg teardownDoneMsg) {
+func (m *Model) onTeardownDone(sb *sandboxState, msg teardownDoneMsg) {
 	td := sb.teardowns[msg.pgid]
 	if td == nil {
 		return

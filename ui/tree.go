@@ -3,6 +3,8 @@ package ui
 import (
 	"sort"
 	"strconv"
+
+	"sandtop/sandbox"
 )
 
 // rowKind is what a tree row stands for.
@@ -18,8 +20,8 @@ const (
 type row struct {
 	kind  rowKind
 	sid   int
-	group *Group   // for group and process rows
-	proc  *Process // for process rows
+	group *sandbox.Group   // for group and process rows
+	proc  *sandbox.Process // for process rows
 	// groups counts a session's groups; last says whether this is the last
 	// child, for the tree glyphs.
 	groups int
@@ -28,6 +30,8 @@ type row struct {
 	// leads its own session, so such a group gets no session row above it:
 	// "session N · 1 group" would double the list and say nothing.
 	solo bool
+	// escapee marks a process row of a process that left its group.
+	escapee bool
 }
 
 // key identifies a row across snapshots, so the cursor stays put.
@@ -43,7 +47,7 @@ func (r row) key() string {
 
 // treeState is the group tree: the rows it shows, folding and filtering.
 type treeState struct {
-	groups []Group
+	groups []sandbox.Group
 	rows   []row
 	cursor int
 	offset int
@@ -61,7 +65,7 @@ func newTreeState() treeState {
 
 // setGroups replaces the data and rebuilds the rows, keeping the cursor on
 // the same row when it still exists.
-func (t *treeState) setGroups(groups []Group) {
+func (t *treeState) setGroups(groups []sandbox.Group) {
 	t.groups = groups
 	t.rebuild()
 }
@@ -94,7 +98,7 @@ func (t *treeState) selected() (row, bool) {
 
 // selectedGroup is the group under the cursor, or the group of the process
 // under it.
-func (t *treeState) selectedGroup() *Group {
+func (t *treeState) selectedGroup() *sandbox.Group {
 	r, ok := t.selected()
 	if !ok || r.kind == rowSession {
 		return nil
@@ -126,8 +130,8 @@ func (t *treeState) scrollInto(h int) {
 // within their session; sessions are by sid, or, sorted by anything else,
 // in the order of their first group (the session of the busiest group
 // first).
-func buildRows(groups []Group, filter string, f groupFilter, order sortOrder, folded, expanded map[int]bool) []row {
-	var all []*Group
+func buildRows(groups []sandbox.Group, filter string, f groupFilter, order sortOrder, folded, expanded map[int]bool) []row {
+	var all []*sandbox.Group
 	for i := range groups {
 		g := &groups[i]
 		if filter == "" || f.matches(g) {
@@ -135,7 +139,7 @@ func buildRows(groups []Group, filter string, f groupFilter, order sortOrder, fo
 		}
 	}
 	order.sortGroups(all)
-	bySID := map[int][]*Group{}
+	bySID := map[int][]*sandbox.Group{}
 	var sids []int
 	for _, g := range all {
 		if _, ok := bySID[g.SID]; !ok {
@@ -161,8 +165,14 @@ func buildRows(groups []Group, filter string, f groupFilter, order sortOrder, fo
 			if !expanded[g.PGID] {
 				continue
 			}
+			// Members, then the escapees, which left the group and still
+			// keep it live (a teardown ends them with it).
+			n := len(g.Members) + len(g.Escapees)
 			for j := range g.Members {
-				rows = append(rows, row{kind: rowProcess, sid: sid, group: g, proc: &g.Members[j], last: j == len(g.Members)-1})
+				rows = append(rows, row{kind: rowProcess, sid: sid, group: g, proc: &g.Members[j], last: j == n-1})
+			}
+			for j := range g.Escapees {
+				rows = append(rows, row{kind: rowProcess, sid: sid, group: g, proc: &g.Escapees[j], escapee: true, last: len(g.Members)+j == n-1})
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"sandtop/groupstate"
 	"sandtop/safetext"
+	"sandtop/sandbox"
 )
 
 // groupDetailHeader is how many lines a group's summary takes above its
@@ -48,7 +49,7 @@ func (m *Model) sessionSummary(sid int) []string {
 	var lines []string
 	for _, r := range m.cur.tree.rows {
 		if r.kind == rowGroup && r.sid == sid {
-			lines = append(lines, fmt.Sprintf("pgid %-7d %-14s %s", r.group.PGID, stateOf(r.group), command(r.group)))
+			lines = append(lines, fmt.Sprintf("pgid %-7d %-14s %s", r.group.PGID, r.group.State, command(r.group)))
 		}
 	}
 	if t := m.cur.terminalByPID(sid); t != nil {
@@ -64,7 +65,7 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 	title := st.title.Render(fmt.Sprintf("Output · pgid %d", d.pgid))
 	var lines []string
 	if g != nil {
-		lines = append(lines, fmt.Sprintf("%s · %s · %s · sid %d", m.stateCell(g, m.now()), count(liveMembers(g), "member"), m.originCell(g.Origin), g.SID))
+		lines = append(lines, fmt.Sprintf("%s · %s · %s · sid %d", m.stateCell(g, m.now()), count(g.LiveMembers(), "member"), m.originCell(g.Origin), g.SID))
 		var pids []string
 		for _, p := range g.Members {
 			pids = append(pids, fmt.Sprintf("%d %s", p.PID, safetext.Line(p.Comm)))
@@ -107,7 +108,7 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 	rest := max(0, w-4-ansi.StringWidth(status))
 	lines = append(lines, st.border.Render(strings.Repeat("─", 2))+" "+status+" "+st.border.Render(strings.Repeat("─", rest)))
 	switch {
-	case d.pid == 0 && g != nil && stateOf(g) == groupstate.Settled:
+	case d.pid == 0 && g != nil && g.State == groupstate.Settled:
 		// The daemon streams a group's output only while it runs.
 		lines = append(lines, st.muted.Render(fmt.Sprintf("Finished: its output is no longer streamed ('sandtop logs %d' shows what the sandbox kept).", g.PGID)))
 	case d.pid == 0:
@@ -123,7 +124,7 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 	return title, lines
 }
 
-func (m *Model) groupByPGID(pgid int) *Group {
+func (m *Model) groupByPGID(pgid int) *sandbox.Group {
 	sb := m.cur
 	for i := range sb.tree.groups {
 		if sb.tree.groups[i].PGID == pgid {

@@ -10,6 +10,7 @@ import (
 
 	"sandtop/groupstate"
 	"sandtop/safetext"
+	"sandtop/sandbox"
 )
 
 // treeColumn is one column of the group tree. Optional columns are dropped,
@@ -129,7 +130,7 @@ func (m *Model) viewTree() string {
 func (m *Model) liveGroupCount() int {
 	n := 0
 	for i := range m.cur.tree.groups {
-		if stateOf(&m.cur.tree.groups[i]) != groupstate.Settled {
+		if m.cur.tree.groups[i].State != groupstate.Settled {
 			n++
 		}
 	}
@@ -183,23 +184,23 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 		}
 		cells["id"] = st.muted.Render(" "+branch+open) + fmt.Sprint(g.PGID)
 		cells["state"] = m.stateCell(g, now)
-		cells["n"] = fmt.Sprint(liveMembers(g))
+		cells["n"] = fmt.Sprint(g.LiveMembers())
 		cells["who"] = m.originCell(g.Origin)
 		if t := groupStarted(g); !t.IsZero() {
 			cells["age"] = formatAge(now.Sub(t))
 		}
-		if stateOf(g) != groupstate.Settled {
+		if g.State != groupstate.Settled {
 			cells["cpu"] = fmt.Sprintf("%.1f", groupCPU(g))
 			cells["rss"] = formatBytes(groupRSS(g))
 		}
 		cells["exit"] = exitString(g.Exit)
 		cells["tty"] = groupTTY(g)
 		cells["tag"] = st.accent.Render(safetext.Line(g.Tag))
-		if g.Stuck != "" && stateOf(g) != groupstate.Settled {
+		if g.Stuck != "" && g.State != groupstate.Settled {
 			cells["stuck"] = st.danger.Render(safetext.Line(g.Stuck))
 		}
 		cells["cmd"] = command(g)
-		if stateOf(g) == groupstate.Settled {
+		if g.State == groupstate.Settled {
 			cells["cmd"] = st.muted.Render(cells["cmd"])
 		}
 	} else {
@@ -211,6 +212,9 @@ func (m *Model) treeRow(r row, cols []treeColumn, cmdW int, now time.Time) strin
 		cells["mark"] = " "
 		cells["id"] = st.muted.Render(" "+pipe+" ·") + fmt.Sprint(p.PID)
 		cells["state"] = st.muted.Render(procStateWord(p.State))
+		if r.escapee {
+			cells["state"] = st.exited.Render("escapee")
+		}
 		if !p.Started.IsZero() {
 			cells["age"] = formatAge(now.Sub(p.Started))
 		}
@@ -239,7 +243,7 @@ func (m *Model) lastGroupInSession(r row) bool {
 	return false
 }
 
-func (m *Model) stateCell(g *Group, now time.Time) string {
+func (m *Model) stateCell(g *sandbox.Group, now time.Time) string {
 	st := m.st
 	if td, ok := m.cur.teardowns[g.PGID]; ok {
 		switch td.phase {
@@ -250,14 +254,14 @@ func (m *Model) stateCell(g *Group, now time.Time) string {
 		}
 		return st.warning.Render(td.label(now))
 	}
-	s := stateOf(g)
+	s := g.State
 	if g.Stuck != "" && s != groupstate.Settled && !m.stuckColumn() {
 		// Where the STUCK column does not fit, the state says it.
 		return st.danger.Render("⚠ " + g.Stuck)
 	}
 	if s == groupstate.Settled && g.Exit != nil && !m.exitColumn() {
 		// Where the EXIT column does not fit, the state says how it ended.
-		if g.Exit.Signal != 0 {
+		if g.Exit.Signal != "" {
 			return st.settled.Render("killed " + exitString(g.Exit))
 		}
 		return st.settled.Render("exited " + exitString(g.Exit))
@@ -276,13 +280,13 @@ func (m *Model) stateCell(g *Group, now time.Time) string {
 	return sty.Render(s.String())
 }
 
-func (m *Model) originCell(o Origin) string {
+func (m *Model) originCell(o sandbox.Origin) string {
 	switch o {
-	case OriginSandtop:
+	case sandbox.OriginSandtop:
 		return m.st.managed.Render("sandtop")
-	case OriginAgent:
+	case sandbox.OriginAgent:
 		return m.st.agent.Render("agent")
-	case OriginEnvd:
+	case sandbox.OriginEnvd:
 		return m.st.agent.Render("envd")
 	}
 	return m.st.foreign.Render("other")

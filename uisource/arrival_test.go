@@ -18,6 +18,7 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
 	"sandtop/backend/seam"
+	"sandtop/sandbox"
 	"sandtop/themes"
 	"sandtop/ui"
 	"sandtop/ui/screentest"
@@ -38,7 +39,7 @@ func TestOutputPaneShowsWhenEachLineArrived(t *testing.T) {
 	t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
 	// Wait until both lines were written, then open the TUI.
 	watch, _ := src.Watch(ctx)
-	g := findGroup(nextSnapshotWhere(t, watch, "the group", func(s ui.Snapshot) bool { return findGroup(s, pgid) != nil }), pgid)
+	g := findGroup(nextSnapshotWhere(t, watch, "the group", func(s sandbox.Snapshot) bool { return findGroup(s, pgid) != nil }), pgid)
 	r, err := src.Output(ctx, g.LeaderPID)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func groupLeader(t *testing.T, src ui.Source, ctx context.Context, pgid int) int
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := findGroup(nextSnapshotWhere(t, watch, "the group", func(s ui.Snapshot) bool {
+	g := findGroup(nextSnapshotWhere(t, watch, "the group", func(s sandbox.Snapshot) bool {
 		g := findGroup(s, pgid)
 		return g != nil && g.LeaderPID > 0
 	}), pgid)

@@ -11,6 +11,7 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
 	"sandtop/backend/seam"
+	"sandtop/sandbox"
 	"sandtop/ui"
 )
 
@@ -42,7 +43,7 @@ func newTestSource(t testing.TB, cfg daemon.Config, opts Options) (*backendSourc
 	return bs, env
 }
 
-func hasMember(g *ui.Group, argv0 string) bool {
+func hasMember(g *sandbox.Group, argv0 string) bool {
 	for _, p := range g.Members {
 		if len(p.Argv) > 0 && p.Argv[0] == argv0 {
 			return true
@@ -73,13 +74,13 @@ func TestCompatSourceGroupsTerminalsTeardown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("spawn: %v", err)
 	}
-	s := nextSnapshotWhere(t, watch, "the spawned group with its sleep", func(s ui.Snapshot) bool {
+	s := nextSnapshotWhere(t, watch, "the spawned group with its sleep", func(s sandbox.Snapshot) bool {
 		g := findGroup(s, pgid)
 		return g != nil && hasMember(g, "sleep")
 	})
 	g := findGroup(s, pgid)
-	if g.Origin != ui.OriginSandtop || g.LeaderPID == 0 || !strings.HasPrefix(g.Command(), "sh -c ") {
-		t.Errorf("group: origin %v, leader %d, command %q; want sandtop, the outer pid, the user's argv", g.Origin, g.LeaderPID, g.Command())
+	if g.Origin != sandbox.OriginSandtop || g.LeaderPID == 0 || !strings.HasPrefix(g.CommandLine(), "sh -c ") {
+		t.Errorf("group: origin %v, leader %d, command %q; want sandtop, the outer pid, the user's argv", g.Origin, g.LeaderPID, g.CommandLine())
 	}
 
 	// Teardown through the seam: TERM is ignored, so KILL, then empty.
@@ -96,12 +97,12 @@ func TestCompatSourceGroupsTerminalsTeardown(t *testing.T) {
 	if err != nil || len(got) < 3 || got[0] != ui.TeardownTerm || got[len(got)-1] != ui.TeardownEmpty || !containsPhase(got, ui.TeardownKill) {
 		t.Fatalf("teardown = %v, phases %v; want TERM … KILL … empty", err, got)
 	}
-	nextSnapshotWhere(t, watch, "the torn-down group without live members", func(s ui.Snapshot) bool {
+	nextSnapshotWhere(t, watch, "the torn-down group without live members", func(s sandbox.Snapshot) bool {
 		g := findGroup(s, pgid)
-		if g != nil && !g.Settled {
+		if g != nil && g.Live() {
 			t.Logf("still: %+v", *g)
 		}
-		return g == nil || g.Settled || g.LiveMembers() == 0
+		return g == nil || !g.Live() || g.LiveMembers() == 0
 	})
 
 	// A terminal is listed (from the seam's ListTerminals) and attach,
@@ -110,7 +111,7 @@ func TestCompatSourceGroupsTerminalsTeardown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("spawn terminal: %v", err)
 	}
-	s = nextSnapshotWhere(t, watch, "the terminal", func(s ui.Snapshot) bool {
+	s = nextSnapshotWhere(t, watch, "the terminal", func(s sandbox.Snapshot) bool {
 		for _, tm := range s.Terminals {
 			if tm.PID == pid && tm.ForegroundPGID > 1 {
 				return true

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"sandtop/backend/daemon"
-	"sandtop/ui"
+	"sandtop/sandbox"
 )
 
 // Close ends every watch and leaves no goroutine of the adapter behind.
@@ -26,7 +26,7 @@ func TestSourceCloseLeavesNoGoroutines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nextSnapshotWhere(t, watch, "a snapshot", func(ui.Snapshot) bool { return true })
+			nextSnapshotWhere(t, watch, "a snapshot", func(sandbox.Snapshot) bool { return true })
 			closed := make(chan struct{})
 			go func() { src.Close(); close(closed) }()
 			select {
@@ -69,9 +69,9 @@ func TestSourceDaemonGoneMidSession(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nextSnapshotWhere(t, watch, "the group live", func(s ui.Snapshot) bool {
+			nextSnapshotWhere(t, watch, "the group live", func(s sandbox.Snapshot) bool {
 				g := findGroup(s, pgid)
-				return g != nil && !g.Settled && g.LiveMembers() > 0
+				return g != nil && g.Live() && g.LiveMembers() > 0
 			})
 
 			sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
@@ -80,7 +80,7 @@ func TestSourceDaemonGoneMidSession(t *testing.T) {
 			scancel()
 
 			// Drain to the end; the last snapshot has the group settled.
-			var last ui.Snapshot
+			var last sandbox.Snapshot
 			deadline := time.After(15 * time.Second)
 		drain:
 			for {
@@ -94,7 +94,7 @@ func TestSourceDaemonGoneMidSession(t *testing.T) {
 					t.Fatal("the watch did not end after the daemon went away")
 				}
 			}
-			if g := findGroup(last, pgid); g != nil && !(g.Settled || g.LiveMembers() == 0) {
+			if g := findGroup(last, pgid); g != nil && g.Live() && g.LiveMembers() > 0 {
 				t.Errorf("last snapshot still shows pgid %d live: %+v", pgid, *g)
 			}
 			err = src.Err()

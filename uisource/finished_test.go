@@ -13,7 +13,8 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/seam"
-	"sandtop/ui"
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // A job that failed is listed after it is gone, settled, with its code, on
@@ -35,17 +36,17 @@ func TestSourceListsFinishedGroups(t *testing.T) {
 			}
 			// Seen live first (polls under load can be seconds apart), so its
 			// argv is remembered for the finished row.
-			nextSnapshotWhere(t, watch, "the job running", func(s ui.Snapshot) bool {
+			nextSnapshotWhere(t, watch, "the job running", func(s sandbox.Snapshot) bool {
 				g := findGroup(s, pgid)
-				return g != nil && !g.Settled && len(g.Argv) > 0
+				return g != nil && g.Live() && len(g.Argv) > 0
 			})
-			s := nextSnapshotWhere(t, watch, "the job finished with exit 3", func(s ui.Snapshot) bool {
+			s := nextSnapshotWhere(t, watch, "the job finished with exit 3", func(s sandbox.Snapshot) bool {
 				g := findGroup(s, pgid)
-				return g != nil && g.Settled && g.Exit != nil && g.Exit.Code == 3
+				return g != nil && !g.Live() && g.Exit != nil && g.Exit.Code == 3
 			})
 			g := findGroup(s, pgid)
-			if g.Origin != ui.OriginSandtop || g.Command() != `sh -c "sleep 5; exit 3"` || len(g.Members) != 0 {
-				t.Errorf("finished group = %+v (command %q); want ours, its argv, no members", *g, g.Command())
+			if g.Origin != sandbox.OriginSandtop || g.CommandLine() != `sh -c "sleep 5; exit 3"` || len(g.Members) != 0 {
+				t.Errorf("finished group = %+v (command %q); want ours, its argv, no members", *g, g.CommandLine())
 			}
 		})
 	}
@@ -92,10 +93,10 @@ func TestSourceMarksAgentGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nextSnapshotWhere(t, watch, "the agent's live and finished groups", func(s ui.Snapshot) bool {
+	nextSnapshotWhere(t, watch, "the agent's live and finished groups", func(s sandbox.Snapshot) bool {
 		l, d := findGroup(s, live.Process.Pid), findGroup(s, done.Process.Pid)
-		return l != nil && l.Origin == ui.OriginAgent && !l.Settled &&
-			d != nil && d.Origin == ui.OriginAgent && d.Settled && d.Exit != nil && d.Exit.Code == 7
+		return l != nil && l.Origin == sandbox.OriginAgent && l.Live() &&
+			d != nil && d.Origin == sandbox.OriginAgent && !d.Live() && d.Exit != nil && d.Exit.Code == 7
 	})
 }
 
@@ -119,7 +120,7 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, g := range infos {
-					settled = settled || (g.Pgid == pgid && g.State == seam.GroupSettled)
+					settled = settled || (g.Pgid == pgid && g.State == groupstate.Settled)
 				}
 				if time.Now().After(deadline) {
 					t.Fatal("the job never settled")
@@ -130,12 +131,12 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := nextSnapshotWhere(t, watch, "the finished job", func(s ui.Snapshot) bool {
+			s := nextSnapshotWhere(t, watch, "the finished job", func(s sandbox.Snapshot) bool {
 				g := findGroup(s, pgid)
-				return g != nil && g.Settled && g.Exit != nil && g.Exit.Code == 4
+				return g != nil && !g.Live() && g.Exit != nil && g.Exit.Code == 4
 			})
-			if g := findGroup(s, pgid); g.Command() != `sh -c "exit 4"` {
-				t.Fatalf("finished job unseen live lists command %q", g.Command())
+			if g := findGroup(s, pgid); g.CommandLine() != `sh -c "exit 4"` {
+				t.Fatalf("finished job unseen live lists command %q", g.CommandLine())
 			}
 		})
 	}

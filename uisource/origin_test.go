@@ -10,7 +10,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/gen/process"
-	"sandtop/ui"
+	"sandtop/sandbox"
 )
 
 // A job typed into a sandtop terminal is sandtop's; a group another client
@@ -53,12 +53,12 @@ func TestSourceOriginTerminalJobsAndOtherClients(t *testing.T) {
 			if _, err := conn.Write([]byte("sleep 31\r")); err != nil {
 				t.Fatal(err)
 			}
-			leaderIs := func(g *ui.Group, argv ...string) bool {
+			leaderIs := func(g *sandbox.Group, argv ...string) bool {
 				l := leaderOf(g)
 				return l != nil && slices.Equal(l.Argv, argv)
 			}
-			nextSnapshotWhere(t, watch, "the terminal's job as sandtop's and the other client's as other", func(s ui.Snapshot) bool {
-				var job, foreign *ui.Group
+			nextSnapshotWhere(t, watch, "the terminal's job as sandtop's and the other client's as other", func(s sandbox.Snapshot) bool {
+				var job, foreign *sandbox.Group
 				for i := range s.Groups {
 					g := &s.Groups[i]
 					switch {
@@ -68,14 +68,14 @@ func TestSourceOriginTerminalJobsAndOtherClients(t *testing.T) {
 						foreign = g
 					}
 				}
-				return job != nil && job.Origin == ui.OriginSandtop && job.SID == pid && job.PGID != pid &&
-					foreign != nil && foreign.Origin == ui.OriginForeign
+				return job != nil && job.Origin == sandbox.OriginSandtop && job.SID == pid && job.PGID != pid &&
+					foreign != nil && foreign.Origin == sandbox.OriginOther
 			})
 		})
 	}
 }
 
-func leaderOf(g *ui.Group) *ui.Process {
+func leaderOf(g *sandbox.Group) *sandbox.Process {
 	for i := range g.Members {
 		if g.Members[i].PID == g.PGID {
 			return &g.Members[i]

@@ -11,6 +11,7 @@ import (
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
 	"sandtop/backend/seam"
+	"sandtop/sandbox"
 	"sandtop/ui"
 )
 
@@ -32,7 +33,7 @@ func newDaemonSource(t testing.TB) ui.Source {
 }
 
 // nextSnapshotWhere reads snapshots until one satisfies cond.
-func nextSnapshotWhere(t *testing.T, ch <-chan ui.Snapshot, what string, cond func(ui.Snapshot) bool) ui.Snapshot {
+func nextSnapshotWhere(t *testing.T, ch <-chan sandbox.Snapshot, what string, cond func(sandbox.Snapshot) bool) sandbox.Snapshot {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
@@ -50,7 +51,7 @@ func nextSnapshotWhere(t *testing.T, ch <-chan ui.Snapshot, what string, cond fu
 	}
 }
 
-func findGroup(s ui.Snapshot, pgid int) *ui.Group {
+func findGroup(s sandbox.Snapshot, pgid int) *sandbox.Group {
 	for i := range s.Groups {
 		if s.Groups[i].PGID == pgid {
 			return &s.Groups[i]
@@ -79,7 +80,7 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 		t.Fatalf("spawn: %v", err)
 	}
 	// Wait until the trap is set and the loop runs (a sleep is a member).
-	s := nextSnapshotWhere(t, watch, "the spawned group", func(s ui.Snapshot) bool {
+	s := nextSnapshotWhere(t, watch, "the spawned group", func(s sandbox.Snapshot) bool {
 		g := findGroup(s, pgid)
 		if g == nil {
 			return false
@@ -92,7 +93,7 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 		return false
 	})
 	g := findGroup(s, pgid)
-	if g.Origin != ui.OriginSandtop {
+	if g.Origin != sandbox.OriginSandtop {
 		t.Errorf("spawned group origin = %v, want sandtop (tag %q, leader %d)", g.Origin, g.Tag, g.LeaderPID)
 	}
 	t.Logf("group: pgid %d leader %d tag %q members %d", g.PGID, g.LeaderPID, g.Tag, len(g.Members))
@@ -119,7 +120,7 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatalf("spawn terminal: %v", err)
 	}
-	s = nextSnapshotWhere(t, watch, "the terminal", func(s ui.Snapshot) bool {
+	s = nextSnapshotWhere(t, watch, "the terminal", func(s sandbox.Snapshot) bool {
 		for _, tm := range s.Terminals {
 			if tm.PID == pid {
 				return true
@@ -147,7 +148,7 @@ func TestBackendSourceAgainstRealDaemon(t *testing.T) {
 		t.Fatalf("detach: %v", err)
 	}
 	// Detaching left the terminal running.
-	nextSnapshotWhere(t, watch, "the terminal still there after detach", func(s ui.Snapshot) bool {
+	nextSnapshotWhere(t, watch, "the terminal still there after detach", func(s sandbox.Snapshot) bool {
 		for _, tm := range s.Terminals {
 			if tm.PID == pid && tm.Cols == 60 {
 				return true
@@ -170,11 +171,11 @@ func TestBackendSourceOutputReplaysThenFollows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := nextSnapshotWhere(t, watch, "group", func(s ui.Snapshot) bool { g := findGroup(s, pgid); return g != nil })
+	s := nextSnapshotWhere(t, watch, "group", func(s sandbox.Snapshot) bool { g := findGroup(s, pgid); return g != nil })
 	g := findGroup(s, pgid)
 	leader := g.LeaderPID
-	if leader == 0 || g.Command() != "sh -c \"echo first; sleep 0.5; echo second; sleep 30\"" {
-		t.Fatalf("group %d: leader %d, command %q; want the wrapper folded in", pgid, leader, g.Command())
+	if leader == 0 || g.CommandLine() != "sh -c \"echo first; sleep 0.5; echo second; sleep 30\"" {
+		t.Fatalf("group %d: leader %d, command %q; want the wrapper folded in", pgid, leader, g.CommandLine())
 	}
 	r, err := src.Output(ctx, leader)
 	if err != nil {

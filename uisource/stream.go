@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sandtop/backend/seam"
+	"sandtop/sandbox"
 	"sandtop/ui"
 	"sandtop/wrapper"
 )
@@ -94,7 +95,7 @@ func (s *backendSource) groupOf(ctx context.Context, pid int) (keptGroup, bool) 
 
 // remember notes each group's leader and state directory from a snapshot,
 // for Output.
-func (s *backendSource) remember(snap ui.Snapshot) {
+func (s *backendSource) remember(snap sandbox.Snapshot) {
 	leaders := make(map[int]keptGroup, len(snap.Groups))
 	for _, g := range snap.Groups {
 		if g.LeaderPID > 0 {

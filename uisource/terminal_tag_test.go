@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"sandtop/backend/daemon"
-	"sandtop/ui"
+	"sandtop/sandbox"
 )
 
 // A terminal's own group is tagged as ls shows the terminal, never with
@@ -24,7 +24,7 @@ func TestTerminalGroupShowsNoInternalTag(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tag string
-	nextSnapshotWhere(t, watch, "the terminal's group", func(s ui.Snapshot) bool {
+	nextSnapshotWhere(t, watch, "the terminal's group", func(s sandbox.Snapshot) bool {
 		for _, g := range s.Groups {
 			if g.PGID == pid {
 				tag = g.Tag

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sandtop/backend/seam/discover"
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
@@ -31,7 +32,7 @@ func (r *Runtime) AgentGroups(ctx context.Context, workspaces ...string) ([]Grou
 	var out []GroupInfo
 	var errs []error
 	for _, root := range roots {
-		gs, err := r.DiscoverGroups(ctx, root, OriginAgent)
+		gs, err := r.DiscoverGroups(ctx, root, sandbox.OriginAgent)
 		if err != nil {
 			errs = append(errs, err)
 			continue

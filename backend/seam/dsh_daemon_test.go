@@ -18,6 +18,8 @@ import (
 	"sandtop/backend/gen/process"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/seam"
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
@@ -89,8 +91,8 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	d := pollDsh(ctx, t, proc, root, func(d seam.DshDiscovery) bool {
-		return len(d.Groups) == 3 && d.Groups[0].State == seam.GroupRunning && d.Groups[0].Stdout != nil &&
-			d.Groups[0].Stdout.Size == 6 && d.Groups[1].State == seam.GroupLeaderExited
+		return len(d.Groups) == 3 && d.Groups[0].State == groupstate.Running && d.Groups[0].Stdout != nil &&
+			d.Groups[0].Stdout.Size == 6 && d.Groups[1].State == groupstate.LeaderExited
 	})
 	running, lingering, settled := d.Groups[0], d.Groups[1], d.Groups[2]
 	if !running.Agent || running.Pgid <= 1 || running.ExitCode != nil || running.Problem != "" {
@@ -99,7 +101,7 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	if lingering.Pgid <= 1 || lingering.ExitCode == nil || *lingering.ExitCode != 3 {
 		t.Fatalf("leader-exited group %+v", lingering)
 	}
-	if settled.State != seam.GroupSettled || settled.ExitCode == nil || *settled.ExitCode != 7 ||
+	if settled.State != groupstate.Settled || settled.ExitCode == nil || *settled.ExitCode != 7 ||
 		settled.Stderr == nil || settled.Stderr.Size != 5 {
 		t.Fatalf("settled entry %+v", settled)
 	}
@@ -110,13 +112,13 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	}
 	// So does the one discovery path the runtime's own ListGroups uses,
 	// given the agent's root: same judgement, marked as the agent's.
-	gs, err := rt.DiscoverGroups(ctx, root, seam.OriginAgent)
+	gs, err := rt.DiscoverGroups(ctx, root, sandbox.OriginAgent)
 	if err != nil || len(gs) != 3 {
 		t.Fatalf("DiscoverGroups: %+v %v", gs, err)
 	}
 	for i, g := range gs {
 		want := d.Groups[i].GroupInfo
-		if g.ID != want.ID || g.Pgid != want.Pgid || g.Origin != seam.OriginAgent || want.Origin != seam.OriginAgent ||
+		if g.ID != want.ID || g.Pgid != want.Pgid || g.Origin != sandbox.OriginAgent || want.Origin != sandbox.OriginAgent ||
 			(g.ExitCode == nil) != (want.ExitCode == nil) || len(g.SpillPaths) != len(want.SpillPaths) {
 			t.Fatalf("DiscoverGroups %+v, DiscoverDsh %+v", g, want)
 		}
@@ -135,7 +137,7 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 		}
 	}
 	d = pollDsh(ctx, t, proc, root, func(d seam.DshDiscovery) bool {
-		return d.Groups[0].State == seam.GroupSettled && d.Groups[1].State == seam.GroupSettled
+		return d.Groups[0].State == groupstate.Settled && d.Groups[1].State == groupstate.Settled
 	})
 	// The groups are empty: no process of either is left (zombies aside).
 	for _, g := range []seam.DshGroup{running, lingering} {
@@ -147,7 +149,7 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unpublished := seam.DshGroup{GroupInfo: seam.GroupInfo{ID: "x", State: seam.GroupUnpublished}, Agent: true}
+	unpublished := seam.DshGroup{GroupInfo: seam.GroupInfo{ID: "x", State: groupstate.Unpublished}, Agent: true}
 	if err := rt.TeardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, seam.ErrDshUnpublished) {
 		t.Fatalf("teardown of an unpublished group: %v", err)
 	}

@@ -5,13 +5,15 @@ import (
 
 	"sandtop/backend/seam/control"
 	"sandtop/backend/seam/discover"
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
 // ListGroups lists every process state directory under the runtime root,
 // judged against one snapshot of the process table.
 func (r *Runtime) ListGroups(ctx context.Context) ([]GroupInfo, error) {
-	out, err := r.DiscoverGroups(ctx, r.cfg.RuntimeRoot, OriginSandtop)
+	out, err := r.DiscoverGroups(ctx, r.cfg.RuntimeRoot, sandbox.OriginSandtop)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +29,7 @@ func (r *Runtime) ListGroups(ctx context.Context) ([]GroupInfo, error) {
 // runtime's root is read through the control plane, any other root (an
 // agent's DshRoot) with one scanning command, which the extension's file
 // reads cannot do outside the runtime root.
-func (r *Runtime) DiscoverGroups(ctx context.Context, root string, origin GroupOrigin) ([]GroupInfo, error) {
+func (r *Runtime) DiscoverGroups(ctx context.Context, root string, origin sandbox.Origin) ([]GroupInfo, error) {
 	var rd discover.StateReader = discover.Scanner{Runner: r.runner}
 	if root == r.cfg.RuntimeRoot {
 		rd = discover.PlaneStates{Plane: r.control}
@@ -49,7 +51,7 @@ func (r *Runtime) ownedPgids() map[int]bool {
 func (r *Runtime) describeGroup(ctx context.Context, id string, table []control.ProcessEntry) (GroupInfo, error) {
 	f, err := discover.PlaneStates{Plane: r.control}.ReadOne(ctx, r.cfg.RuntimeRoot, id)
 	if err != nil {
-		return GroupInfo{ID: id, StateDir: wrapper.StateDir(r.cfg.RuntimeRoot, id), State: GroupUnpublished, Origin: OriginSandtop}, err
+		return GroupInfo{ID: id, StateDir: wrapper.StateDir(r.cfg.RuntimeRoot, id), State: groupstate.Unpublished, Origin: sandbox.OriginSandtop}, err
 	}
-	return discover.Judge(r.cfg.RuntimeRoot, f, table, OriginSandtop), nil
+	return discover.Judge(r.cfg.RuntimeRoot, f, table, sandbox.OriginSandtop), nil
 }

@@ -49,30 +49,6 @@ var ErrDetached = terminal.ErrDetached
 // AgentGroups).
 type GroupInfo = discover.GroupInfo
 
-// GroupState is what a published process group is doing.
-type GroupState = discover.GroupState
-
-// The states a published group can be in.
-const (
-	GroupUnpublished  = discover.GroupUnpublished
-	GroupRunning      = discover.GroupRunning
-	GroupLeaderExited = discover.GroupLeaderExited
-	GroupSettled      = discover.GroupSettled
-)
-
-// GroupOrigin says who started a group.
-type GroupOrigin = discover.Origin
-
-// The origins of published groups (OriginOther is the seam's own: a live
-// group nobody published).
-const (
-	OriginSandtop = discover.OriginSandtop
-	OriginAgent   = discover.OriginAgent
-	// OriginEnvd: started by a plain Start of envd's API (E2B's SDK, or
-	// any client but sandtop), on sandtop's daemon, which says so.
-	OriginEnvd GroupOrigin = "envd"
-)
-
 // DshGroup is one process group a dsh agent started.
 type DshGroup = discover.DshGroup
 

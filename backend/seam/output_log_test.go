@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"sandtop/outlog"
+	"sandtop/sandbox"
 	"sandtop/testwait"
 )
 
@@ -52,7 +53,7 @@ func TestOutputLogReadsKeptOutputInArrivalOrderWithTimes(t *testing.T) {
 		var got []string
 		for i, l := range lines {
 			got = append(got, l.Stream.String()+":"+strings.TrimSuffix(string(l.Text), "\n"))
-			if supervisor == SupervisorWrapper {
+			if supervisor == sandbox.SupervisorWrapper {
 				if !l.At.IsZero() {
 					t.Fatalf("the wrapper kept no times, yet line %d has %v", i, l.At)
 				}
@@ -63,7 +64,7 @@ func TestOutputLogReadsKeptOutputInArrivalOrderWithTimes(t *testing.T) {
 			}
 		}
 		want, wantMarked := "stdout:out1 stderr:err1 stdout:out2", true
-		if supervisor == SupervisorWrapper {
+		if supervisor == sandbox.SupervisorWrapper {
 			want, wantMarked = "stdout:out1 stdout:out2 stderr:err1", false
 		}
 		if strings.Join(got, " ") != want || marked != wantMarked {

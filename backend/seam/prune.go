@@ -3,6 +3,8 @@ package seam
 import (
 	"context"
 	"time"
+
+	"sandtop/groupstate"
 )
 
 // PruneFinished removes the state directories (spills included) of settled
@@ -20,7 +22,7 @@ func (r *Runtime) PruneFinished(ctx context.Context, cutoff time.Time, dryRun bo
 	var gone []GroupInfo
 	var dirs []string
 	for _, g := range groups {
-		if g.State != GroupSettled || g.Owned {
+		if g.State != groupstate.Settled || g.Owned {
 			continue
 		}
 		if !cutoff.IsZero() && (g.Changed.IsZero() || !g.Changed.Before(cutoff)) {

@@ -13,6 +13,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
+	"sandtop/groupstate"
 	"sandtop/testwait"
 )
 
@@ -246,13 +247,13 @@ func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 		for _, g := range groups {
 			byID[g.ID] = g
 		}
-		if g := byID[h.ID()]; g.State != GroupRunning || g.Pgid != h.Pgid() || g.ExitCode != nil {
+		if g := byID[h.ID()]; g.State != groupstate.Running || g.Pgid != h.Pgid() || g.ExitCode != nil {
 			t.Fatalf("running group: %+v", g)
 		}
-		if g := byID[done.ID()]; g.State != GroupSettled || g.ExitCode == nil || *g.ExitCode != 4 || len(g.SpillPaths) != 1 {
+		if g := byID[done.ID()]; g.State != groupstate.Settled || g.ExitCode == nil || *g.ExitCode != 4 || len(g.SpillPaths) != 1 {
 			t.Fatalf("settled group: %+v", g)
 		}
-		if g := byID["dsh-foreign"]; g.State != GroupSettled || g.Pgid != 999999 {
+		if g := byID["dsh-foreign"]; g.State != groupstate.Settled || g.Pgid != 999999 {
 			t.Fatalf("foreign group: %+v", g)
 		}
 		adopted, err := rt2.Adopt(s.ctx(), h.ID(), 200*time.Millisecond)

@@ -10,6 +10,7 @@ import (
 
 	"sandtop/backend/gen/process"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
+	"sandtop/sandbox"
 	"sandtop/testwait"
 )
 
@@ -67,7 +68,7 @@ func TestSpawnTagReachesTheDaemonAndSurvivesARestart(t *testing.T) {
 		want := map[string]string{live.ID(): tag, done.ID(): tag, untagged.ID(): ""}
 		for _, g := range groups {
 			if w, ok := want[g.ID]; ok {
-				if g.Tag != w || g.Origin != OriginSandtop {
+				if g.Tag != w || g.Origin != sandbox.OriginSandtop {
 					t.Fatalf("group %s (%s, %s): tag %q, want %q", g.ID, g.State, g.Origin, g.Tag, w)
 				}
 				delete(want, g.ID)

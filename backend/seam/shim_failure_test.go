@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandtop/backend/daemon"
+	"sandtop/groupstate"
 )
 
 // smallDisk mounts a tmpfs of size bytes (root only) as a runtime root.
@@ -94,12 +95,12 @@ func TestShimUnpublishedExitIsListedAsUnknown(t *testing.T) {
 		if len(groups) == 1 {
 			g = groups[0]
 		}
-		if g.State == GroupSettled || time.Now().After(deadline) {
+		if g.State == groupstate.Settled || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if g.State != GroupSettled || g.ExitCode != nil || !strings.Contains(g.Problem, "exit unknown") || !strings.Contains(g.Problem, "no space left on device") {
+	if g.State != groupstate.Settled || g.ExitCode != nil || !strings.Contains(g.Problem, "exit unknown") || !strings.Contains(g.Problem, "no space left on device") {
 		t.Fatalf("group %+v, want settled with exit unknown and the reason", g)
 	}
 	if !strings.Contains(log.String(), "could not publish the exit status") {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
@@ -79,7 +80,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if g := find(); g.State != GroupRunning || !slices.Equal(g.Argv, argv) {
+	if g := find(); g.State != groupstate.Running || !slices.Equal(g.Argv, argv) {
 		t.Fatalf("with its shim killed: %+v, want running with %q", g, argv)
 	}
 	if err := unix.Kill(pgid, unix.SIGKILL); err != nil {
@@ -88,7 +89,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	var g GroupInfo
 	for g = find(); time.Now().Before(deadline); g = find() {
 		if snap, err := rt2.Snapshot(s.ctx(), WatchOptions{}); err == nil {
-			if v, ok := snapshotGroup(snap, pgid); ok && g.State == GroupLeaderExited && liveOf(v) == 2 && slices.Equal(v.Argv, argv) {
+			if v, ok := snapshotGroup(snap, pgid); ok && g.State == groupstate.LeaderExited && liveOf(v) == 2 && slices.Equal(v.Argv, argv) {
 				break
 			}
 		}
@@ -96,7 +97,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	}
 	// The daemon's process reaped the orphaned leader and published its
 	// exit in the shim's place; its members live on.
-	if g.State != GroupLeaderExited || g.Signal != "SIGKILL" || !slices.Equal(g.Argv, argv) {
+	if g.State != groupstate.LeaderExited || g.Signal != "SIGKILL" || !slices.Equal(g.Argv, argv) {
 		t.Fatalf("with its shim and leader killed: %+v, want leader-exited (SIGKILL) with %q", g, argv)
 	}
 	snap, err := rt2.Snapshot(s.ctx(), WatchOptions{})
@@ -115,24 +116,24 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	if err := rt2.TeardownGroup(s.ctx(), pgid, time.Second, nil); err != nil {
 		t.Fatalf("teardown: %v", err)
 	}
-	for g = find(); g.State != GroupSettled && time.Now().Before(deadline); g = find() {
+	for g = find(); g.State != groupstate.Settled && time.Now().Before(deadline); g = find() {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if g.State != GroupSettled || !slices.Equal(g.Argv, argv) || g.Signal != "SIGKILL" || g.Problem != "" {
+	if g.State != groupstate.Settled || !slices.Equal(g.Argv, argv) || g.Signal != "SIGKILL" || g.Problem != "" {
 		t.Fatalf("after the teardown: %+v, want settled with %q and the leader's SIGKILL", g, argv)
 	}
 }
 
-func snapshotGroup(s Snapshot, pgid int) (GroupView, bool) {
+func snapshotGroup(s sandbox.Snapshot, pgid int) (sandbox.Group, bool) {
 	for _, g := range s.Groups {
 		if g.PGID == pgid {
 			return g, true
 		}
 	}
-	return GroupView{}, false
+	return sandbox.Group{}, false
 }
 
-func liveOf(g GroupView) int {
+func liveOf(g sandbox.Group) int {
 	n := 0
 	for _, m := range g.Members {
 		if groupstate.ProcLive(m.State) {

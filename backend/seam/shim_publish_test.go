@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandtop/groupstate"
 	"sandtop/testwait"
 	"sandtop/wrapper"
 )
@@ -59,11 +60,11 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 	}()
 	// The program ends and stays unreaped while its shim is stopped.
 	deadline := time.Now().Add(20 * time.Second)
-	for g = list(); g.State == GroupRunning && time.Now().Before(deadline); g = list() {
+	for g = list(); g.State == groupstate.Running && time.Now().Before(deadline); g = list() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for range 3 {
-		if g.State != GroupLeaderExited || g.ExitCode != nil || g.Problem != "" {
+		if g.State != groupstate.LeaderExited || g.ExitCode != nil || g.Problem != "" {
 			t.Fatalf("before the shim publishes: %+v, want leader exited, no status and no problem", g)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -73,10 +74,10 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 	if err := unix.Kill(shimPid, unix.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	for g = list(); g.State != GroupSettled && time.Now().Before(deadline); g = list() {
+	for g = list(); g.State != groupstate.Settled && time.Now().Before(deadline); g = list() {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if g.State != GroupSettled || g.ExitCode == nil || *g.ExitCode != 5 || strings.Join(g.Argv, " ") != strings.Join(argv, " ") || g.Problem != "" {
+	if g.State != groupstate.Settled || g.ExitCode == nil || *g.ExitCode != 5 || strings.Join(g.Argv, " ") != strings.Join(argv, " ") || g.Problem != "" {
 		t.Fatalf("after the shim published: %+v, want settled with exit 5 and the command", g)
 	}
 	wantExit(t, settle(t, h), 5)

@@ -17,6 +17,8 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/seam/control"
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/testwait"
 	"sandtop/wrapper"
 )
@@ -137,14 +139,14 @@ func TestStockEnvdGroupsRunUnderOneSupervisorEach(t *testing.T) {
 		if g == nil {
 			t.Fatalf("group %d not listed", h.Pgid())
 		}
-		if g.Supervisor != SupervisorStandalone || g.Origin != OriginSandtop || g.StateDir != h.stateDir || g.LeaderPID != h.StartPid() ||
+		if g.Supervisor != sandbox.SupervisorStandalone || g.Origin != sandbox.OriginSandtop || g.StateDir != h.stateDir || g.LeaderPID != h.StartPid() ||
 			strings.Join(g.Argv, " ") != "sleep 300" || len(g.Members) != 1 {
 			t.Errorf("group %d listed as %+v", h.Pgid(), *g)
 		}
 	}
 	for _, g := range snap.Groups {
 		for _, m := range g.Members {
-			if _, ok := wrapper.Supervised(m.Argv); ok && g.Origin != OriginOther {
+			if _, ok := wrapper.Supervised(m.Argv); ok && g.Origin != sandbox.OriginOther {
 				t.Errorf("a supervisor is listed in group %d (%s)", g.PGID, g.Origin)
 			}
 		}
@@ -264,7 +266,7 @@ func TestStockEnvdFallsBackToTheWrapperVisibly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := findView(snap, h.Pgid()); g == nil || g.Supervisor != SupervisorWrapper || strings.Join(g.Argv, " ") != "sleep 300" {
+	if g := findView(snap, h.Pgid()); g == nil || g.Supervisor != sandbox.SupervisorWrapper || strings.Join(g.Argv, " ") != "sleep 300" {
 		t.Errorf("group listed as %+v, want under the wrapper", g)
 	}
 	// Decided once: the next spawn neither uploads nor asks again.
@@ -330,7 +332,7 @@ func TestStockEnvdListsHundredsOfGroups(t *testing.T) {
 	}
 	listed := 0
 	for _, h := range hs {
-		if g := findView(snap, h.Pgid()); g != nil && g.Supervisor == SupervisorStandalone && g.State == GroupRunning {
+		if g := findView(snap, h.Pgid()); g != nil && g.Supervisor == sandbox.SupervisorStandalone && g.State == groupstate.Running {
 			listed++
 		}
 	}
@@ -432,10 +434,10 @@ func TestStockEnvdListingReadsThroughTheInstalledSupervisor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := findView(snap, h.Pgid()); g == nil || g.Supervisor != SupervisorStandalone || strings.Join(g.Argv, " ") != "sleep 300" {
+	if g := findView(snap, h.Pgid()); g == nil || g.Supervisor != sandbox.SupervisorStandalone || strings.Join(g.Argv, " ") != "sleep 300" {
 		t.Errorf("the running group is listed as %+v", g)
 	}
-	if g := findView(snap, done.Pgid()); g == nil || g.ExitCode == nil || *g.ExitCode != 7 {
+	if g := findView(snap, done.Pgid()); g == nil || g.Exit == nil || g.Exit.Code != 7 {
 		t.Errorf("the ended group is listed as %+v", g)
 	}
 }

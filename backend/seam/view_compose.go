@@ -4,7 +4,9 @@ import (
 	"strings"
 	"time"
 
+	"sandtop/backend/seam/terminal"
 	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
@@ -12,8 +14,8 @@ import (
 // wrappers are folded and published state is added.
 type liveTable struct {
 	taken     time.Time
-	groups    []GroupView
-	terminals []TerminalView
+	groups    []sandbox.Group
+	terminals []sandbox.Terminal
 	// shims are the groups sandtop's daemon runs under a shim, by pgid: the
 	// daemon names their state directory and requested argv.
 	shims map[int]shimGroup
@@ -30,8 +32,10 @@ type shimGroup struct {
 
 // compose turns a live table and the published state into a snapshot:
 // wrapper halves folded into one group, exit statuses and finished groups
-// added, wrapper members marked, origins and states judged. finished bounds the finished groups (0: all).
-func compose(t liveTable, pub *publishedState, root string, finished int) Snapshot {
+// added, wrapper members marked, origins and states judged, terminals
+// titled. finished bounds the finished groups (0: all). What it returns is
+// what every front-end shows, unchanged.
+func compose(t liveTable, pub *publishedState, root string, finished int) sandbox.Snapshot {
 	groups, dirs := foldWrappers(liveOnly(t.groups), t.shims)
 	nLive := len(groups)
 	groups, agentPgids := pub.addPublished(groups, dirs, finished)
@@ -44,22 +48,44 @@ func compose(t liveTable, pub *publishedState, root string, finished int) Snapsh
 			g.Argv = argv
 		}
 		g.Origin = originOf(g, root, agentPgids, sessions)
-		g.State = g.tally()
-		if g.State == GroupSettled {
-			g.State = GroupLeaderExited // only escapees run: they keep it live
+		g.State = tally(g).State()
+		if g.State == groupstate.Settled {
+			g.State = groupstate.LeaderExited // only escapees run: they keep it live
 		}
 		g.Started = oldestStart(g.Members)
 	}
-	terms := make([]TerminalView, len(t.terminals))
+	for i := range groups {
+		// A terminal's group carries its terminal's tag, as ls shows the
+		// terminal, not the marker the daemon keeps (the origin rule has
+		// read that already).
+		if _, _, user, ok := terminal.ParseTag(groups[i].Tag); ok {
+			groups[i].Tag = user
+		}
+	}
+	terms := make([]sandbox.Terminal, len(t.terminals))
 	for i, tm := range t.terminals {
 		// The daemon knows what it started (a runner); the table knows the
 		// program that runner became.
 		if p := memberByPid(groups[:nLive], tm.PID); p != nil && len(p.Argv) > 0 {
 			tm.Argv = p.Argv
 		}
+		tm.Title = terminalTitle(tm, groups[:nLive])
 		terms[i] = tm
 	}
-	return Snapshot{Taken: t.taken, Groups: groups, Terminals: terms}
+	return sandbox.Snapshot{Taken: t.taken, Groups: groups, Terminals: terms}
+}
+
+// terminalTitle names a terminal by what runs in its foreground: the
+// command line of that group's leader.
+func terminalTitle(t sandbox.Terminal, live []sandbox.Group) string {
+	for i := range live {
+		if live[i].PGID == t.ForegroundPGID {
+			if l := live[i].Leader(); l != nil {
+				return l.CommandLine()
+			}
+		}
+	}
+	return ""
 }
 
 // foldWrappers hides the outer halves' groups (plumbing that carries the
@@ -68,7 +94,7 @@ func compose(t liveTable, pub *publishedState, root string, finished int) Snapsh
 // through the wrapper: the daemon starts the outer bash, which starts the
 // inner one that leads the user's new session and group. The state dir of
 // each folded group is returned by pgid.
-func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView, stateDirs map[int]string) {
+func foldWrappers(groups []sandbox.Group, shims map[int]shimGroup) (kept []sandbox.Group, stateDirs map[int]string) {
 	outerPid := map[string]int{}
 	hidden := map[int]bool{}
 	// supervisorOf: sandtop's standalone supervisors (stock envd) by pid,
@@ -108,7 +134,7 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 				wrapped = true
 				g.Argv = argv
 				stateDirs[g.PGID] = dir
-				g.Supervisor = SupervisorWrapper
+				g.Supervisor = sandbox.SupervisorWrapper
 				if pid := outerPid[dir]; pid != 0 {
 					g.LeaderPID = pid
 				}
@@ -119,7 +145,7 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 				wrapped = true
 				stateDirs[g.PGID] = dir
 				g.LeaderPID = l.PPID
-				g.Supervisor = SupervisorStandalone
+				g.Supervisor = sandbox.SupervisorStandalone
 			}
 		}
 		if sh, ok := shims[g.PGID]; ok && !wrapped && g.Argv == nil {
@@ -128,7 +154,7 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 			// directory, whether or not the leader still runs.
 			g.Argv = sh.argv
 			stateDirs[g.PGID] = sh.stateDir
-			g.Supervisor = SupervisorShim
+			g.Supervisor = sandbox.SupervisorShim
 		}
 		kept = append(kept, g)
 	}
@@ -147,33 +173,33 @@ func foldWrappers(groups []GroupView, shims map[int]shimGroup) (kept []GroupView
 //     sandtop manages (top, a build): sandtop;
 //  5. started by a plain Start, as sandtop's daemon says: envd;
 //  6. anything else: other.
-func originOf(g *GroupView, root string, agentPgids, sandtopSessions map[int]bool) GroupOrigin {
+func originOf(g *sandbox.Group, root string, agentPgids, sandtopSessions map[int]bool) sandbox.Origin {
 	if g.StateDir != "" {
 		switch {
 		case root != "" && strings.HasPrefix(g.StateDir, root+"/"):
-			return OriginSandtop
+			return sandbox.OriginSandtop
 		case strings.Contains(g.StateDir, "/"+wrapper.AgentRootDir+"/"):
-			return OriginAgent
+			return sandbox.OriginAgent
 		}
 		// Another runtime root: a sandtop client configured elsewhere.
-		return OriginOther
+		return sandbox.OriginOther
 	}
 	switch {
 	case agentPgids[g.PGID]:
-		return OriginAgent
+		return sandbox.OriginAgent
 	case strings.HasPrefix(g.Tag, "sandtop"):
-		return OriginSandtop
+		return sandbox.OriginSandtop
 	case g.SID > 1 && sandtopSessions[g.SID]:
-		return OriginSandtop
-	case g.Origin == OriginEnvd:
-		return OriginEnvd
+		return sandbox.OriginSandtop
+	case g.Origin == sandbox.OriginEnvd:
+		return sandbox.OriginEnvd
 	}
-	return OriginOther
+	return sandbox.OriginOther
 }
 
 // sandtopSessions are the sessions led by terminals sandtop manages (their
 // tag says so; a terminal's runner leads its session, so sid == pid).
-func sandtopSessions(terms []TerminalView) map[int]bool {
+func sandtopSessions(terms []sandbox.Terminal) map[int]bool {
 	m := map[int]bool{}
 	for _, t := range terms {
 		if t.Sandtop {
@@ -188,7 +214,7 @@ func sandtopSessions(terms []TerminalView) map[int]bool {
 }
 
 // leaderRuns says whether g's leader is a live member.
-func leaderRuns(g *GroupView) bool {
+func leaderRuns(g *sandbox.Group) bool {
 	if l := g.Leader(); l != nil {
 		return groupstate.ProcLive(l.State)
 	}
@@ -196,7 +222,7 @@ func leaderRuns(g *GroupView) bool {
 }
 
 // memberByPid finds a live process in the groups.
-func memberByPid(groups []GroupView, pid int) *ProcessView {
+func memberByPid(groups []sandbox.Group, pid int) *sandbox.Process {
 	for i := range groups {
 		for j := range groups[i].Members {
 			if groups[i].Members[j].PID == pid {
@@ -210,10 +236,10 @@ func memberByPid(groups []GroupView, pid int) *ProcessView {
 // liveOnly drops the groups in which nothing runs any more: a table lists
 // zombies until they are reaped, and a group of zombies is settled. Its
 // published state, if any, then shows it as finished, with its exit.
-func liveOnly(groups []GroupView) []GroupView {
+func liveOnly(groups []sandbox.Group) []sandbox.Group {
 	out := groups[:0:0]
 	for _, g := range groups {
-		if g.tally().Live() || g.escapeesLive() {
+		if tally(&g).Live() > 0 || escapeesLive(&g) {
 			out = append(out, g)
 		}
 	}
@@ -221,7 +247,7 @@ func liveOnly(groups []GroupView) []GroupView {
 }
 
 // escapeesLive says whether a process that left the group still runs.
-func (g *GroupView) escapeesLive() bool {
+func escapeesLive(g *sandbox.Group) bool {
 	for _, e := range g.Escapees {
 		if groupstate.ProcLive(e.State) {
 			return true

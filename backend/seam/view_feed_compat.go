@@ -14,6 +14,7 @@ import (
 
 	"sandtop/backend/gen/process"
 	"sandtop/backend/seam/control"
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
@@ -38,7 +39,7 @@ type compatFeed struct {
 	strikes  int
 	// exact argv of wrapper processes, read once from /proc per pid.
 	argv  map[int]exactArgv
-	terms []TerminalView
+	terms []sandbox.Terminal
 }
 
 func openCompatFeed(r *Runtime, interval time.Duration) *compatFeed {
@@ -199,8 +200,8 @@ func (r *Runtime) readCmdlines(ctx context.Context, pids []string) (map[int][]st
 // daemon started gets that pid as its leader pid (its output can be
 // streamed) and the tag it was started with. Kernel threads and our own ps
 // are left out.
-func groupRows(rows []ProcessRow, tags map[int]string) []GroupView {
-	byPgid := map[int]*GroupView{}
+func groupRows(rows []ProcessRow, tags map[int]string) []sandbox.Group {
+	byPgid := map[int]*sandbox.Group{}
 	var order []int
 	for _, r := range rows {
 		if r.Pgid <= 0 || isOurPS(r.Argv) {
@@ -208,11 +209,11 @@ func groupRows(rows []ProcessRow, tags map[int]string) []GroupView {
 		}
 		g := byPgid[r.Pgid]
 		if g == nil {
-			g = &GroupView{PGID: r.Pgid, SID: r.Sid}
+			g = &sandbox.Group{PGID: r.Pgid, SID: r.Sid}
 			byPgid[r.Pgid] = g
 			order = append(order, r.Pgid)
 		}
-		g.Members = append(g.Members, ProcessView{
+		g.Members = append(g.Members, sandbox.Process{
 			PID: r.Pid, PPID: r.Ppid, PGID: r.Pgid, SID: r.Sid, State: r.State, Argv: r.Argv, Comm: r.Comm,
 			TTY: r.TTY, Started: r.Started, CPUPercent: r.CPUPercent, RSSBytes: r.RSSBytes,
 		})
@@ -224,7 +225,7 @@ func groupRows(rows []ProcessRow, tags map[int]string) []GroupView {
 		}
 	}
 	sort.Ints(order)
-	out := make([]GroupView, 0, len(order))
+	out := make([]sandbox.Group, 0, len(order))
 	for _, pgid := range order {
 		out = append(out, *byPgid[pgid])
 	}
@@ -239,7 +240,7 @@ func isOurPS(argv []string) bool {
 // from the ps table: session, foreground group, start. Stock envd does not
 // report PTY sizes, so Rows and Cols stay 0. A failed read keeps the
 // previous list.
-func (f *compatFeed) terminals(infos []TerminalInfo, err error, rows []ProcessRow) []TerminalView {
+func (f *compatFeed) terminals(infos []TerminalInfo, err error, rows []ProcessRow) []sandbox.Terminal {
 	if err != nil {
 		return f.terms
 	}
@@ -247,9 +248,9 @@ func (f *compatFeed) terminals(infos []TerminalInfo, err error, rows []ProcessRo
 	for _, r := range rows {
 		byPid[r.Pid] = r
 	}
-	f.terms = make([]TerminalView, 0, len(infos))
+	f.terms = make([]sandbox.Terminal, 0, len(infos))
 	for _, info := range infos {
-		t := TerminalView{PID: info.Pid, SID: info.Pid, Sandtop: true, ID: info.ID, Tag: info.Tag, Argv: info.Argv, Rows: info.Rows, Cols: info.Cols}
+		t := sandbox.Terminal{PID: info.Pid, SID: info.Pid, Sandtop: true, ID: info.ID, Tag: info.Tag, Argv: info.Argv, Rows: info.Rows, Cols: info.Cols}
 		if r, ok := byPid[info.Pid]; ok {
 			t.SID, t.Started = r.Sid, r.Started
 			if r.Tpgid > 1 {

@@ -10,6 +10,7 @@ import (
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/seam/terminal"
+	"sandtop/sandbox"
 )
 
 // extFeed follows the Supervisor's WatchGroups stream, which speaks only
@@ -23,7 +24,7 @@ type extFeed struct {
 	done  chan struct{}
 	tick  *time.Ticker
 	last  *sandtopv1.WatchGroupsResponse
-	terms []TerminalView
+	terms []sandbox.Terminal
 }
 
 // table is the last table read, in ListGroups' terms; nil before the first.
@@ -95,8 +96,8 @@ func (f *extFeed) next(ctx context.Context) (liveTable, error) {
 }
 
 // sameTerminals says whether two readings of the terminals agree.
-func sameTerminals(a, b []TerminalView) bool {
-	return slices.EqualFunc(a, b, func(x, y TerminalView) bool {
+func sameTerminals(a, b []sandbox.Terminal) bool {
+	return slices.EqualFunc(a, b, func(x, y sandbox.Terminal) bool {
 		return x.PID == y.PID && x.SID == y.SID && x.Sandtop == y.Sandtop && x.ID == y.ID && x.Tag == y.Tag &&
 			slices.Equal(x.Argv, y.Argv) && x.Rows == y.Rows && x.Cols == y.Cols &&
 			x.ForegroundPGID == y.ForegroundPGID && x.InputWaiting == y.InputWaiting && x.Started.Equal(y.Started)
@@ -110,7 +111,7 @@ func (f *extFeed) close() {
 }
 
 // extTable converts the daemon's grouped table.
-func extTable(takenMs int64, groups []*sandtopv1.Group, terms []TerminalView) liveTable {
+func extTable(takenMs int64, groups []*sandtopv1.Group, terms []sandbox.Terminal) liveTable {
 	t := liveTable{taken: time.UnixMilli(takenMs), shims: map[int]shimGroup{}, terminals: terms}
 	for _, g := range groups {
 		t.groups = append(t.groups, groupFromWire(g))
@@ -123,16 +124,16 @@ func extTable(takenMs int64, groups []*sandtopv1.Group, terms []TerminalView) li
 
 // readExtTerminals lists the daemon's terminals; a failed read keeps the
 // previous list (the group stream says if the daemon is gone).
-func readExtTerminals(ctx context.Context, sup supervisorReader, prev []TerminalView) []TerminalView {
+func readExtTerminals(ctx context.Context, sup supervisorReader, prev []sandbox.Terminal) []sandbox.Terminal {
 	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	res, err := sup.ListTerminals(tctx, connect.NewRequest(&sandtopv1.ListTerminalsRequest{}))
 	if err != nil {
 		return prev
 	}
-	out := make([]TerminalView, 0, len(res.Msg.GetTerminals()))
+	out := make([]sandbox.Terminal, 0, len(res.Msg.GetTerminals()))
 	for _, tm := range res.Msg.GetTerminals() {
-		tv := TerminalView{
+		tv := sandbox.Terminal{
 			PID: int(tm.GetPid()), SID: int(tm.GetSid()), Argv: tm.GetArgv(),
 			Rows: int(tm.GetRows()), Cols: int(tm.GetCols()), ForegroundPGID: int(tm.GetForegroundPgid()),
 			InputWaiting: tm.GetInputWaiting(), Started: time.UnixMilli(tm.GetStartTimeUnixMs()),
@@ -145,23 +146,23 @@ func readExtTerminals(ctx context.Context, sup supervisorReader, prev []Terminal
 
 // groupFromWire maps the daemon's group; its origin and state are judged
 // later, by compose.
-func groupFromWire(g *sandtopv1.Group) GroupView {
-	out := GroupView{PGID: int(g.GetPgid()), SID: int(g.GetSid()), LeaderPID: int(g.GetStartedPid()), Tag: g.GetTag(), PTY: g.GetPty()}
-	if g.GetOrigin() == string(OriginEnvd) {
-		out.Origin = OriginEnvd
+func groupFromWire(g *sandtopv1.Group) sandbox.Group {
+	out := sandbox.Group{PGID: int(g.GetPgid()), SID: int(g.GetSid()), LeaderPID: int(g.GetStartedPid()), Tag: g.GetTag(), PTY: g.GetPty()}
+	if g.GetOrigin() == string(sandbox.OriginEnvd) {
+		out.Origin = sandbox.OriginEnvd
 	}
 	out.Members = processesFromWire(g.GetMembers())
 	out.Escapees = processesFromWire(g.GetEscapees())
 	return out
 }
 
-func processesFromWire(ps []*sandtopv1.ProcInfo) []ProcessView {
+func processesFromWire(ps []*sandtopv1.ProcInfo) []sandbox.Process {
 	if len(ps) == 0 {
 		return nil
 	}
-	out := make([]ProcessView, len(ps))
+	out := make([]sandbox.Process, len(ps))
 	for i, p := range ps {
-		out[i] = ProcessView{
+		out[i] = sandbox.Process{
 			PID: int(p.GetPid()), PPID: int(p.GetPpid()), PGID: int(p.GetPgid()), SID: int(p.GetSid()),
 			State: p.GetState(), Argv: p.GetArgv(), Comm: p.GetComm(), TTY: p.GetTty(),
 			CPUPercent: p.GetCpuPercent(), RSSBytes: p.GetRssBytes(),

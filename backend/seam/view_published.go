@@ -6,6 +6,9 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // Finished groups come from the state the wrapper publishes under the
@@ -46,6 +49,14 @@ type publishedGroup struct {
 	seen  time.Time // when first seen exited: orders the most recent first
 }
 
+// exit is the group's published exit status; nil before there is one.
+func (pg *publishedGroup) exit() *sandbox.Exit {
+	if pg.ExitCode == nil {
+		return nil
+	}
+	return &sandbox.Exit{Code: *pg.ExitCode, Signal: pg.Signal}
+}
+
 // publishedState keeps the last scans and the argv seen for each state dir
 // while its group was live (the state dir does not record it).
 type publishedState struct {
@@ -75,7 +86,7 @@ func newPublishedState() *publishedState {
 // noteLive compares the live table with the last one and, when a group
 // appeared, left or lost its leader, brings the next scan forward. Called
 // with p.mu held.
-func (p *publishedState) noteLive(groups []GroupView) {
+func (p *publishedState) noteLive(groups []sandbox.Group) {
 	live := make(map[int]bool, len(groups))
 	for i := range groups {
 		live[groups[i].PGID] = leaderRuns(&groups[i])
@@ -131,7 +142,7 @@ func mergePublished(old map[string]*publishedGroup, infos []GroupInfo, agent boo
 		pg := &publishedGroup{GroupInfo: info, agent: agent}
 		if prev, ok := old[info.StateDir]; ok && !prev.seen.IsZero() {
 			pg.seen = prev.seen
-		} else if info.ExitCode != nil || info.State == GroupSettled {
+		} else if info.ExitCode != nil || info.State == groupstate.Settled {
 			pg.seen = now
 		}
 		out[info.StateDir] = pg
@@ -144,7 +155,7 @@ func mergePublished(old map[string]*publishedGroup, infos []GroupInfo, agent boo
 // remembers their argv, and appends the finished groups that the live
 // table no longer has: settled, oldest first (the limit most recent ones,
 // unless limit is 0), then those never published (no pgid). It returns the agents' pgids for the origin rule.
-func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]string, limit int) ([]GroupView, map[int]bool) {
+func (p *publishedState) addPublished(groups []sandbox.Group, stateDirs map[int]string, limit int) ([]sandbox.Group, map[int]bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
@@ -162,10 +173,10 @@ func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]stri
 	byPgid := map[int]*publishedGroup{}
 	agentPgids := map[int]bool{}
 	for _, pg := range all {
-		if prev := byPgid[pg.Pgid]; prev == nil || prev.State == GroupSettled {
+		if prev := byPgid[pg.Pgid]; prev == nil || prev.State == groupstate.Settled {
 			byPgid[pg.Pgid] = pg // a live claim on a pgid beats a settled one
 		}
-		if pg.agent && pg.State != GroupSettled {
+		if pg.agent && pg.State != groupstate.Settled {
 			agentPgids[pg.Pgid] = true
 		}
 	}
@@ -180,10 +191,10 @@ func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]stri
 		pg := byPgid[g.PGID]
 		// A settled entry sharing a live pgid is an old group whose pgid
 		// was reused: it says nothing about this one.
-		if pg == nil || pg.State == GroupSettled || (stateDirs[g.PGID] != "" && stateDirs[g.PGID] != pg.StateDir) {
+		if pg == nil || pg.State == groupstate.Settled || (stateDirs[g.PGID] != "" && stateDirs[g.PGID] != pg.StateDir) {
 			continue
 		}
-		g.ExitCode, g.Signal, g.Problem = pg.ExitCode, pg.Signal, pg.Problem
+		g.Exit, g.Problem = pg.exit(), pg.Problem
 		g.OutputAt = pg.OutputAt
 		if g.Tag == "" {
 			g.Tag = pg.Tag
@@ -208,7 +219,7 @@ func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]stri
 	// published as running is left for the next scan to judge.
 	var done []*publishedGroup
 	for _, pg := range all {
-		if !live[pg.Pgid] && (pg.State == GroupSettled || pg.State == GroupLeaderExited) {
+		if !live[pg.Pgid] && (pg.State == groupstate.Settled || pg.State == groupstate.LeaderExited) {
 			done = append(done, pg)
 		}
 	}
@@ -235,16 +246,16 @@ func (p *publishedState) addPublished(groups []GroupView, stateDirs map[int]stri
 		keep[pg.StateDir] = true
 	}
 	for _, pg := range append(done, unpublished...) {
-		g := GroupView{PGID: pg.Pgid, SID: pg.Pgid, ID: pg.ID, StateDir: pg.StateDir, Origin: OriginSandtop, Tag: pg.Tag,
-			Argv: pg.Argv, State: GroupSettled, ExitCode: pg.ExitCode, Signal: pg.Signal, Problem: pg.Problem}
-		if pg.State == GroupUnpublished {
-			g.State, g.SID = GroupUnpublished, 0
+		g := sandbox.Group{PGID: pg.Pgid, SID: pg.Pgid, ID: pg.ID, StateDir: pg.StateDir, Origin: sandbox.OriginSandtop, Tag: pg.Tag,
+			Argv: pg.Argv, State: groupstate.Settled, Exit: pg.exit(), Problem: pg.Problem}
+		if pg.State == groupstate.Unpublished {
+			g.State, g.SID = groupstate.Unpublished, 0
 		}
 		if len(g.Argv) == 0 { // kept by an older wrapper, or an agent's
 			g.Argv = p.argv[pg.StateDir].argv
 		}
 		if pg.agent {
-			g.Origin = OriginAgent
+			g.Origin = sandbox.OriginAgent
 		}
 		groups = append(groups, g)
 	}

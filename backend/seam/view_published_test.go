@@ -4,6 +4,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // The table keeps the most recent finished groups only.
@@ -12,7 +15,7 @@ func TestPublishedFinishedAreBounded(t *testing.T) {
 	var infos []GroupInfo
 	code := 1
 	for i := range 60 {
-		infos = append(infos, GroupInfo{ID: strconv.Itoa(i), StateDir: "/r/processes/" + strconv.Itoa(i), Pgid: 1000 + i, State: GroupSettled, ExitCode: &code})
+		infos = append(infos, GroupInfo{ID: strconv.Itoa(i), StateDir: "/r/processes/" + strconv.Itoa(i), Pgid: 1000 + i, State: groupstate.Settled, ExitCode: &code})
 	}
 	p.groups = mergePublished(nil, infos, false, time.Now())
 	groups, _ := p.addPublished(nil, map[int]string{}, 50)
@@ -20,7 +23,7 @@ func TestPublishedFinishedAreBounded(t *testing.T) {
 		t.Fatalf("%d finished groups shown, want %d", len(groups), 50)
 	}
 	for _, g := range groups {
-		if g.PGID < 1010 || g.State != GroupSettled {
+		if g.PGID < 1010 || g.State != groupstate.Settled {
 			t.Fatalf("kept %+v; want the %d newest, settled", g, 50)
 		}
 	}
@@ -34,7 +37,7 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 	p := newPublishedState()
 	now := time.Now()
 	p.lastOwn, p.ownTook, p.nextOwn = now, 10*time.Millisecond, now.Add(scanEvery)
-	running := []GroupView{{PGID: 7, Members: []ProcessView{{PID: 7, State: "S"}}}}
+	running := []sandbox.Group{{PGID: 7, Members: []sandbox.Process{{PID: 7, State: "S"}}}}
 	p.addPublished(running, map[int]string{}, 0)
 	<-p.kick // the first table is a change
 	p.nextOwn = now.Add(scanEvery)
@@ -45,7 +48,7 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 	default:
 	}
 	p.lastAgent, p.agentTook, p.nextAgent = now, 10*time.Millisecond, now.Add(agentScanEvery)
-	leaderGone := []GroupView{{PGID: 7, Members: []ProcessView{{PID: 7, State: "Z"}, {PID: 8, State: "S"}}}}
+	leaderGone := []sandbox.Group{{PGID: 7, Members: []sandbox.Process{{PID: 7, State: "Z"}, {PID: 8, State: "S"}}}}
 	p.addPublished(leaderGone, map[int]string{}, 0)
 	select {
 	case <-p.kick:
@@ -68,13 +71,13 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 func TestComposeJudgesZombiesAndEscapees(t *testing.T) {
 	code := 9
 	p := newPublishedState()
-	p.groups = mergePublished(nil, []GroupInfo{{ID: "a", StateDir: "/r/processes/a", Pgid: 40, State: GroupSettled, ExitCode: &code}}, false, time.Now())
-	table := liveTable{groups: []GroupView{
-		{PGID: 40, Members: []ProcessView{{PID: 40, State: "Z"}}},
-		{PGID: 50, Escapees: []ProcessView{{PID: 51, State: "S"}}},
+	p.groups = mergePublished(nil, []GroupInfo{{ID: "a", StateDir: "/r/processes/a", Pgid: 40, State: groupstate.Settled, ExitCode: &code}}, false, time.Now())
+	table := liveTable{groups: []sandbox.Group{
+		{PGID: 40, Members: []sandbox.Process{{PID: 40, State: "Z"}}},
+		{PGID: 50, Escapees: []sandbox.Process{{PID: 51, State: "S"}}},
 	}}
 	snap := compose(table, p, "/r", 0)
-	var zombie, escaped *GroupView
+	var zombie, escaped *sandbox.Group
 	for i := range snap.Groups {
 		switch snap.Groups[i].PGID {
 		case 40:
@@ -83,10 +86,10 @@ func TestComposeJudgesZombiesAndEscapees(t *testing.T) {
 			escaped = &snap.Groups[i]
 		}
 	}
-	if zombie == nil || zombie.State != GroupSettled || zombie.ExitCode == nil || *zombie.ExitCode != 9 || zombie.Origin != OriginSandtop {
+	if zombie == nil || zombie.State != groupstate.Settled || zombie.Exit == nil || zombie.Exit.Code != 9 || zombie.Origin != sandbox.OriginSandtop {
 		t.Errorf("zombie-only group: %+v", zombie)
 	}
-	if escaped == nil || escaped.State != GroupLeaderExited {
+	if escaped == nil || escaped.State != groupstate.LeaderExited {
 		t.Errorf("group with a live escapee: %+v", escaped)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/stuck"
 )
 
@@ -17,7 +18,7 @@ const stuckRecheck = 15 * time.Second
 // slice already handed out: on a change the snapshot gets its own copy.
 // CPU is only trusted from the extension (stock envd's ps gives a
 // lifetime average, not what the group does now).
-func judgeStuck(s *Snapshot, rules *stuck.Rules, cpuKnown bool, now time.Time) bool {
+func judgeStuck(s *sandbox.Snapshot, rules *stuck.Rules, cpuKnown bool, now time.Time) bool {
 	r := stuck.Default()
 	if rules != nil {
 		r = *rules

@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sandtop/backend/daemon"
-	"sandtop/backend/gen/process/processconnect"
-	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
-	"sandtop/testwait"
-	"sandtop/wrapper"
 	"slices"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 	"golang.org/x/sys/unix"
+
+	"sandtop/backend/daemon"
+	"sandtop/backend/gen/process/processconnect"
+	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
+	"sandtop/groupstate"
+	"sandtop/sandbox"
+	"sandtop/testwait"
+	"sandtop/wrapper"
 )
 
 // One Snapshot is the whole listing: on sandtop's daemon it reads the
@@ -66,7 +69,7 @@ func TestSnapshotReadsTheSandboxOnce(t *testing.T) {
 				if g == nil {
 					t.Fatalf("group %d not in the snapshot", h.Pgid())
 				}
-				if g.State != GroupRunning || g.Origin != OriginSandtop || g.StateDir == "" || g.ID == "" || len(g.Members) == 0 {
+				if g.State != groupstate.Running || g.Origin != sandbox.OriginSandtop || g.StateDir == "" || g.ID == "" || len(g.Members) == 0 {
 					t.Errorf("group %d: %+v", h.Pgid(), *g)
 				}
 				if !slices.Equal(g.Argv, []string{"/bin/sh", "-c", `echo ready; exec sleep 1000`}) {
@@ -88,16 +91,16 @@ func TestSnapshotListsFinishedGroups(t *testing.T) {
 	pgid := h.Pgid()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var g *GroupView
+	var g *sandbox.Group
 	testwait.For(t, 15*time.Second, "the group settled with its code", func() bool {
 		snap, err := s.rt.Snapshot(ctx, WatchOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		g = findView(snap, pgid)
-		return g != nil && g.State == GroupSettled && g.ExitCode != nil
+		return g != nil && g.State == groupstate.Settled && g.Exit != nil
 	})
-	if *g.ExitCode != 6 || !slices.Equal(g.Argv, []string{"/bin/sh", "-c", "exit 6"}) || len(g.Members) != 0 {
+	if g.Exit.Code != 6 || !slices.Equal(g.Argv, []string{"/bin/sh", "-c", "exit 6"}) || len(g.Members) != 0 {
 		t.Fatalf("finished group: %+v", *g)
 	}
 }
@@ -117,7 +120,7 @@ func TestSandboxGoneAsksTheTargetsRecogniser(t *testing.T) {
 	}
 }
 
-func findView(s Snapshot, pgid int) *GroupView {
+func findView(s sandbox.Snapshot, pgid int) *sandbox.Group {
 	for i := range s.Groups {
 		if s.Groups[i].PGID == pgid {
 			return &s.Groups[i]
@@ -145,8 +148,8 @@ func TestWatchJudgesPublishedStateAgainstItsOwnTable(t *testing.T) {
 	}
 	defer w.Close()
 	for snap := range w.C() {
-		if g := findView(snap, pgid); g != nil && g.ExitCode != nil {
-			if *g.ExitCode != 5 || g.State != GroupSettled {
+		if g := findView(snap, pgid); g != nil && g.Exit != nil {
+			if g.Exit.Code != 5 || g.State != groupstate.Settled {
 				t.Fatalf("finished group: %+v", *g)
 			}
 			if n := s.wire.count("ListGroups") - lists; n != 0 {
@@ -167,7 +170,7 @@ func waitSettled(t *testing.T, s *seam, pgid int) {
 			t.Fatal(err)
 		}
 		for _, g := range infos {
-			if g.Pgid == pgid && g.State == GroupSettled {
+			if g.Pgid == pgid && g.State == groupstate.Settled {
 				return true
 			}
 		}

@@ -9,6 +9,8 @@ import (
 
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/seam/control"
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/stuck"
 )
 
@@ -57,7 +59,7 @@ func (r *Runtime) openFeed(ctx context.Context, interval time.Duration) (tableFe
 // Snapshot reads the sandbox once: the live table, every published group
 // (sandtop's and agents'), and the terminals. On sandtop's daemon the
 // process table is read once for all of it.
-func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, error) {
+func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (sandbox.Snapshot, error) {
 	ctx = control.OneTable(ctx)
 	var t liveTable
 	var own []GroupInfo
@@ -65,7 +67,7 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 	if ext, ok := r.control.(control.Extension); ok {
 		resp, err := ext.FullTable(ctx)
 		if err != nil {
-			return Snapshot{}, err
+			return sandbox.Snapshot{}, err
 		}
 		t = extTable(resp.GetTakenUnixMs(), resp.GetGroups(), readExtTerminals(ctx, ext.Supervisor, nil))
 		if !opts.LiveOnly {
@@ -87,7 +89,7 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 		t, err = f.poll(ctx)
 		<-scanned
 		if err != nil {
-			return Snapshot{}, err
+			return sandbox.Snapshot{}, err
 		}
 	}
 	pub := newPublishedState()
@@ -97,11 +99,11 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (Snapshot, er
 		return snap, nil
 	}
 	if ownErr != nil {
-		return Snapshot{}, ownErr
+		return sandbox.Snapshot{}, ownErr
 	}
 	agents, err := r.AgentGroups(ctx, opts.Workspaces...)
 	if err != nil {
-		return Snapshot{}, err
+		return sandbox.Snapshot{}, err
 	}
 	now := time.Now()
 	pub.groups = mergePublished(nil, own, false, now)
@@ -126,7 +128,7 @@ func (r *Runtime) publishedOwn(ctx context.Context) ([]GroupInfo, error) {
 type Watcher struct {
 	r    *Runtime
 	opts WatchOptions
-	out  chan Snapshot
+	out  chan sandbox.Snapshot
 	pub  *publishedState
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -163,7 +165,7 @@ func (r *Runtime) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error
 		stop()
 		return nil, err
 	}
-	w := &Watcher{r: r, opts: opts, out: make(chan Snapshot, 1), pub: newPublishedState(), stop: stop}
+	w := &Watcher{r: r, opts: opts, out: make(chan sandbox.Snapshot, 1), pub: newPublishedState(), stop: stop}
 	if ext, ok := f.(*extFeed); ok {
 		w.table.Store(ext.table()) // before the first scan
 	}
@@ -183,7 +185,7 @@ func (r *Runtime) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error
 }
 
 // C delivers the snapshots.
-func (w *Watcher) C() <-chan Snapshot { return w.out }
+func (w *Watcher) C() <-chan sandbox.Snapshot { return w.out }
 
 // Err is why the watch ended: nil while it runs, or when its context
 // ended or Close stopped it.
@@ -207,7 +209,7 @@ func (w *Watcher) Close() {
 
 // run turns tables into snapshots until ctx ends or the connection is lost.
 func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
-	var last Snapshot
+	var last sandbox.Snapshot
 	var table liveTable
 	var published uint64
 	var judged time.Time
@@ -259,7 +261,7 @@ func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
 
 // send delivers snap, replacing an undelivered older one: a reader that is
 // behind gets the present, not a queue.
-func (w *Watcher) send(ctx context.Context, snap Snapshot) bool {
+func (w *Watcher) send(ctx context.Context, snap sandbox.Snapshot) bool {
 	select {
 	case <-w.out:
 	default:
@@ -274,10 +276,10 @@ func (w *Watcher) send(ctx context.Context, snap Snapshot) bool {
 
 // settleAll is what a gone sandbox looks like: every group settled (exit
 // statuses kept), no member and no terminal left.
-func settleAll(s Snapshot) Snapshot {
-	out := Snapshot{Taken: time.Now()}
+func settleAll(s sandbox.Snapshot) sandbox.Snapshot {
+	out := sandbox.Snapshot{Taken: time.Now()}
 	for _, g := range s.Groups {
-		g.State, g.Members, g.Escapees = GroupSettled, nil, nil
+		g.State, g.Members, g.Escapees = groupstate.Settled, nil, nil
 		out.Groups = append(out.Groups, g)
 	}
 	return out

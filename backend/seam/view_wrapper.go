@@ -4,6 +4,7 @@ import (
 	"path"
 	"slices"
 
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
@@ -20,8 +21,8 @@ import (
 // helpers: tee children of the leader with the wrapper's flag, and their
 // descendants (head). Everything else, orphans included, is the program's.
 // With the leader gone, its forks and tees are still recognised.
-func markWrapperMembers(pgid int, members []ProcessView) []string {
-	var leader *ProcessView
+func markWrapperMembers(pgid int, members []sandbox.Process) []string {
+	var leader *sandbox.Process
 	for i := range members {
 		if members[i].PID == pgid {
 			leader = &members[i]

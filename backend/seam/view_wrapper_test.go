@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
@@ -24,7 +25,7 @@ func TestWrapperArgvFindsTheRequestedCommand(t *testing.T) {
 }
 
 func checkWrapperMembers(t *testing.T, leader []string) {
-	members := []ProcessView{
+	members := []sandbox.Process{
 		{PID: 10, PPID: 1, Argv: leader},
 		{PID: 11, PPID: 10, Argv: []string{"/usr/bin/tee", "--output-error=warn-nopipe", "/dev/fd/63"}},
 		{PID: 12, PPID: 11, Argv: []string{"/usr/bin/head", "-c", "1"}},
@@ -45,7 +46,7 @@ func checkWrapperMembers(t *testing.T, leader []string) {
 
 	// Once the leader has exited, its fork, tee and head are orphans of the
 	// daemon; they used to be counted as the program's.
-	gone := []ProcessView{
+	gone := []sandbox.Process{
 		{PID: 20, PPID: 1, Argv: leader}, // a fork of the leader
 		{PID: 21, PPID: 20, Argv: []string{"/usr/bin/tee", "--output-error=warn-nopipe", "/dev/fd/63"}},
 		{PID: 22, PPID: 21, Argv: []string{"/usr/bin/head", "-c", "1"}},
@@ -66,7 +67,7 @@ func checkWrapperMembers(t *testing.T, leader []string) {
 // zombie, a kernel thread, an unreadable cmdline) has no wrapper script to
 // abbreviate.
 func TestWrapperMembersWithoutLeaderOrArgv(t *testing.T) {
-	members := []ProcessView{{PID: 31, PPID: 1, State: "Z"}, {PID: 32, PPID: 31, Argv: []string{"sleep", "1"}}}
+	members := []sandbox.Process{{PID: 31, PPID: 1, State: "Z"}, {PID: 32, PPID: 31, Argv: []string{"sleep", "1"}}}
 	if argv := markWrapperMembers(30, members); argv != nil {
 		t.Fatalf("requested argv %q from a group without a wrapper", argv)
 	}

@@ -8,20 +8,8 @@ import (
 
 	"sandtop/backend/seam/control"
 	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/wrapper"
-)
-
-// GroupState is what a published process group is doing, in the one
-// vocabulary of package groupstate.
-type GroupState = groupstate.State
-
-// The states a published group can be in (groupstate's Stopped comes from
-// the members, not from what the wrapper publishes).
-const (
-	GroupUnpublished  = groupstate.Unpublished
-	GroupRunning      = groupstate.Running
-	GroupLeaderExited = groupstate.LeaderExited
-	GroupSettled      = groupstate.Settled
 )
 
 // GroupInfo describes one state directory under <runtimeRoot>/processes/,
@@ -31,7 +19,7 @@ type GroupInfo struct {
 	ID       string
 	StateDir string
 	Pgid     int // 0 when unpublished
-	State    GroupState
+	State    groupstate.State
 	// ExitCode and Signal are the direct command's published status.
 	ExitCode *int
 	Signal   string
@@ -51,7 +39,7 @@ type GroupInfo struct {
 	// command has exited (nil before, or when not kept).
 	Argv []string
 	// Origin says whose state root it was found under.
-	Origin Origin
+	Origin sandbox.Origin
 	// Owned is true when this runtime holds a live handle for it.
 	Owned bool
 	// Problem explains a state file that could not be parsed.

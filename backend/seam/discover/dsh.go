@@ -8,6 +8,7 @@ import (
 
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/seam/control"
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
@@ -102,7 +103,7 @@ func (s dshSnapshot) discovery(root string) DshDiscovery {
 // group judges one process state dir exactly as ListGroups judges its own
 // (Judge), and adds the spill sizes the scan saw.
 func (s dshSnapshot) group(root string, e dshEntry) DshGroup {
-	g := DshGroup{GroupInfo: Judge(root, e.files(), s.procs, OriginAgent), Agent: true}
+	g := DshGroup{GroupInfo: Judge(root, e.files(), s.procs, sandbox.OriginAgent), Agent: true}
 	if e.stdoutSize >= 0 {
 		g.Stdout = &DshSpill{Path: path.Join(g.StateDir, wrapper.StdoutSpillFile), Size: e.stdoutSize}
 	}

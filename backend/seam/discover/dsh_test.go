@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"sandtop/groupstate"
 )
 
 // startGroup starts `sleep` as the leader of a new process group and
@@ -81,17 +83,17 @@ func TestDshScanScriptJudgesStates(t *testing.T) {
 	d := snap.discovery(root)
 
 	type want struct {
-		state GroupState
+		state groupstate.State
 		pgid  int
 		code  int // -1: none
 	}
 	wants := map[string]want{
-		"a-running":   {GroupRunning, live, -1},
-		"b-lingering": {GroupLeaderExited, lingering, 3},
-		"c-settled":   {GroupSettled, dead, 0},
-		"d-starting":  {GroupUnpublished, 0, -1},
-		"e-unsafe":    {GroupUnpublished, 0, -1}, // with a Problem
-		"f-nul":       {GroupSettled, 1234, -1},  // NULs are stripped; no such group lives
+		"a-running":   {groupstate.Running, live, -1},
+		"b-lingering": {groupstate.LeaderExited, lingering, 3},
+		"c-settled":   {groupstate.Settled, dead, 0},
+		"d-starting":  {groupstate.Unpublished, 0, -1},
+		"e-unsafe":    {groupstate.Unpublished, 0, -1}, // with a Problem
+		"f-nul":       {groupstate.Settled, 1234, -1},  // NULs are stripped; no such group lives
 	}
 	if len(d.Groups) != len(wants) {
 		t.Fatalf("groups %+v", d.Groups)

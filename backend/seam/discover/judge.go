@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"sandtop/backend/seam/control"
+	"sandtop/groupstate"
+	"sandtop/sandbox"
 	"sandtop/wrapper"
 )
 
@@ -17,17 +19,6 @@ import (
 // only how the files are read differs (a StateReader), and what they mean
 // is decided once, in Judge.
 
-// Origin says who started a group found under a state root.
-type Origin string
-
-const (
-	// OriginSandtop: under this runtime's root, written by sandtop's wrapper
-	// (or any client sharing that root).
-	OriginSandtop Origin = "sandtop"
-	// OriginAgent: under an agent's .dsh-e2b root.
-	OriginAgent Origin = "agent"
-)
-
 // StateReader reads every process state directory under a root, and the
 // process table, as close together as it can. PlaneStates and Scanner are
 // the two.
@@ -36,7 +27,7 @@ type StateReader interface {
 }
 
 // Groups lists and judges the process groups under root.
-func Groups(ctx context.Context, rd StateReader, root string, origin Origin) ([]GroupInfo, error) {
+func Groups(ctx context.Context, rd StateReader, root string, origin sandbox.Origin) ([]GroupInfo, error) {
 	states, table, err := rd.readStates(ctx, root)
 	if err != nil {
 		return nil, err
@@ -58,9 +49,9 @@ func Groups(ctx context.Context, rd StateReader, root string, origin Origin) ([]
 // Judge turns one state directory into a GroupInfo: a missing or
 // invalid pid leaves it unpublished (with a Problem for an invalid one);
 // otherwise the process table says whether a live member is left.
-func Judge(root string, f control.StateFiles, table []control.ProcessEntry, origin Origin) GroupInfo {
+func Judge(root string, f control.StateFiles, table []control.ProcessEntry, origin sandbox.Origin) GroupInfo {
 	dir := wrapper.StateDir(root, f.ID)
-	g := GroupInfo{ID: f.ID, StateDir: dir, State: GroupUnpublished, Origin: origin, Changed: f.ModTime, OutputAt: f.OutputAt}
+	g := GroupInfo{ID: f.ID, StateDir: dir, State: groupstate.Unpublished, Origin: origin, Changed: f.ModTime, OutputAt: f.OutputAt}
 	if f.Tag != nil {
 		g.Tag = trimmed(*f.Tag)
 	}
@@ -99,9 +90,9 @@ func Judge(root string, f control.StateFiles, table []control.ProcessEntry, orig
 	case !control.GroupLiveIn(table, pgid) && f.SupervisorRunning && g.ExitCode == nil:
 		// The program has ended and its supervisor is writing down how:
 		// not settled (and not "exit unknown") until it has.
-		g.State = GroupLeaderExited
+		g.State = groupstate.LeaderExited
 	case !control.GroupLiveIn(table, pgid):
-		g.State = GroupSettled
+		g.State = groupstate.Settled
 		if g.ExitCode == nil && g.Problem == "" && (f.Problem != nil || f.Supervised) {
 			g.Problem = "exit unknown: the group's supervisor ended without publishing the exit status"
 			if f.Problem != nil && trimmed(*f.Problem) != "" {
@@ -109,9 +100,9 @@ func Judge(root string, f control.StateFiles, table []control.ProcessEntry, orig
 			}
 		}
 	case g.ExitCode != nil:
-		g.State = GroupLeaderExited
+		g.State = groupstate.LeaderExited
 	default:
-		g.State = GroupRunning
+		g.State = groupstate.Running
 	}
 	return g
 }
