@@ -72,7 +72,7 @@ func runSignal(ctx context.Context, f *factory, opts signalOptions) error {
 	var failed []error
 	for _, sg := range in {
 		for _, ref := range sg.refs {
-			delivered, err := sg.s.Runtime.Control().SignalGroup(ctx, ref.pgid, opts.sig)
+			delivered, err := sg.s.Runtime.SignalGroup(ctx, ref.pgid, opts.sig)
 			switch {
 			case err != nil:
 				failed = append(failed, fmt.Errorf("process group %s: %w", ref, err))

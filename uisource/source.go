@@ -138,10 +138,10 @@ func (s *backendSource) SpawnTerminal(ctx context.Context, argv []string, rows, 
 	return t.Pid(), nil
 }
 
-// Signal goes through the seam's control plane: the extension, or kill
-// run in the sandbox on stock envd.
+// Signal reaches the group and, on sandtop's daemon, its escapees, as ls
+// lists them with it.
 func (s *backendSource) Signal(ctx context.Context, pgid int, sig syscall.Signal) error {
-	delivered, err := s.rt.Control().SignalGroup(ctx, pgid, sig)
+	delivered, err := s.rt.SignalGroup(ctx, pgid, sig)
 	if err == nil && !delivered {
 		return fmt.Errorf("pgid %d has no members left", pgid)
 	}
