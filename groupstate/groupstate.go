@@ -1,7 +1,8 @@
 // Package groupstate is the one vocabulary for where a process group is in
-// its life, and the one rule for whether a process still runs. The seam,
-// the CLI's ls and the TUI all name states through it, so they cannot
-// disagree about one group.
+// its life, and the one rule for whether a process still runs. Each state
+// has this one name. The seam alone judges a group's state (it sets
+// sandbox.Group.State); the CLI's ls and the TUI show what it judged and
+// derive none again, so they cannot disagree about one group.
 package groupstate
 
 // State is where a process group is in its life.

@@ -4,4 +4,6 @@
 // help and footers. It reaches a sandbox only through the Source
 // interface (implemented over the seam by package uisource) and a
 // provider through ControlPlane, so it imports no RPC or generated code.
+// What a sandbox runs comes in package sandbox's types, each group's state
+// judged by the seam: the UI shows it and derives none of its own.
 package ui

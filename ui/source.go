@@ -9,8 +9,9 @@ import (
 	"sandtop/sandbox"
 )
 
-// Source is everything the TUI needs from one sandbox, in the TUI's own
-// terms. One Source per sandbox; Options leaves room for several later.
+// Source is everything the TUI needs from one sandbox: what it runs in
+// package sandbox's model, and the TUI's own terms for the rest. One Source
+// per sandbox; Options leaves room for several later.
 // Every method may block on the network, so the model only calls them from
 // tea.Cmds, never from Update.
 type Source interface {

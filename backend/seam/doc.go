@@ -5,8 +5,10 @@
 // that the group is empty, escapees included), opens and attaches terminal
 // sessions (SpawnTerminal, AttachTerminal, Terminal.Detach), reads what the
 // sandbox runs and has run (Snapshot and Watch: live groups with their
-// members, origins and states, finished groups and terminals; below them
-// ListGroups, AgentGroups and ListTerminals) and keeps the environment
+// members, escapees, origins and states, finished groups and terminals,
+// in the types of package sandbox, which every front-end shows as they
+// come; below them ListGroups, AgentGroups and ListTerminals), signals a
+// group with its escapees (SignalGroup) and keeps the environment
 // boundary (scrubbed base environment, validated entries). On sandtop's
 // own daemon it uses the Supervisor extension and the per-group shim; on
 // stock envd it runs the bash wrapper and short control commands, with the

@@ -24,7 +24,7 @@ type GroupDetails struct {
 }
 
 // GroupDetails reads the details of the group published in stateDir (a
-// GroupView's StateDir).
+// sandbox.Group's StateDir).
 func (r *Runtime) GroupDetails(ctx context.Context, stateDir string) (GroupDetails, error) {
 	var d GroupDetails
 	if stateDir == "" {

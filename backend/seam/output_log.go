@@ -9,7 +9,7 @@ import (
 )
 
 // OutputLog reads back what a group kept in its state directory (a
-// GroupView's StateDir, a Handle's StateDir): its stdout and stderr in
+// sandbox.Group's StateDir, a Handle's StateDir): its stdout and stderr in
 // arrival order, each piece with its stream and arrival time (package
 // outlog; outlog.Liner makes lines of them). Unlike Output, whose replay
 // carries no times, it gives every kept byte its time, so a front end can
