@@ -19,7 +19,9 @@ type GroupInfo struct {
 	ID       string
 	StateDir string
 	Pgid     int // 0 when unpublished
-	State    groupstate.State
+	// State is never Stopped: that is read off the members, not off what
+	// was published.
+	State groupstate.State
 	// ExitCode and Signal are the direct command's published status.
 	ExitCode *int
 	Signal   string
