@@ -150,6 +150,7 @@ func New(cfg Config) (*Daemon, error) {
 		done:   make(chan struct{}),
 	}
 	d.defaults.token = cfg.Token
+	d.reg.crowdGone = d.forgetGone
 	d.shimKey = loadShimKey(root, log)
 	d.handler = d.buildHandler()
 	theReaper.register(d)
@@ -181,6 +182,24 @@ func prepareRoot(dir string, log *slog.Logger) (string, error) {
 		log.Warn("runtime root is readable by others", "path", real, "mode", fi.Mode().Perm().String())
 	}
 	return real, nil
+}
+
+// forgetGone drops what the daemon's caches of the process table still
+// hold of processes that have ended: they forget one only when a later
+// look no longer sees it, and after a crowd there may be none for long.
+func (d *Daemon) forgetGone() {
+	pids := allPids()
+	if pids == nil {
+		return // no /proc to tell: keep everything
+	}
+	alive := make(map[int]bool, len(pids))
+	for _, pid := range pids {
+		alive[pid] = true
+	}
+	d.cpu.forgetExcept(alive)
+	d.idents.forgetExcept(alive)
+	d.units.forgetExcept(alive)
+	d.watch.forgetExcept(alive)
 }
 
 // RuntimeRoot is the runtime root with symlinks resolved.
