@@ -112,7 +112,9 @@ type sdkResult struct {
 	kill                         time.Duration
 	killed                       int
 	threads0, threadsN, threadsE int
-	rss0, rssN, rssE, rssR       int // kB: before, with the n running, 2 s and 65 s after they ended
+	rss0, rssN, rssE, rssR       int    // kB: before, with the n running, 2 s and 65 s after they ended
+	anon0, anonR                 int    // kB: the anonymous part of rss0 and rssR (the rest is the binary's pages)
+	load0, loadE                 string // load average (1 min) when the half began and ended
 }
 
 // sdkCompare runs the comparison and adds its rows.
@@ -209,6 +211,12 @@ func (b *bench) sdkCompare(mib, n int) error {
 	row("daemon RSS: before / running / 2 s after / 65 s after", func(r sdkResult) string {
 		return fmt.Sprintf("%s / %s / %s / %s", mibOf(r.rss0), mibOf(r.rssN), mibOf(r.rssE), mibOf(r.rssR))
 	}, nil, "after within 10% of before")
+	row("daemon anonymous RSS: before / 65 s after", func(r sdkResult) string {
+		return fmt.Sprintf("%s / %s", mibOf(r.anon0), mibOf(r.anonR))
+	}, nil, "")
+	row("load average (1 min) when the half began / ended", func(r sdkResult) string {
+		return r.load0 + " / " + r.loadE
+	}, nil, "")
 	return nil
 }
 
@@ -230,7 +238,7 @@ func sdkEnv(d *sdkDaemon, n int) []string {
 
 // sdkScale drives a fresh daemon through the SDK's scale script.
 func (b *bench) sdkScale(node, sdkdir string, d *sdkDaemon, n int) (sdkResult, error) {
-	r := sdkResult{name: d.name}
+	r := sdkResult{name: d.name, load0: loadAverage()}
 	pid := d.cmd.Process.Pid
 	env := sdkEnv(d, n)
 
@@ -275,6 +283,7 @@ func (b *bench) sdkScale(node, sdkdir string, d *sdkDaemon, n int) (sdkResult, e
 	// "Before" is after the foreground runs, so that both daemons are
 	// warm: what the n background commands leave behind is what counts.
 	r.threads0, r.rss0 = procStatus(pid, "Threads:"), procStatus(pid, "VmRSS:")
+	r.anon0 = procStatus(pid, "RssAnon:")
 	if _, r.start, err = phase("started"); err != nil {
 		return r, err
 	}
@@ -306,7 +315,7 @@ func (b *bench) sdkScale(node, sdkdir string, d *sdkDaemon, n int) (sdkResult, e
 	// And once both daemons have forgotten the exits they keep for late
 	// callers (envd 30 s, sandtop's daemon 60 s).
 	time.Sleep(time.Until(killed.Add(65 * time.Second)))
-	r.rssR = procStatus(pid, "VmRSS:")
+	r.rssR, r.anonR = procStatus(pid, "VmRSS:"), procStatus(pid, "RssAnon:")
 	_ = cmd.Wait()
 	return r, nil
 }
@@ -331,6 +340,7 @@ func (b *bench) sdkStream(node, sdkdir string, d *sdkDaemon, mib int, r *sdkResu
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
 	r.stream, r.streamSDKCPU, r.streamRSS, r.streamAnon = p50(times), p50(cpus), peak, anon
+	r.loadE = loadAverage()
 	return nil
 }
 

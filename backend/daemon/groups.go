@@ -334,14 +334,33 @@ func (c *cpuSampler) percent(st procStat, now time.Time) float64 {
 	return pct
 }
 
+// forgetExcept keeps the samples of the processes in alive, in a map
+// of their size: one that held a crowd would keep its room.
 func (c *cpuSampler) forgetExcept(alive map[int]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for pid := range c.last {
-		if !alive[pid] {
-			delete(c.last, pid)
+	c.last = keepOnly(c.last, alive)
+}
+
+// keepOnly is m with only the pids in alive, in a new map of their size
+// (Go maps never shrink) when m held others.
+func keepOnly[V any](m map[int]V, alive map[int]bool) map[int]V {
+	n := 0
+	for pid := range m {
+		if alive[pid] {
+			n++
 		}
 	}
+	if n == len(m) {
+		return m
+	}
+	kept := make(map[int]V, n)
+	for pid, v := range m {
+		if alive[pid] {
+			kept[pid] = v
+		}
+	}
+	return kept
 }
 
 // identityCache keeps what rarely changes about a process, its argv and its
@@ -390,11 +409,7 @@ func (c *identityCache) get(st procStat, now time.Time) identity {
 func (c *identityCache) forgetExcept(alive map[int]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for pid := range c.m {
-		if !alive[pid] {
-			delete(c.m, pid)
-		}
-	}
+	c.m = keepOnly(c.m, alive)
 }
 
 // snapshotShimGroup lists one shim's group from the shim's own subtree:
@@ -477,4 +492,11 @@ func (w *watchTable) read(whole bool) procTable {
 	}
 	w.stats = fresh
 	return t
+}
+
+// forgetExcept drops the processes not in alive.
+func (w *watchTable) forgetExcept(alive map[int]bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stats = keepOnly(w.stats, alive)
 }

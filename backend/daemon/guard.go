@@ -37,16 +37,21 @@ const (
 
 // HandlerOptions are the options every Connect handler of the daemon is
 // built with: the request size limit, a gzip that stops inflating at that
-// limit, and no compression of small answers. A new service gets the same
+// limit, no compression of small answers, and JSON that writes output
+// events without a copy (eventJSON). A new service gets the same
 // bounds with mux.Handle(xconnect.NewXHandler(svc, d.HandlerOptions()...)).
 func (d *Daemon) HandlerOptions() []connect.HandlerOption {
-	return []connect.HandlerOption{
+	opts := []connect.HandlerOption{
 		connect.WithCompressMinBytes(compressMinBytes),
 		connect.WithReadMaxBytes(MaxRequestBytes),
 		connect.WithCompression("gzip",
 			func() connect.Decompressor { return &boundedGzip{limit: MaxRequestBytes} },
 			func() connect.Compressor { return gzip.NewWriter(nil) }),
 	}
+	for _, c := range eventJSONCodecs {
+		opts = append(opts, connect.WithCodec(c))
+	}
+	return opts
 }
 
 // boundedGzip inflates at most limit+1 bytes per message and then fails, so

@@ -70,24 +70,28 @@ const shimReapDelay = 20 * time.Millisecond
 // the Go runtime keeps every thread it ever made, so a thousand processes
 // that an SDK starts and that all end leave a thousand idle threads behind.
 // It opens a pidfd for pid, which must be an unreaped child nothing else
-// waits for; the returned wait blocks (in the runtime's poller) until the
-// child exits, reaps it and gives its status.
-func waitWithoutThread(pid int) (wait func() (syscall.WaitStatus, error), err error) {
+// waits for. onExit(fn) runs fn in a new goroutine once the child has
+// exited: until then the pidfd waits in the quiet set, with no goroutine
+// (see quietSet). wait, called from fn, reaps the child and gives its
+// status (blocking in the runtime's poller should it not have exited
+// yet).
+func waitWithoutThread(pid int) (wait func() (syscall.WaitStatus, error), onExit func(fn func()), err error) {
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
-		return nil, fmt.Errorf("pidfd of %d: %w", pid, err)
+		return nil, nil, fmt.Errorf("pidfd of %d: %w", pid, err)
 	}
-	f := os.NewFile(uintptr(fd), "pidfd")
-	rc, err := f.SyscallConn()
-	if err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return func() (syscall.WaitStatus, error) {
+	wait = func() (syscall.WaitStatus, error) {
+		// Into the runtime's poller only now, for a wait that is over
+		// (or nearly).
+		f := os.NewFile(uintptr(fd), "pidfd")
 		defer f.Close()
+		rc, err := f.SyscallConn()
+		if err != nil {
+			return 0, fmt.Errorf("wait for %d: %w", pid, err)
+		}
 		var info unix.Siginfo
 		var werr error
-		err := rc.Read(func(fd uintptr) bool {
+		err = rc.Read(func(fd uintptr) bool {
 			info = unix.Siginfo{}
 			werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG, nil)
 			if errors.Is(werr, unix.EINTR) || errors.Is(werr, unix.EAGAIN) {
@@ -102,7 +106,13 @@ func waitWithoutThread(pid int) (wait func() (syscall.WaitStatus, error), err er
 			return 0, fmt.Errorf("wait for %d: %w", pid, err)
 		}
 		return waitStatusOf(&info), nil
-	}, nil
+	}
+	onExit = func(fn func()) {
+		if quiet.addOnce(fd, fn) != nil {
+			go fn() // wait waits in the poller then
+		}
+	}
+	return wait, onExit, nil
 }
 
 // The si_code values of a child's exit (linux/signal.h).

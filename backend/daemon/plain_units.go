@@ -83,6 +83,21 @@ func (u *plainUnits) read(self selfInfo, t procTable, skip, mayRoot func(pid int
 	return units
 }
 
+// forgetExcept drops the marks of processes not in alive, and the roots
+// no mark left names.
+func (u *plainUnits) forgetExcept(alive map[int]bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.of = keepOnly(u.of, alive)
+	roots := make(map[int]bool)
+	for _, m := range u.of {
+		if u.roots[m.root] {
+			roots[m.root] = true
+		}
+	}
+	u.roots = roots
+}
+
 // wasRoot says whether the last read listed a unit with this root.
 func (u *plainUnits) wasRoot(pid int) bool {
 	u.mu.Lock()

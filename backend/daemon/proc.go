@@ -45,7 +45,8 @@ type proc struct {
 	// feeds out and reports the exit (cmd is nil then).
 	shim *shimLink
 
-	readers  []*os.File // read ends (or the PTY master), closed to stop reading
+	readers  []*os.File     // read ends (or the PTY master), closed to stop reading
+	quiet    []*quietStream // output pipes in the quiet set, cut to stop reading
 	stopOnce sync.Once
 	cut      chan struct{} // closed by stopReading
 	// stopArmed means: once the leader has exited, stop waiting for the
@@ -80,7 +81,34 @@ func (p *proc) stopReading() {
 		for _, f := range p.readers {
 			_ = f.Close()
 		}
+		for _, s := range p.quiet {
+			s.stop()
+		}
 	})
+}
+
+// pumpFile is an output read end read by a pump of its own.
+type pumpFile struct {
+	f    *os.File
+	kind streamKind
+}
+
+// watchOutput puts the read ends of the stdout and stderr pipes in the
+// quiet set, whose reads count in readers; p.stopReading closes them
+// from now on. A read end the set cannot take (it could not be made) is
+// returned, to be read by a pump.
+func (p *proc) watchOutput(fds [2]int, readers *sync.WaitGroup) (pumps []pumpFile) {
+	for i, kind := range [2]streamKind{kindStdout, kindStderr} {
+		readers.Add(1)
+		if s, err := watchStream(p, kind, fds[i], readers.Done); err == nil {
+			p.quiet = append(p.quiet, s)
+			continue
+		}
+		f := os.NewFile(uintptr(fds[i]), "|0")
+		p.readers = append(p.readers, f)
+		pumps = append(pumps, pumpFile{f, kind})
+	}
+	return pumps
 }
 
 // armStop makes the end event stop waiting for output pipes once the leader
@@ -188,10 +216,7 @@ func (p *proc) supervise(readers *sync.WaitGroup, onExit func(*proc)) {
 	}
 	p.stdinMu.Unlock()
 	p.out.close(p.endEvent(waitErr))
-	if p.cmd != nil {
-		p.cmd.Env = nil // the exit is kept a while (registry.retire); the environment need not be
-	}
-	p.readers = nil
+	p.readers, p.quiet = nil, nil
 	close(p.done)
 	onExit(p)
 }

@@ -22,6 +22,11 @@ type registry struct {
 	seq    uint64
 	live   map[uint32]*proc
 	exited map[uint32]*proc
+	// expiring are the retained exits in the order they are to be
+	// forgotten (each the retention after it was retired), by one timer,
+	// expiry, armed while there are any.
+	expiring []retainedExit
+	expiry   *time.Timer
 	// shims: live shim connections by shim pid; shimChildren: shims forked
 	// here whose exit os/exec has not collected yet.
 	shims        map[int]*shimLink
@@ -34,6 +39,9 @@ type registry struct {
 	// retained exits are still to go.
 	peak  int
 	crowd bool
+	// crowdGone, if set, is called once a crowd's exits are forgotten,
+	// for what else still remembers its processes.
+	crowdGone func()
 }
 
 func newRegistry(retention time.Duration) *registry {
@@ -66,19 +74,61 @@ func (r *registry) retire(p *proc) {
 	if r.crowd {
 		giveBackMemory()
 	}
+	r.expiring = append(r.expiring, retainedExit{p, time.Now().Add(r.retention)})
+	if r.expiry == nil {
+		r.expiry = time.AfterFunc(r.retention, r.expire)
+	}
 	r.mu.Unlock()
-	time.AfterFunc(r.retention, func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.exited[p.pid] == p {
+}
+
+// retainedExit is an exit kept until at.
+type retainedExit struct {
+	p  *proc
+	at time.Time
+}
+
+// expire forgets the exits whose retention is over, and arms the timer
+// for the next.
+func (r *registry) expire() {
+	r.mu.Lock()
+	now := time.Now()
+	i := 0
+	for ; i < len(r.expiring) && !r.expiring[i].at.After(now); i++ {
+		if p := r.expiring[i].p; r.exited[p.pid] == p {
 			delete(r.exited, p.pid)
 		}
-		if r.crowd && len(r.exited) == 0 {
-			// The crowd's exits are forgotten: what they held goes back too.
-			r.crowd = false
-			giveBackMemory()
+		r.expiring[i] = retainedExit{}
+	}
+	r.expiring = r.expiring[i:]
+	if len(r.expiring) == 0 {
+		r.expiring, r.expiry = nil, nil
+	} else {
+		r.expiry.Reset(r.expiring[0].at.Sub(now))
+	}
+	gone := r.crowd && len(r.exited) == 0
+	if gone {
+		// A Go map keeps the room of the most entries it ever held:
+		// after a thousand processes, a thousand slots each.
+		r.crowd = false
+		r.live, r.exited = copied(r.live), copied(r.exited)
+	}
+	r.mu.Unlock()
+	if gone {
+		// The crowd's exits are forgotten: what they held goes back too.
+		if r.crowdGone != nil {
+			r.crowdGone()
 		}
-	})
+		giveBackMemory()
+	}
+}
+
+// copied is m in a map of its size.
+func copied(m map[uint32]*proc) map[uint32]*proc {
+	c := make(map[uint32]*proc, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 // giveBackPeak is how many live processes make their end worth giving

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
 
 	"sandtop/backend/gen/process"
 )
@@ -95,6 +96,8 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 	sub := p.out.subscribe(false)
 
 	var toClose []*os.File // child's ends, closed once it has them
+	var readers sync.WaitGroup
+	var pumps []pumpFile // output read in goroutines of their own
 	closeAll := func() {
 		for _, f := range toClose {
 			_ = f.Close()
@@ -118,22 +121,24 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		p.readers = []*os.File{master}
 		toClose = append(toClose, tty)
 	} else {
-		outR, outW, err := os.Pipe()
+		outR, outW, err := quietPipe()
 		if err != nil {
 			return nil, nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stdout pipe: %w", err))
 		}
-		errR, errW, err := os.Pipe()
+		errR, errW, err := quietPipe()
 		if err != nil {
-			_, _ = outR.Close(), outW.Close()
+			_, _ = unix.Close(outR), outW.Close()
 			return nil, nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stderr pipe: %w", err))
 		}
 		cmd.Stdout, cmd.Stderr = outW, errW
-		p.readers = []*os.File{outR, errR}
 		toClose = append(toClose, outW, errW)
+		// From here on p.stopReading closes the read ends.
+		pumps = p.watchOutput([2]int{outR, errR}, &readers)
 		if req.Stdin == nil || req.GetStdin() {
 			inR, inW, err := os.Pipe()
 			if err != nil {
-				_, _, _, _ = outR.Close(), outW.Close(), errR.Close(), errW.Close()
+				closeAll()
+				p.stopReading()
 				return nil, nil, connect.NewError(connect.CodeInternal, fmt.Errorf("stdin pipe: %w", err))
 			}
 			cmd.Stdin = inR
@@ -146,12 +151,13 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 	}
 	cmd.SysProcAttr = &attr
 
+	var onExit func(func())
 	err = theReaper.starting(func() error {
 		if err := cmd.Start(); err != nil {
 			return err
 		}
 		pid := cmd.Process.Pid // Release forgets it
-		wait, err := waitWithoutThread(pid)
+		wait, exitFn, err := waitWithoutThread(pid)
 		if err != nil {
 			// Without a pidfd, os/exec's own Wait (a thread while it runs).
 			wait = func() (syscall.WaitStatus, error) {
@@ -161,11 +167,14 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 				}
 				return 0, err
 			}
+			exitFn = func(fn func()) { go fn() }
 		} else {
 			// The pidfd reaps it now; os/exec must not hold a claim too.
 			_ = cmd.Process.Release()
 		}
-		p.wait = wait
+		// The child has its environment: the daemon keeps no copy.
+		cmd.Env = nil
+		p.wait, onExit = wait, exitFn
 		p.pid = uint32(pid)
 		p.started = time.Now()
 		d.reg.add(p)
@@ -180,16 +189,14 @@ func (d *Daemon) spawn(sr spawnRequest) (*proc, *subscriber, error) {
 		sub.unsubscribe()
 		return nil, nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("start %s: %w", clip(cfg.GetCmd()), bare(err)))
 	}
-	var readers sync.WaitGroup
 	if p.pty != nil {
 		readers.Add(1)
 		go p.pump(p.pty, kindPTY, &readers)
-	} else {
-		readers.Add(2)
-		go p.pump(p.readers[0], kindStdout, &readers)
-		go p.pump(p.readers[1], kindStderr, &readers)
 	}
-	go p.supervise(&readers, d.reg.retire)
+	for _, f := range pumps {
+		go p.pump(f.f, f.kind, &readers)
+	}
+	onExit(func() { p.supervise(&readers, d.reg.retire) })
 	d.log.Info("process started", "pid", p.pid, "cmd", cfg.GetCmd(), "pty", p.pty != nil, "tag", req.GetTag())
 	return p, sub, nil
 }

@@ -23,12 +23,11 @@ const (
 	// bytes.
 	sendBatchBytes = shim.MaxOutputFrame
 	// jsonEventBytes caps a data event's output for a client that speaks
-	// Connect's JSON (E2B's SDKs do): protojson holds each event's bytes
-	// about four times over while it encodes them (base64, the escaped
-	// string, the envelope), so large events cost the daemon memory and
-	// the client's decoder time. 64 KiB (two of envd's reads) streamed
-	// the fastest to E2B's JS SDK on a quiet machine: 5% faster than
-	// envd's 32 KiB events, where 128 KiB was 4% slower than envd.
+	// Connect's JSON (E2B's SDKs do): a large event costs the client's
+	// decoder time, and the daemon a message buffer of a third more than
+	// its bytes (eventJSON). 64 KiB (two of envd's reads) streamed the
+	// fastest to E2B's JS SDK on a quiet machine: 5% faster than envd's
+	// 32 KiB events, where 128 KiB was 4% slower than envd.
 	jsonEventBytes = 64 << 10
 )
 
