@@ -126,34 +126,30 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 func removeOldDemo(ctx context.Context, s *session) (int, error) {
 	isDemo := func(tag string) bool { return strings.HasPrefix(tag, demo.TagPrefix) }
 	n := 0
-	terms, err := s.Runtime.ListTerminals(ctx)
+	snap, err := s.Runtime.Snapshot(ctx, seam.WatchOptions{})
 	if err != nil {
 		return n, err
 	}
-	for _, t := range terms {
-		if isDemo(t.Tag) {
+	for _, t := range snap.Terminals {
+		if t.Sandtop && isDemo(t.Tag) {
 			if err := terminateTerminal(ctx, s, t.Pid); err != nil {
 				return n, err
 			}
 			n++
 		}
 	}
-	groups, err := s.Runtime.ListGroups(ctx)
-	if err != nil {
-		return n, err
-	}
-	for _, g := range groups {
-		if !isDemo(g.Tag) {
+	for _, g := range snap.Groups {
+		if g.Origin != seam.OriginSandtop || g.StateDir == "" || !isDemo(g.Tag) {
 			continue
 		}
-		if g.State == seam.GroupRunning || g.State == seam.GroupLeaderExited {
+		if g.Live() {
 			if err := s.Runtime.TeardownGroup(ctx, g.Pgid, time.Second, nil); err != nil {
 				return n, err
 			}
 		}
 		// The finished job's state dir stays behind; drop it so ls does
 		// not show two failed migrations.
-		_ = s.Runtime.Control().Remove(ctx, g.StateDir)
+		_ = s.Runtime.RemoveGroupState(ctx, g.StateDir)
 		n++
 	}
 	return n, nil

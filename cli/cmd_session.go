@@ -41,23 +41,23 @@ func teardownLocalWork(cmd *cobra.Command, g *globalFlags, grace time.Duration) 
 	defer s.Close()
 	w := cmd.OutOrStdout()
 	var errs []error
-	terms, err := s.Runtime.ListTerminals(cmd.Context())
+	snap, err := s.Runtime.Snapshot(cmd.Context(), seam.WatchOptions{})
 	if err != nil {
-		errs = append(errs, err)
+		return err
 	}
-	for _, ti := range terms {
+	for _, ti := range snap.Terminals {
+		if !ti.Sandtop {
+			continue
+		}
 		if err := terminateTerminal(cmd.Context(), s, ti.Pid); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		fmt.Fprintf(w, "terminal %d ended\n", ti.Pid)
 	}
-	groups, err := s.Runtime.ListGroups(cmd.Context())
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, grp := range groups {
-		if grp.Pgid <= 1 || grp.State == seam.GroupSettled || grp.State == seam.GroupUnpublished {
+	for _, grp := range snap.Groups {
+		// sandtop's own groups: those published under its runtime root.
+		if grp.Pgid <= 1 || grp.Origin != seam.OriginSandtop || grp.StateDir == "" || !grp.Live() {
 			continue
 		}
 		if err := s.Runtime.TeardownGroup(cmd.Context(), grp.Pgid, grace, nil); err != nil {

@@ -180,23 +180,19 @@ func (s *session) graceMs() float64 {
 	return float64(g / time.Millisecond)
 }
 
-// groupByPgid finds a published group (one started through the seam's
-// wrapper, by sandtop or an agent).
-func (s *session) groupByPgid(ctx context.Context, pgid int) (seam.GroupInfo, error) {
-	groups, err := s.Runtime.ListGroups(ctx)
+// groupByPgid finds a group as ls shows it: a live one before a finished
+// one of the same pgid.
+func (s *session) groupByPgid(ctx context.Context, pgid int) (seam.GroupView, error) {
+	snap, err := s.Runtime.Snapshot(ctx, seam.WatchOptions{})
 	if err != nil {
-		return seam.GroupInfo{}, err
+		return seam.GroupView{}, err
 	}
-	var found *seam.GroupInfo
-	for i, g := range groups {
-		if g.Pgid == pgid && (found == nil || g.State != seam.GroupSettled) {
-			found = &groups[i]
+	for _, g := range snap.Groups { // the live ones come first
+		if g.Pgid == pgid {
+			return g, nil
 		}
 	}
-	if found == nil {
-		return seam.GroupInfo{}, errNoGroup(pgid)
-	}
-	return *found, nil
+	return seam.GroupView{}, errNoGroup(pgid)
 }
 
 func errNoGroup(pgid int) error {

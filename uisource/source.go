@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -70,7 +69,7 @@ func New(rt *seam.Runtime, opts Options) (ui.Source, error) {
 	}
 	base, cancel := context.WithCancel(context.Background())
 	return &backendSource{
-		rt: rt, opts: opts, compat: rt.Control().Kind() == "compat",
+		rt: rt, opts: opts, compat: !rt.Info().Extension,
 		base: base, cancel: cancel,
 	}, nil
 }
@@ -90,8 +89,8 @@ func (s *backendSource) Info(ctx context.Context) (ui.SandboxInfo, error) {
 	d := s.rt.Info()
 	info := ui.SandboxInfo{Name: s.opts.Name, Target: s.opts.Target, Version: d.Version, Capabilities: d.Capabilities, Hostname: d.Hostname}
 	if s.compat {
-		if b, err := s.rt.Control().ReadFile(ctx, "/proc/sys/kernel/hostname"); err == nil {
-			info.Hostname = strings.TrimSpace(string(b))
+		if h, err := s.rt.Hostname(ctx); err == nil {
+			info.Hostname = h
 		}
 		if info.Name == "" {
 			info.Name = info.Hostname
@@ -138,10 +137,10 @@ func (s *backendSource) SpawnTerminal(ctx context.Context, argv []string, rows, 
 	return t.Pid(), nil
 }
 
-// Signal goes through the seam's control plane: the extension, or kill
-// run in the sandbox on stock envd.
+// Signal goes through the seam: the extension, or kill run in the sandbox
+// on stock envd.
 func (s *backendSource) Signal(ctx context.Context, pgid int, sig syscall.Signal) error {
-	delivered, err := s.rt.Control().SignalGroup(ctx, pgid, sig)
+	delivered, err := s.rt.Signal(ctx, pgid, sig)
 	if err == nil && !delivered {
 		return fmt.Errorf("pgid %d has no members left", pgid)
 	}
@@ -149,7 +148,7 @@ func (s *backendSource) Signal(ctx context.Context, pgid int, sig syscall.Signal
 }
 
 func (s *backendSource) SignalForeground(ctx context.Context, termPid int, sig syscall.Signal) (int, error) {
-	pgid, _, ok, err := s.rt.Control().ForegroundGroup(ctx, termPid)
+	pgid, ok, err := s.rt.ForegroundGroup(ctx, termPid)
 	if err != nil {
 		return 0, err
 	}

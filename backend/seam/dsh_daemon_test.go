@@ -1,4 +1,4 @@
-package seam_test
+package seam
 
 import (
 	"context"
@@ -17,16 +17,15 @@ import (
 	"sandtop/backend/daemontest"
 	"sandtop/backend/gen/process"
 	"sandtop/backend/gen/process/processconnect"
-	"sandtop/backend/seam"
 	"sandtop/wrapper"
 )
 
 // compatDaemon starts our daemon as a stock envd (--compat) on loopback
 // TCP, guarded by a token, and a seam Runtime over it working in cwd.
-func compatDaemon(t *testing.T, cwd string) (processconnect.ProcessClient, *seam.Runtime) {
+func compatDaemon(t *testing.T, cwd string) (processconnect.ProcessClient, *Runtime) {
 	t.Helper()
 	env := daemontest.StartTCP(t, daemon.Config{Compat: true, Token: "dsh-test-token"})
-	rt, err := seam.NewRuntimeClients(context.Background(), env.Client.Process, env.Client.Supervisor, seam.RuntimeConfig{
+	rt, err := NewRuntimeClients(context.Background(), env.Client.Process, env.Client.Supervisor, RuntimeConfig{
 		RuntimeRoot: filepath.Join(cwd, ".sandtop"), Cwd: cwd, PollInterval: 20 * time.Millisecond,
 	})
 	if err != nil {
@@ -69,7 +68,7 @@ exec setsid --wait bash -c %[2]s dsh-e2b %[1]s %[3]s`, dir, wrapper.Quote(inner)
 func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	cwd := t.TempDir()
 	proc, rt := compatDaemon(t, cwd)
-	root := seam.DshRoot(cwd)
+	root := DshRoot(cwd)
 	procs := filepath.Join(root, "processes")
 
 	// A group still running; a group whose direct command exited 3 while a
@@ -88,9 +87,9 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d := pollDsh(ctx, t, proc, root, func(d seam.DshDiscovery) bool {
-		return len(d.Groups) == 3 && d.Groups[0].State == seam.GroupRunning && d.Groups[0].Stdout != nil &&
-			d.Groups[0].Stdout.Size == 6 && d.Groups[1].State == seam.GroupLeaderExited
+	d := pollDsh(ctx, t, proc, root, func(d DshDiscovery) bool {
+		return len(d.Groups) == 3 && d.Groups[0].State == GroupRunning && d.Groups[0].Stdout != nil &&
+			d.Groups[0].Stdout.Size == 6 && d.Groups[1].State == GroupLeaderExited
 	})
 	running, lingering, settled := d.Groups[0], d.Groups[1], d.Groups[2]
 	if !running.Agent || running.Pgid <= 1 || running.ExitCode != nil || running.Problem != "" {
@@ -99,7 +98,7 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	if lingering.Pgid <= 1 || lingering.ExitCode == nil || *lingering.ExitCode != 3 {
 		t.Fatalf("leader-exited group %+v", lingering)
 	}
-	if settled.State != seam.GroupSettled || settled.ExitCode == nil || *settled.ExitCode != 7 ||
+	if settled.State != GroupSettled || settled.ExitCode == nil || *settled.ExitCode != 7 ||
 		settled.Stderr == nil || settled.Stderr.Size != 5 {
 		t.Fatalf("settled entry %+v", settled)
 	}
@@ -110,13 +109,13 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	}
 	// So does the one discovery path the runtime's own ListGroups uses,
 	// given the agent's root: same judgement, marked as the agent's.
-	gs, err := rt.DiscoverGroups(ctx, root, seam.OriginAgent)
+	gs, err := rt.DiscoverGroups(ctx, root, OriginAgent)
 	if err != nil || len(gs) != 3 {
 		t.Fatalf("DiscoverGroups: %+v %v", gs, err)
 	}
 	for i, g := range gs {
 		want := d.Groups[i].GroupInfo
-		if g.ID != want.ID || g.Pgid != want.Pgid || g.Origin != seam.OriginAgent || want.Origin != seam.OriginAgent ||
+		if g.ID != want.ID || g.Pgid != want.Pgid || g.Origin != OriginAgent || want.Origin != OriginAgent ||
 			(g.ExitCode == nil) != (want.ExitCode == nil) || len(g.SpillPaths) != len(want.SpillPaths) {
 			t.Fatalf("DiscoverGroups %+v, DiscoverDsh %+v", g, want)
 		}
@@ -124,21 +123,21 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	if own, err := rt.ListGroups(ctx); err != nil || len(own) != 0 {
 		t.Fatalf("the runtime root holds no agent group: %+v %v", own, err)
 	}
-	for _, g := range []seam.DshGroup{running, lingering, settled} {
-		var phases []seam.TeardownPhase
-		err := rt.TeardownAgentGroup(ctx, g, 2*time.Second, func(ev seam.TeardownEvent) { phases = append(phases, ev.Phase) })
+	for _, g := range []DshGroup{running, lingering, settled} {
+		var phases []TeardownPhase
+		err := rt.TeardownAgentGroup(ctx, g, 2*time.Second, func(ev TeardownEvent) { phases = append(phases, ev.Phase) })
 		if err != nil {
 			t.Fatalf("teardown %s: %v", g.ID, err)
 		}
-		if len(phases) == 0 || phases[len(phases)-1] != seam.PhaseEmpty {
+		if len(phases) == 0 || phases[len(phases)-1] != PhaseEmpty {
 			t.Fatalf("teardown %s phases %v, want to end proven empty", g.ID, phases)
 		}
 	}
-	d = pollDsh(ctx, t, proc, root, func(d seam.DshDiscovery) bool {
-		return d.Groups[0].State == seam.GroupSettled && d.Groups[1].State == seam.GroupSettled
+	d = pollDsh(ctx, t, proc, root, func(d DshDiscovery) bool {
+		return d.Groups[0].State == GroupSettled && d.Groups[1].State == GroupSettled
 	})
 	// The groups are empty: no process of either is left (zombies aside).
-	for _, g := range []seam.DshGroup{running, lingering} {
+	for _, g := range []DshGroup{running, lingering} {
 		if err := syscall.Kill(-g.Pgid, 0); err == nil {
 			if liveMembers(t, g.Pgid) {
 				t.Fatalf("process group %d of %s still has live members", g.Pgid, g.ID)
@@ -147,18 +146,18 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unpublished := seam.DshGroup{GroupInfo: seam.GroupInfo{ID: "x", State: seam.GroupUnpublished}, Agent: true}
-	if err := rt.TeardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, seam.ErrDshUnpublished) {
+	unpublished := DshGroup{GroupInfo: GroupInfo{ID: "x", State: GroupUnpublished}, Agent: true}
+	if err := rt.TeardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, ErrDshUnpublished) {
 		t.Fatalf("teardown of an unpublished group: %v", err)
 	}
 }
 
-func pollDsh(ctx context.Context, t *testing.T, proc processconnect.ProcessClient, root string, ok func(seam.DshDiscovery) bool) seam.DshDiscovery {
+func pollDsh(ctx context.Context, t *testing.T, proc processconnect.ProcessClient, root string, ok func(DshDiscovery) bool) DshDiscovery {
 	t.Helper()
-	var last seam.DshDiscovery
+	var last DshDiscovery
 	var lastErr error
 	for ctx.Err() == nil {
-		last, lastErr = seam.DiscoverDsh(ctx, proc, root)
+		last, lastErr = DiscoverDsh(ctx, proc, root)
 		if lastErr == nil && ok(last) {
 			return last
 		}

@@ -13,10 +13,6 @@ import (
 // healthTimeout bounds the health check that confirms a lost sandbox.
 const healthTimeout = 2 * time.Second
 
-// SandboxGone is the seam's rule for whether err proves the sandbox gone
-// (below); front-ends ask it rather than keep a rule of their own.
-func (r *Runtime) SandboxGone(err error) bool { return r.sandboxGone(err) }
-
 // sandboxGone reports whether err proves that the sandbox no longer exists,
 // in which case nothing can still run in it and cleanup counts as settled.
 // A configured recogniser (E2B's "sandbox not found") is trusted outright;

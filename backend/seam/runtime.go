@@ -232,9 +232,18 @@ func (r *Runtime) Known() *Known {
 // Info is the daemon as it answered when the runtime was built.
 func (r *Runtime) Info() DaemonInfo { return r.info }
 
-// Control is the control plane the runtime picked; terminals and the TUI
-// use it for session groups, the foreground group and signals.
-func (r *Runtime) Control() control.Plane { return r.control }
+// Hostname is the sandbox's hostname: what the daemon said in Hello, or,
+// on stock envd (which says nothing), read from the sandbox's /proc.
+func (r *Runtime) Hostname(ctx context.Context) (string, error) {
+	if r.info.Hostname != "" || r.info.Extension {
+		return r.info.Hostname, nil
+	}
+	b, err := r.control.ReadFile(ctx, "/proc/sys/kernel/hostname")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
 
 // RuntimeRoot is the root of the private state directories.
 func (r *Runtime) RuntimeRoot() string { return r.cfg.RuntimeRoot }

@@ -103,7 +103,7 @@ func TestCollectTailsAreByteExactOverTheWire(t *testing.T) {
 		if got.SpillPath == "" {
 			t.Fatal("complete spill not advertised on a lossy read")
 		}
-		spill, err := s.rt.Control().ReadFile(s.ctx(), got.SpillPath)
+		spill, err := s.rt.control.ReadFile(s.ctx(), got.SpillPath)
 		if err != nil || !bytes.Equal(spill, full) {
 			t.Fatalf("spill holds %d bytes (err %v), want the whole %d-byte stream", len(spill), err, len(full))
 		}
@@ -127,7 +127,7 @@ func TestCollectWithdrawsAnOverCapSpill(t *testing.T) {
 		}
 		for _, name := range []string{"stdout.log", "stderr.log"} {
 			testwait.For(t, 10*time.Second, name+" removed", func() bool {
-				_, err := s.rt.Control().ReadFile(context.Background(), h.StateDir()+"/"+name)
+				_, err := s.rt.control.ReadFile(context.Background(), h.StateDir()+"/"+name)
 				return errors.Is(err, ErrFileNotFound)
 			})
 		}

@@ -109,7 +109,7 @@ func TestSpillRemovalFailureIsContained(t *testing.T) {
 			t.Fatalf("stdout read %+v", got)
 		}
 		// The file is still there, but never advertised.
-		if _, err := s.rt.Control().ReadFile(context.Background(), h.StateDir()+"/stdout.log"); err != nil {
+		if _, err := s.rt.control.ReadFile(context.Background(), h.StateDir()+"/stdout.log"); err != nil {
 			t.Fatalf("the spill should have stayed behind: %v", err)
 		}
 		s.wire.clearFaults()

@@ -304,8 +304,8 @@ func TestNewRuntimeOverEnvdClientPicksThePlane(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[bool]string{false: "extension", true: "compat"}[p.compat]
-		if rt.Control().Kind() != want {
-			t.Fatalf("compat=%v picked %s", p.compat, rt.Control().Kind())
+		if rt.control.Kind() != want {
+			t.Fatalf("compat=%v picked %s", p.compat, rt.control.Kind())
 		}
 		h, err := rt.Spawn(context.Background(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(8), GraceMs: 100})
 		if err != nil {

@@ -174,7 +174,7 @@ func stressOne(s *seam, c stressCase) (Outcome, bool, error) {
 			}
 		}
 	}
-	if _, err := s.rt.Control().SignalGroup(ctx, h.Pgid(), c.sig); err != nil {
+	if _, err := s.rt.control.SignalGroup(ctx, h.Pgid(), c.sig); err != nil {
 		return Outcome{}, false, fmt.Errorf("signal %v: %w", c.sig, err)
 	}
 	select {

@@ -1,6 +1,9 @@
 package seam
 
-import "syscall"
+import (
+	"context"
+	"syscall"
+)
 
 const (
 	sigTerm = syscall.SIGTERM
@@ -8,3 +11,26 @@ const (
 )
 
 func sigNum(n int) syscall.Signal { return syscall.Signal(n) }
+
+// Signal sends sig to every member of process group pgid. delivered is
+// false when the group had no member left, which is not an error. A pgid
+// <= 1 is refused.
+func (r *Runtime) Signal(ctx context.Context, pgid int, sig syscall.Signal) (delivered bool, err error) {
+	return r.control.SignalGroup(ctx, pgid, sig)
+}
+
+// ForegroundGroup is the foreground process group of the terminal that pid
+// (a terminal's program) runs on; ok is false when pid is gone or has no
+// terminal.
+func (r *Runtime) ForegroundGroup(ctx context.Context, pid int) (pgid int, ok bool, err error) {
+	pgid, _, ok, err = r.control.ForegroundGroup(ctx, pid)
+	return pgid, ok, err
+}
+
+// GroupAlive reports whether process group pgid still has a live member
+// (zombies do not count; an escapee its supervisor follows does). It is
+// one cheap question, for following a group's output until it ends;
+// Snapshot says everything else.
+func (r *Runtime) GroupAlive(ctx context.Context, pgid int) (bool, error) {
+	return r.control.GroupAlive(ctx, pgid)
+}

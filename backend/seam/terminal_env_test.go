@@ -47,7 +47,7 @@ func (e *terminalTestEnv) newClient(t testing.TB) *Runtime {
 	if e.compat {
 		want = "compat"
 	}
-	if got := rt.Control().Kind(); got != want {
+	if got := rt.control.Kind(); got != want {
 		t.Fatalf("runtime picked the %s control plane, want %s", got, want)
 	}
 	t.Cleanup(func() {

@@ -102,7 +102,7 @@ func TestTerminalAllocationCancelRollsBackTheSession(t *testing.T) {
 			if err != nil || len(infos) != 0 {
 				t.Fatalf("terminals left: %+v, %v", infos, err)
 			}
-			rows, err := env.rt.Control().Processes(context.Background())
+			rows, err := env.rt.control.Processes(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -256,7 +256,7 @@ func TestTerminalInteractiveShell(t *testing.T) {
 			// A background job that ignores TERM (and HUP) still goes.
 			write(t, term, "(trap '' TERM HUP; exec sleep 1000) &\r")
 			testwait.NoError(t, 10*time.Second, func() error {
-				groups, err := env.rt.Control().SessionGroups(ctx, term.Pid())
+				groups, err := env.rt.control.SessionGroups(ctx, term.Pid())
 				if err != nil || len(groups) < 2 {
 					return fmt.Errorf("session groups %v, %v", groups, err)
 				}
@@ -265,7 +265,7 @@ func TestTerminalInteractiveShell(t *testing.T) {
 			if err := term.Terminate(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if groups, err := env.rt.Control().SessionGroups(ctx, term.Pid()); err != nil || len(groups) != 0 {
+			if groups, err := env.rt.control.SessionGroups(ctx, term.Pid()); err != nil || len(groups) != 0 {
 				t.Fatalf("after Terminate the session still has %v (%v)", groups, err)
 			}
 			select {

@@ -109,10 +109,10 @@ func TestSandboxGoneAsksTheTargetsRecogniser(t *testing.T) {
 	s := newSeam(t, false, func(_ *daemon.Config, rc *RuntimeConfig) {
 		rc.SandboxGone = func(err error) bool { return errors.Is(err, errGone) }
 	})
-	if !s.rt.SandboxGone(fmt.Errorf("watch: %w", errGone)) {
+	if !s.rt.sandboxGone(fmt.Errorf("watch: %w", errGone)) {
 		t.Error("the target's recogniser was not asked")
 	}
-	if s.rt.SandboxGone(errors.New("some other failure")) {
+	if s.rt.sandboxGone(errors.New("some other failure")) {
 		t.Error("an unrelated error counted as a gone sandbox")
 	}
 }
@@ -211,7 +211,7 @@ func TestDetachedHandleKeepsItsGroupAndItsOutput(t *testing.T) {
 			if err := s.rt.Dispose(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if alive, err := s.rt.Control().GroupAlive(ctx, h.Pgid()); err != nil || !alive {
+			if alive, err := s.rt.control.GroupAlive(ctx, h.Pgid()); err != nil || !alive {
 				t.Fatalf("after Dispose the detached group is alive=%v (%v)", alive, err)
 			}
 			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
@@ -221,7 +221,7 @@ func TestDetachedHandleKeepsItsGroupAndItsOutput(t *testing.T) {
 			f.Write([]byte("\n"))
 			f.Close()
 			waitSettled(t, s, h.Pgid())
-			b, err := s.rt.Control().ReadFile(ctx, h.StateDir()+"/"+wrapper.StdoutSpillFile)
+			b, err := s.rt.control.ReadFile(ctx, h.StateDir()+"/"+wrapper.StdoutSpillFile)
 			if err != nil || string(b) != "kept-output\n" {
 				t.Fatalf("the spill of a detached group: %q, %v", b, err)
 			}

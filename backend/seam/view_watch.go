@@ -242,7 +242,7 @@ func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
 			return
 		}
 		if err != nil {
-			gone := w.r.SandboxGone(err)
+			gone := w.r.sandboxGone(err)
 			if gone {
 				err = errors.Join(ErrSandboxGone, err)
 			}
