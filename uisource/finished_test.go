@@ -114,11 +114,11 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 			}
 			deadline := time.Now().Add(30 * time.Second)
 			for settled := false; !settled; {
-				infos, err := src.rt.ListGroups(ctx)
+				snap, err := src.rt.Snapshot(ctx, seam.WatchOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, g := range infos {
+				for _, g := range snap.Groups {
 					settled = settled || (g.Pgid == pgid && g.State == seam.GroupSettled)
 				}
 				if time.Now().After(deadline) {

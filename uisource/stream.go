@@ -79,12 +79,12 @@ func (s *backendSource) groupOf(ctx context.Context, pid int) (keptGroup, bool) 
 	if ok {
 		return g, true
 	}
-	gs, err := s.rt.ListGroups(ctx)
+	snap, err := s.rt.Snapshot(ctx, seam.WatchOptions{})
 	if err != nil {
 		return keptGroup{}, false
 	}
-	for _, g := range gs {
-		if g.Pgid == pid {
+	for _, g := range snap.Groups {
+		if (g.LeaderPid == pid || g.Pgid == pid) && g.StateDir != "" {
 			return keptGroup{pgid: g.Pgid, stateDir: g.StateDir}, true
 		}
 	}

@@ -104,12 +104,12 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	}
 
 	// The runtime's own view of the same sandbox finds the same groups.
-	if via, err := rt.DiscoverAgent(ctx, ""); err != nil || len(via.Groups) != 3 || via.Root != root {
+	if via, err := rt.discoverAgent(ctx, ""); err != nil || len(via.Groups) != 3 || via.Root != root {
 		t.Fatalf("DiscoverAgent: %+v %v", via, err)
 	}
 	// So does the one discovery path the runtime's own ListGroups uses,
 	// given the agent's root: same judgement, marked as the agent's.
-	gs, err := rt.DiscoverGroups(ctx, root, OriginAgent)
+	gs, err := rt.discoverGroups(ctx, root, OriginAgent)
 	if err != nil || len(gs) != 3 {
 		t.Fatalf("DiscoverGroups: %+v %v", gs, err)
 	}
@@ -120,12 +120,12 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 			t.Fatalf("DiscoverGroups %+v, DiscoverDsh %+v", g, want)
 		}
 	}
-	if own, err := rt.ListGroups(ctx); err != nil || len(own) != 0 {
+	if own, err := rt.listGroups(ctx); err != nil || len(own) != 0 {
 		t.Fatalf("the runtime root holds no agent group: %+v %v", own, err)
 	}
 	for _, g := range []DshGroup{running, lingering, settled} {
 		var phases []TeardownPhase
-		err := rt.TeardownAgentGroup(ctx, g, 2*time.Second, func(ev TeardownEvent) { phases = append(phases, ev.Phase) })
+		err := rt.teardownAgentGroup(ctx, g, 2*time.Second, func(ev TeardownEvent) { phases = append(phases, ev.Phase) })
 		if err != nil {
 			t.Fatalf("teardown %s: %v", g.ID, err)
 		}
@@ -147,7 +147,7 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 		}
 	}
 	unpublished := DshGroup{GroupInfo: GroupInfo{ID: "x", State: GroupUnpublished}, Agent: true}
-	if err := rt.TeardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, ErrDshUnpublished) {
+	if err := rt.teardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, ErrDshUnpublished) {
 		t.Fatalf("teardown of an unpublished group: %v", err)
 	}
 }
@@ -157,7 +157,7 @@ func pollDsh(ctx context.Context, t *testing.T, proc processconnect.ProcessClien
 	var last DshDiscovery
 	var lastErr error
 	for ctx.Err() == nil {
-		last, lastErr = DiscoverDsh(ctx, proc, root)
+		last, lastErr = discoverDsh(ctx, proc, root)
 		if lastErr == nil && ok(last) {
 			return last
 		}

@@ -33,9 +33,6 @@ func (r *Runtime) sandboxGone(err error) bool {
 	return herr != nil && (unreachable(herr) || (r.cfg.SandboxGone != nil && r.cfg.SandboxGone(herr)))
 }
 
-// Unreachable is a transport-level failure to reach the daemon at all.
-func Unreachable(err error) bool { return unreachable(err) }
-
 // unreachable is a transport-level failure to reach the daemon at all.
 func unreachable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

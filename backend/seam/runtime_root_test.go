@@ -26,7 +26,7 @@ func TestStockEnvdRuntimeRootDefaultsToTheUsersState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := rt.RuntimeRoot(), path.Join(home, DefaultRuntimeRootIn); got != want {
+	if got, want := rt.runtimeRoot(), path.Join(home, DefaultRuntimeRootIn); got != want {
 		t.Fatalf("runtime root %q, want %q", got, want)
 	}
 }

@@ -44,7 +44,7 @@ func BenchmarkSpawnToPublished(b *testing.B) {
 			s := newSeam(b, p.compat, func(_ *daemon.Config, rc *RuntimeConfig) { rc.PollInterval = 2 * time.Millisecond })
 			ctx := context.Background()
 			spec := SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: p.stdio, GraceMs: 1000}
-			if _, err := s.rt.BaseEnvironment(ctx); err != nil { // the one-time probe
+			if _, err := s.rt.baseEnvironment(ctx); err != nil { // the one-time probe
 				b.Fatal(err)
 			}
 			var ds []time.Duration

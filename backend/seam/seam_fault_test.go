@@ -45,8 +45,8 @@ func TestFailedReleaseIsRetriedAtDisposal(t *testing.T) {
 		before := s.wire.count(livenessKinds...)
 		wantExit(t, settle(t, h), 0) // a natural exit; its release cannot prove the group gone
 		testwait.For(t, 15*time.Second, "a liveness call after the exit", func() bool { return s.wire.count(livenessKinds...) > before })
-		if s.rt.Live() != 1 {
-			t.Fatalf("Live() = %d with the release unproven, want 1", s.rt.Live())
+		if s.rt.liveHandles() != 1 {
+			t.Fatalf("Live() = %d with the release unproven, want 1", s.rt.liveHandles())
 		}
 		s.wire.clearFaults()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -54,8 +54,8 @@ func TestFailedReleaseIsRetriedAtDisposal(t *testing.T) {
 		if err := s.rt.Dispose(ctx); err != nil {
 			t.Fatalf("dispose: %v", err)
 		}
-		if s.rt.Live() != 0 {
-			t.Fatalf("Live() = %d after disposal", s.rt.Live())
+		if s.rt.liveHandles() != 0 {
+			t.Fatalf("Live() = %d after disposal", s.rt.liveHandles())
 		}
 	})
 }
@@ -70,8 +70,8 @@ func TestBatchStdinCloseFailureFailsTheSpawnCleanly(t *testing.T) {
 		if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "deliver the environment") {
 			t.Fatalf("spawn: %v", err)
 		}
-		if s.rt.Live() != 0 {
-			t.Fatalf("Live() = %d after a failed spawn", s.rt.Live())
+		if s.rt.liveHandles() != 0 {
+			t.Fatalf("Live() = %d after a failed spawn", s.rt.liveHandles())
 		}
 		wantNoWrapperLeft(t, s)
 	})

@@ -68,8 +68,8 @@ func TestSpawnFailureLeavesNothingBehind(t *testing.T) {
 		if _, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/no/such/dir", Stdio: collectBoth(8), GraceMs: 100}); err == nil {
 			t.Fatal("missing cwd accepted")
 		}
-		if s.rt.Live() > 1 {
-			t.Fatalf("%d handles owned after failed spawns", s.rt.Live())
+		if s.rt.liveHandles() > 1 {
+			t.Fatalf("%d handles owned after failed spawns", s.rt.liveHandles())
 		}
 	})
 }
@@ -111,14 +111,14 @@ func TestDisposeReportsEveryFailureTogetherAndCanRetry(t *testing.T) {
 				t.Errorf("dispose error does not name group %d: %v", h.Pgid(), err)
 			}
 		}
-		if s.rt.Live() != 2 {
-			t.Fatalf("failed handles were dropped (live=%d)", s.rt.Live())
+		if s.rt.liveHandles() != 2 {
+			t.Fatalf("failed handles were dropped (live=%d)", s.rt.liveHandles())
 		}
 		s.wire.clearFaults()
 		if err := s.rt.Dispose(s.ctx()); err != nil {
 			t.Fatalf("retry: %v", err)
 		}
-		if s.rt.Live() != 0 {
+		if s.rt.liveHandles() != 0 {
 			t.Fatal("handles still owned after a successful dispose")
 		}
 	})
@@ -192,7 +192,7 @@ func TestSpawnChecksProgram(t *testing.T) {
 				t.Errorf("spawn %q: %v; want %v saying %q", c.argv, err, c.want, c.says)
 			}
 		}
-		if groups, err := s.rt.ListGroups(ctx); err != nil || len(groups) != 0 {
+		if groups, err := s.rt.listGroups(ctx); err != nil || len(groups) != 0 {
 			t.Fatalf("refused spawns left groups: %+v %v", groups, err)
 		}
 		if starts := len(s.wire.callsOf("Start")); !s.compat && starts != 2 {
@@ -238,7 +238,7 @@ func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		groups, err := rt2.ListGroups(s.ctx())
+		groups, err := rt2.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +255,7 @@ func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 		if g := byID["dsh-foreign"]; g.State != GroupSettled || g.Pgid != 999999 {
 			t.Fatalf("foreign group: %+v", g)
 		}
-		adopted, err := rt2.Adopt(s.ctx(), h.ID(), 200*time.Millisecond)
+		adopted, err := rt2.adopt(s.ctx(), h.ID(), 200*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}

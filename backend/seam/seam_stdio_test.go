@@ -108,7 +108,7 @@ func TestDrainIsBoundedWhenDescendantsHoldOutput(t *testing.T) {
 		if got := h.Collected.Stdout.ReadFrom(0); got.SpillPath != "" || !got.Lossy || got.Text != "6789" {
 			t.Fatalf("read after an expired drain: %+v", got)
 		}
-		if s.rt.Live() != 1 {
+		if s.rt.liveHandles() != 1 {
 			t.Fatal("the surviving group is no longer owned")
 		}
 		terminateAndProve(t, s, h)

@@ -15,7 +15,7 @@ import (
 
 // A spawn's tag is the daemon's Start tag (List, and the extension's
 // ListGroups on the wrapper's group) and is kept in the state directory,
-// so ListGroups reports it after the process exits and after a restart.
+// so the published state reports it after the process exits and after a restart.
 func TestSpawnTagReachesTheDaemonAndSurvivesARestart(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		const tag = "build: go test ./... 'ü'"
@@ -60,7 +60,7 @@ func TestSpawnTagReachesTheDaemonAndSurvivesARestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		groups, err := rt2.ListGroups(s.ctx())
+		groups, err := rt2.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -157,11 +157,11 @@ func TestTerminateSurvivingGroupAfterLeaderSettles(t *testing.T) {
 		if ok, err := h.WaitForExit(ctx); ok || err != nil {
 			t.Fatalf("WaitForExit on a live group: %v %v", ok, err)
 		}
-		if s.rt.Live() != 1 {
-			t.Fatalf("a group with a live member is not owned (live=%d)", s.rt.Live())
+		if s.rt.liveHandles() != 1 {
+			t.Fatalf("a group with a live member is not owned (live=%d)", s.rt.liveHandles())
 		}
 		terminateAndProve(t, s, h)
-		testwait.For(t, 5*time.Second, "release", func() bool { return s.rt.Live() == 0 })
+		testwait.For(t, 5*time.Second, "release", func() bool { return s.rt.liveHandles() == 0 })
 	})
 }
 

@@ -87,7 +87,7 @@ func TestShimUnpublishedExitIsListedAsUnknown(t *testing.T) {
 	var g GroupInfo
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		groups, err := s.rt.ListGroups(s.ctx())
+		groups, err := s.rt.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}

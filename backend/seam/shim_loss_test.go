@@ -35,7 +35,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	}
 	find := func() GroupInfo {
 		t.Helper()
-		groups, err := rt2.ListGroups(s.ctx())
+		groups, err := rt2.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}

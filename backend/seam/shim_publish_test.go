@@ -24,7 +24,7 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100, nil, argv...)
 	list := func() GroupInfo {
 		t.Helper()
-		groups, err := s.rt.ListGroups(s.ctx())
+		groups, err := s.rt.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}

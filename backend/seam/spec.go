@@ -29,7 +29,7 @@ type SpawnSpec struct {
 	Env []EnvEntry
 	// Tag is an optional label (one line, at most MaxTagBytes). It is the
 	// daemon's Start tag for the wrapper, so List shows it, and the wrapper
-	// keeps it in the state directory, so ListGroups reports it after the
+	// keeps it in the state directory, so Snapshot reports it after the
 	// process exits and after a restart.
 	Tag string
 	// CheckProgram makes a program the sandbox cannot find an error of

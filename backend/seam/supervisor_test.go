@@ -105,11 +105,11 @@ func TestStockEnvdGroupsRunUnderOneSupervisorEach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins, _ := filepath.Glob(filepath.Join(s.rt.RuntimeRoot(), wrapper.SupervisorDir, "*"))
-	if want := wrapper.SupervisorBinary(s.rt.RuntimeRoot(), sum); len(bins) != 1 || bins[0] != want {
+	bins, _ := filepath.Glob(filepath.Join(s.rt.runtimeRoot(), wrapper.SupervisorDir, "*"))
+	if want := wrapper.SupervisorBinary(s.rt.runtimeRoot(), sum); len(bins) != 1 || bins[0] != want {
 		t.Errorf("supervisor binaries %q, want only %s", bins, want)
 	}
-	rt2, err := NewRuntimeClients(s.ctx(), s.proc, s.sup, RuntimeConfig{RuntimeRoot: s.rt.RuntimeRoot(), Cwd: "/", PollInterval: 5 * time.Millisecond,
+	rt2, err := NewRuntimeClients(s.ctx(), s.proc, s.sup, RuntimeConfig{RuntimeRoot: s.rt.runtimeRoot(), Cwd: "/", PollInterval: 5 * time.Millisecond,
 		Upload: func(context.Context, string, io.Reader) error { uploads.Add(1); return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestStockEnvdFallsBackToTheWrapperVisibly(t *testing.T) {
 	if n := treeSize(t, h.StartPid()); n <= 2 {
 		t.Errorf("%d processes: not the wrapper", n)
 	}
-	if bins, _ := filepath.Glob(filepath.Join(s.rt.RuntimeRoot(), wrapper.SupervisorDir, "*")); len(bins) != 0 {
+	if bins, _ := filepath.Glob(filepath.Join(s.rt.runtimeRoot(), wrapper.SupervisorDir, "*")); len(bins) != 0 {
 		t.Errorf("a copy that cannot run is left behind: %q", bins)
 	}
 	snap, err := s.rt.Snapshot(s.ctx(), WatchOptions{})
@@ -282,7 +282,7 @@ func TestStockEnvdNeverUploadsToLook(t *testing.T) {
 	if _, err := s.rt.Snapshot(s.ctx(), WatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(s.rt.RuntimeRoot(), wrapper.SupervisorDir)); !os.IsNotExist(err) || uploads.Load() != 0 {
+	if _, err := os.Stat(filepath.Join(s.rt.runtimeRoot(), wrapper.SupervisorDir)); !os.IsNotExist(err) || uploads.Load() != 0 {
 		t.Errorf("a listing changed the sandbox: %d uploads, bin dir: %v", uploads.Load(), err)
 	}
 }
@@ -381,7 +381,7 @@ func TestStockEnvdListingReadsThroughTheInstalledSupervisor(t *testing.T) {
 	byPs := func(rows []ProcessRow) bool {
 		return slices.ContainsFunc(rows, func(r ProcessRow) bool { return isOurPS(r.Argv) })
 	}
-	rows, _, err := s.rt.ProcessTable(s.ctx())
+	rows, _, err := s.rt.processTable(s.ctx())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestStockEnvdListingReadsThroughTheInstalledSupervisor(t *testing.T) {
 	if _, err := os.Stat(comp.Runner.Scanner); err != nil {
 		t.Fatalf("the spawn installed no supervisor at %s: %v", comp.Runner.Scanner, err)
 	}
-	rows, _, err = s.rt.ProcessTable(s.ctx())
+	rows, _, err = s.rt.processTable(s.ctx())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,13 +409,13 @@ func TestStockEnvdListingReadsThroughTheInstalledSupervisor(t *testing.T) {
 		t.Errorf("the group's leader %d is not in the supervisor's table", h.Pgid())
 	}
 	// The states, through the supervisor and through find.
-	scanned, err := comp.ReadAllStates(s.ctx(), s.rt.RuntimeRoot())
+	scanned, err := comp.ReadAllStates(s.ctx(), s.rt.runtimeRoot())
 	if err != nil {
 		t.Fatal(err)
 	}
 	without := comp
 	without.Runner.Scanner = ""
-	found, err := without.ReadAllStates(s.ctx(), s.rt.RuntimeRoot())
+	found, err := without.ReadAllStates(s.ctx(), s.rt.runtimeRoot())
 	if err != nil {
 		t.Fatal(err)
 	}

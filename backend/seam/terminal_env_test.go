@@ -53,7 +53,7 @@ func (e *terminalTestEnv) newClient(t testing.TB) *Runtime {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := rt.DisposeTerminals(ctx); err != nil {
+		if err := rt.disposeTerminals(ctx); err != nil {
 			t.Errorf("dispose terminals: %v", err)
 		}
 		if err := rt.Dispose(ctx); err != nil {

@@ -98,7 +98,7 @@ func TestTerminalAllocationCancelRollsBackTheSession(t *testing.T) {
 			if dirs := terminalDirs(t, env); len(dirs) != 0 {
 				t.Fatalf("state directories left behind: %v", dirs)
 			}
-			infos, err := env.rt.ListTerminals(context.Background())
+			infos, err := env.rt.listTerminals(context.Background())
 			if err != nil || len(infos) != 0 {
 				t.Fatalf("terminals left: %+v, %v", infos, err)
 			}
@@ -176,7 +176,7 @@ func TestTerminalRuntimeDisposalOwnsTerminals(t *testing.T) {
 		}
 		terms = append(terms, term)
 	}
-	if err := env.rt.DisposeTerminals(ctx); err != nil {
+	if err := env.rt.disposeTerminals(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, term := range terms {
@@ -186,7 +186,7 @@ func TestTerminalRuntimeDisposalOwnsTerminals(t *testing.T) {
 			t.Fatalf("terminal %d still running after DisposeTerminals", term.Pid())
 		}
 	}
-	if infos, err := env.rt.ListTerminals(ctx); err != nil || len(infos) != 0 {
+	if infos, err := env.rt.listTerminals(ctx); err != nil || len(infos) != 0 {
 		t.Fatalf("left: %+v, %v", infos, err)
 	}
 	if dirs := terminalDirs(t, env); len(dirs) != 0 {
@@ -211,7 +211,7 @@ func TestTerminalNaturalExitIsReleased(t *testing.T) {
 	}
 	<-term.Done()
 	testwait.NoError(t, 10*time.Second, func() error {
-		if env.rt.Terminals() != 0 {
+		if env.rt.ownedTerminals() != 0 {
 			return errors.New("still owned")
 		}
 		return nil

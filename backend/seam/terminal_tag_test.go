@@ -15,7 +15,7 @@ func TestTerminalTagIsListedAfterARestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		infos, err := env.newClient(t).ListTerminals(context.Background())
+		infos, err := env.newClient(t).listTerminals(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -371,7 +371,7 @@ func TestTerminalAttachAfterRestart(t *testing.T) {
 
 			// A new client (as after a restart of sandtop) finds it again.
 			rt2 := env.newClient(t)
-			infos, err := rt2.ListTerminals(ctx)
+			infos, err := rt2.listTerminals(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -419,7 +419,7 @@ func TestTerminalAttachAfterRestart(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the first handle did not see the session end")
 			}
-			if infos, _ := rt2.ListTerminals(ctx); len(infos) != 0 {
+			if infos, _ := rt2.listTerminals(ctx); len(infos) != 0 {
 				t.Fatalf("still listed after Terminate: %+v", infos)
 			}
 		})
@@ -515,7 +515,7 @@ func TestTerminalDetachLeavesItRunning(t *testing.T) {
 			}
 			out := collect(t, term)
 			out.waitFor(t, 0, regexp.QuoteMeta(prompt), 10*time.Second)
-			if n := env.rt.Terminals(); n != 1 {
+			if n := env.rt.ownedTerminals(); n != 1 {
 				t.Fatalf("owned terminals = %d, want 1", n)
 			}
 			term.Detach()
@@ -530,7 +530,7 @@ func TestTerminalDetachLeavesItRunning(t *testing.T) {
 			if err := term.Write(ctx, []byte("exit\r")); !errors.Is(err, ErrDetached) {
 				t.Fatalf("Write after Detach: %v", err)
 			}
-			testwait.For(t, 10*time.Second, "the runtime to let go of the detached terminal", func() bool { return env.rt.Terminals() == 0 })
+			testwait.For(t, 10*time.Second, "the runtime to let go of the detached terminal", func() bool { return env.rt.ownedTerminals() == 0 })
 			// Had the release run, it would have ended the session by now.
 			time.Sleep(300 * time.Millisecond)
 			again, err := env.rt.AttachTerminal(ctx, term.Pid())

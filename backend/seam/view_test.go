@@ -162,7 +162,7 @@ func TestWatchJudgesPublishedStateAgainstItsOwnTable(t *testing.T) {
 func waitSettled(t *testing.T, s *seam, pgid int) {
 	t.Helper()
 	testwait.For(t, 15*time.Second, "the group settled", func() bool {
-		infos, err := s.rt.ListGroups(context.Background())
+		infos, err := s.rt.listGroups(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func TestDetachedHandleKeepsItsGroupAndItsOutput(t *testing.T) {
 			if _, err := h.Outcome(); !errors.Is(err, ErrDetached) {
 				t.Fatalf("outcome of a detached handle: %v", err)
 			}
-			if n := s.rt.Live(); n != 0 {
+			if n := s.rt.liveHandles(); n != 0 {
 				t.Fatalf("the runtime still owns %d handles", n)
 			}
 			if err := s.rt.Dispose(ctx); err != nil {

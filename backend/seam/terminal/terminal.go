@@ -28,8 +28,8 @@ type Spec struct {
 	// GraceMs is the TERM→KILL grace Terminate gives the whole session.
 	GraceMs int
 	// Tag is an optional label (one line, at most MaxTagBytes). It rides in
-	// the terminal's daemon tag after sandtop's own fields, so ListTerminals
-	// reports it, after a restart too.
+	// the terminal's daemon tag after sandtop's own fields, so listings
+	// report it, after a restart too.
 	Tag string
 }
 
@@ -152,7 +152,7 @@ func (t *Terminal) gone() error {
 // Detach lets go of the terminal without ending it, as tmux's detach does:
 // the output subscription ends (Output reads ErrDetached after what was
 // queued, Done closes), Write and Resize answer ErrDetached, and the
-// seam's Runtime no longer owns it, so neither its release nor DisposeTerminals
+// seam's Runtime no longer owns it, so neither its release nor its disposal
 // will terminate it. Attach it again with AttachTerminal.
 func (t *Terminal) Detach() {
 	if t.detached.Swap(true) {
