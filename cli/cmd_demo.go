@@ -83,7 +83,7 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 	for _, it := range demo.Workload() {
 		switch it.Kind {
 		case demo.Process:
-			h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{Argv: it.Argv, Cwd: dir, GraceMs: s.graceMs(), Tag: it.Tag(),
+			h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{Argv: it.Argv, Cwd: dir, Grace: s.grace(), Tag: it.Tag(),
 				Stdio: seam.Stdio{Stdin: seam.StdinIgnore(),
 					Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()}})
 			if err != nil {
@@ -98,7 +98,7 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 			fmt.Fprintf(w, "started %-10s pgid %-7d %s\n", it.Name, h.Pgid(), it.What)
 		case demo.Terminal:
 			t, err := s.Runtime.SpawnTerminal(ctx, seam.TerminalSpec{Argv: it.Argv, Cwd: dir,
-				Env: map[string]string{"TERM": "xterm-256color"}, Rows: 30, Cols: 100, GraceMs: int(s.graceMs()), Tag: it.Tag()})
+				Env: map[string]string{"TERM": "xterm-256color"}, Rows: 30, Cols: 100, Grace: s.grace(), Tag: it.Tag()})
 			if err != nil {
 				if it.Optional {
 					fmt.Fprintf(w, "skipped %-10s (%v)\n", it.Name, oneLine(err.Error()))

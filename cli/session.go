@@ -171,13 +171,12 @@ func (s *session) spawnCwd(flag string) (string, error) {
 	return "", usagef(fmt.Errorf("--cwd %q must be an absolute path in a remote sandbox", flag))
 }
 
-// grace is the configured teardown grace in the seam's milliseconds.
-func (s *session) graceMs() float64 {
-	g := s.cfg.Grace
-	if g <= 0 {
-		g = config.Defaults().Grace
+// grace is the configured teardown grace.
+func (s *session) grace() time.Duration {
+	if g := s.cfg.Grace; g > 0 {
+		return g
 	}
-	return float64(g / time.Millisecond)
+	return config.Defaults().Grace
 }
 
 // groupByPgid finds a group as ls shows it: a live one before a finished

@@ -110,7 +110,7 @@ func (s *backendSource) Spawn(ctx context.Context, argv []string, cwd string) (i
 		cwd = s.opts.Cwd
 	}
 	h, err := s.rt.Spawn(ctx, seam.SpawnSpec{
-		Argv: argv, Cwd: cwd, GraceMs: float64(s.opts.Grace / time.Millisecond),
+		Argv: argv, Cwd: cwd, Grace: s.opts.Grace,
 		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()},
 	})
 	if err != nil {
@@ -125,7 +125,7 @@ func (s *backendSource) Spawn(ctx context.Context, argv []string, cwd string) (i
 func (s *backendSource) SpawnTerminal(ctx context.Context, argv []string, rows, cols int) (int, error) {
 	t, err := s.rt.SpawnTerminal(ctx, seam.TerminalSpec{
 		Argv: argv, Cwd: s.opts.Cwd, Env: map[string]string{"TERM": "xterm-256color"},
-		Rows: rows, Cols: cols, GraceMs: int(s.opts.Grace / time.Millisecond),
+		Rows: rows, Cols: cols, Grace: s.opts.Grace,
 	})
 	if err != nil {
 		return 0, err

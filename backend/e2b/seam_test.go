@@ -110,10 +110,10 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 
 	// Spawn a group and tear it down through the seam's transaction.
 	h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{
-		Argv:    []string{"bash", "-c", "echo started; sleep 300 & sleep 300"},
-		Cwd:     t.TempDir(),
-		Stdio:   seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(4096), Stderr: seam.OutputCollect(4096)},
-		GraceMs: 500,
+		Argv:  []string{"bash", "-c", "echo started; sleep 300 & sleep 300"},
+		Cwd:   t.TempDir(),
+		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(4096), Stderr: seam.OutputCollect(4096)},
+		Grace: 500 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("spawn: %v", err)
@@ -128,7 +128,7 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 
 	// Attach: a terminal echoes what is typed into it.
 	term, err := s.Runtime.SpawnTerminal(ctx, seam.TerminalSpec{
-		Argv: []string{"/bin/cat"}, Cwd: t.TempDir(), Rows: 24, Cols: 80, GraceMs: 500,
+		Argv: []string{"/bin/cat"}, Cwd: t.TempDir(), Rows: 24, Cols: 80, Grace: 500 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("spawn terminal: %v", err)
@@ -161,10 +161,10 @@ func TestE2BSeamSandboxVanishes(t *testing.T) {
 	s := openSession(t, targets[0])
 	ctx := seamCtx(t)
 	h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{
-		Argv:    []string{"sleep", "300"},
-		Cwd:     t.TempDir(),
-		Stdio:   seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(1024), Stderr: seam.OutputCollect(1024)},
-		GraceMs: 500,
+		Argv:  []string{"sleep", "300"},
+		Cwd:   t.TempDir(),
+		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(1024), Stderr: seam.OutputCollect(1024)},
+		Grace: 500 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("spawn: %v", err)

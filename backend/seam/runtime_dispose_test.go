@@ -27,10 +27,10 @@ func TestDisposeJoinsTerminalsAndProcessesAndReportsBoth(t *testing.T) {
 				t.Fatal(err)
 			}
 			h, err := env.rt.Spawn(ctx, SpawnSpec{
-				Argv:    []string{"/bin/sh", "-c", `trap "" TERM; echo ready; while :; do sleep 1; done`},
-				Cwd:     env.cwd,
-				Stdio:   Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(64), Stderr: OutputCollect(64)},
-				GraceMs: 200,
+				Argv:  []string{"/bin/sh", "-c", `trap "" TERM; echo ready; while :; do sleep 1; done`},
+				Cwd:   env.cwd,
+				Stdio: Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(64), Stderr: OutputCollect(64)},
+				Grace: 200 * time.Millisecond,
 			})
 			if err != nil {
 				t.Fatal(err)

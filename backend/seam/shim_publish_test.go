@@ -21,7 +21,7 @@ import (
 func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 	s := newSeam(t, false, nil)
 	argv := []string{"sh", "-c", "sleep 0.3; exit 5"}
-	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100, nil, argv...)
+	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100*time.Millisecond, nil, argv...)
 	list := func() GroupInfo {
 		t.Helper()
 		groups, err := s.rt.listGroups(s.ctx())

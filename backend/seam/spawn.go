@@ -211,7 +211,7 @@ func (r *Runtime) newHandle(id string, spec SpawnSpec) *Handle {
 		rt:         r,
 		id:         id,
 		stateDir:   wrapper.StateDir(r.cfg.RuntimeRoot, id),
-		grace:      graceDuration(spec.GraceMs),
+		grace:      spec.Grace,
 		modes:      spec.Stdio,
 		streamDone: make(chan struct{}),
 		done:       make(chan struct{}),

@@ -16,7 +16,7 @@ import (
 // termSpec is a terminal whose program ignores SIGTERM (so only the KILL
 // tier ends it) or exits at once.
 func termSpec(s *seam, script string) TerminalSpec {
-	return TerminalSpec{Argv: []string{"/bin/sh", "-c", script}, Cwd: s.t.TempDir(), Rows: 10, Cols: 40, GraceMs: 200}
+	return TerminalSpec{Argv: []string{"/bin/sh", "-c", script}, Cwd: s.t.TempDir(), Rows: 10, Cols: 40, Grace: 200 * time.Millisecond}
 }
 
 // Terminal row 14: a PTY kill that fails for another reason than a missing

@@ -170,7 +170,7 @@ func (r *Runtime) ownTerminal(t *Terminal) {
 			set.drop(t) // it runs on; this runtime no longer answers for it
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Duration(t.GraceMs())*time.Millisecond+30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*t.Grace()+30*time.Second)
 		defer cancel()
 		if err := t.Terminate(ctx); err != nil {
 			r.log.Warn("terminal release failed; it stays owned", "pid", t.Pid(), "err", err)

@@ -204,7 +204,7 @@ func TestTerminalNaturalExitIsReleased(t *testing.T) {
 	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	ctx := context.Background()
-	spec := TerminalSpec{Argv: []string{"/bin/true"}, Cwd: env.cwd, Rows: 5, Cols: 5, GraceMs: 100}
+	spec := TerminalSpec{Argv: []string{"/bin/true"}, Cwd: env.cwd, Rows: 5, Cols: 5, Grace: 100 * time.Millisecond}
 	term, err := env.rt.SpawnTerminal(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestTerminalEnvironmentBoundary(t *testing.T) {
 	}})
 	ctx := context.Background()
 	spec := TerminalSpec{
-		Argv: []string{"/usr/bin/env"}, Cwd: env.cwd, Rows: 24, Cols: 80, GraceMs: 100,
+		Argv: []string{"/usr/bin/env"}, Cwd: env.cwd, Rows: 24, Cols: 80, Grace: 100 * time.Millisecond,
 		Env: map[string]string{"API_KEY": "explicit", "DSH_MODE": "on", "KEEP": "overridden"},
 	}
 	term, err := env.rt.SpawnTerminal(ctx, spec)
@@ -266,7 +266,7 @@ func TestTerminalTinyGraceStillKills(t *testing.T) {
 	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	spec := shellSpec(env.cwd)
-	spec.GraceMs = 1 // interactive bash ignores TERM: KILL must still go out
+	spec.Grace = time.Millisecond // interactive bash ignores TERM: KILL must still go out
 	term, err := env.rt.SpawnTerminal(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)

@@ -24,12 +24,12 @@ const prompt = "st-ps1$ "
 // dumb TERM, so its output is plain text.
 func shellSpec(cwd string) TerminalSpec {
 	return TerminalSpec{
-		Argv:    []string{"/bin/bash", "--noprofile", "--norc", "-i"},
-		Cwd:     cwd,
-		Env:     map[string]string{"PS1": prompt, "TERM": "dumb", "HISTFILE": "/dev/null"},
-		Rows:    24,
-		Cols:    80,
-		GraceMs: 300,
+		Argv:  []string{"/bin/bash", "--noprofile", "--norc", "-i"},
+		Cwd:   cwd,
+		Env:   map[string]string{"PS1": prompt, "TERM": "dumb", "HISTFILE": "/dev/null"},
+		Rows:  24,
+		Cols:  80,
+		Grace: 300 * time.Millisecond,
 	}
 }
 
@@ -297,7 +297,7 @@ func TestTerminalOutputEndsAndRejectsAfterExit(t *testing.T) {
 			spec := TerminalSpec{
 				Argv: []string{"/bin/bash", "--noprofile", "--norc", "-c",
 					`printf '\317'; sleep 0.1; printf '\200 done'; exit 7`},
-				Cwd: env.cwd, Rows: 24, Cols: 80, GraceMs: 200,
+				Cwd: env.cwd, Rows: 24, Cols: 80, Grace: 200 * time.Millisecond,
 			}
 			term, err := env.rt.SpawnTerminal(ctx, spec)
 			if err != nil {
@@ -337,7 +337,7 @@ func TestTerminalUnrequestedExitKeepsItsCode(t *testing.T) {
 	env := newTerminalTestEnv(t, false)
 	for _, code := range []int{0, 143, 255} {
 		spec := TerminalSpec{Argv: []string{"/bin/bash", "-c", fmt.Sprintf("exit %d", code)},
-			Cwd: env.cwd, Rows: 5, Cols: 5, GraceMs: 100}
+			Cwd: env.cwd, Rows: 5, Cols: 5, Grace: 100 * time.Millisecond}
 		term, err := env.rt.SpawnTerminal(context.Background(), spec)
 		if err != nil {
 			t.Fatal(err)
@@ -381,7 +381,7 @@ func TestTerminalAttachAfterRestart(t *testing.T) {
 					found = &infos[i]
 				}
 			}
-			if found == nil || found.ID != first.ID() || found.GraceMs != 300 {
+			if found == nil || found.ID != first.ID() || found.Grace != 300*time.Millisecond {
 				t.Fatalf("terminal %d (%s) not listed: %+v", first.Pid(), first.ID(), infos)
 			}
 			if len(found.Argv) == 0 || found.Argv[0] != "/bin/bash" || found.Argv[len(found.Argv)-1] != "-i" {

@@ -30,7 +30,7 @@ func TestSnapshotReadsTheSandboxOnce(t *testing.T) {
 			s := newSeam(t, compat, nil)
 			var hs []*Handle
 			for range 3 {
-				hs = append(hs, spawnReady(t, s, 1000, `echo ready; exec sleep 1000`))
+				hs = append(hs, spawnReady(t, s, time.Second, `echo ready; exec sleep 1000`))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
@@ -84,7 +84,7 @@ func TestSnapshotReadsTheSandboxOnce(t *testing.T) {
 // its command.
 func TestSnapshotListsFinishedGroups(t *testing.T) {
 	s := newSeam(t, false, nil)
-	h := s.spawn(collectBoth(1024), 1000, nil, "/bin/sh", "-c", "exit 6")
+	h := s.spawn(collectBoth(1024), time.Second, nil, "/bin/sh", "-c", "exit 6")
 	pgid := h.Pgid()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -131,7 +131,7 @@ func findView(s Snapshot, pgid int) *GroupView {
 // ask the daemon for another read of all of /proc.
 func TestWatchJudgesPublishedStateAgainstItsOwnTable(t *testing.T) {
 	s := newSeam(t, false, nil)
-	h := s.spawn(collectBoth(1024), 1000, nil, "/bin/sh", "-c", "exit 5")
+	h := s.spawn(collectBoth(1024), time.Second, nil, "/bin/sh", "-c", "exit 5")
 	pgid := h.Pgid()
 	waitTreeGone(t, h)
 	<-h.Done() // the handle's own reads are over
@@ -191,7 +191,7 @@ func TestDetachedHandleKeepsItsGroupAndItsOutput(t *testing.T) {
 			if err := unix.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", "echo kept-output; read -r _ < " + fifo}, Cwd: "/", GraceMs: 1000,
+			h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", "echo kept-output; read -r _ < " + fifo}, Cwd: "/", Grace: time.Second,
 				Stdio: Stdio{Stdin: StdinIgnore(), Stdout: KeptOutput(), Stderr: KeptOutput()}})
 			if err != nil {
 				t.Fatal(err)
