@@ -40,3 +40,35 @@ func TestReadmeArchitectureMatchesThePackages(t *testing.T) {
 		t.Fatalf("README architecture lists\n  %v\ngo list has\n  %v", listed, pkgs)
 	}
 }
+
+// The seam's parts (its control planes, terminals and discovery) are the
+// seam's own: every other package, its tests included, goes through the
+// seam's Runtime, so the seam can change them without a caller noticing.
+func TestOnlyTheSeamImportsItsParts(t *testing.T) {
+	const seam = "sandtop/backend/seam"
+	parts := []string{seam + "/control", seam + "/discover", seam + "/terminal"}
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := false
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		inside := pkg == seam || strings.HasPrefix(pkg, seam+"/")
+		for _, part := range parts {
+			if !slices.Contains(imports, part) {
+				continue
+			}
+			if inside {
+				seen = true
+				continue
+			}
+			t.Errorf("%s imports %s, a part of the seam; use the seam's Runtime", pkg, part)
+		}
+	}
+	if !seen {
+		t.Fatalf("no package imports the seam's parts, not even the seam: the listing was not read\n%s", out)
+	}
+}

@@ -30,7 +30,7 @@ func (b *bench) attachFigures(n int) error {
 	if err != nil {
 		return err
 	}
-	t, err := rt.SpawnTerminal(ctx, seam.TerminalSpec{Argv: []string{"cat"}, Cwd: "/", Rows: 24, Cols: 80, GraceMs: 1000})
+	t, err := rt.SpawnTerminal(ctx, seam.TerminalSpec{Argv: []string{"cat"}, Cwd: "/", Rows: 24, Cols: 80, Grace: time.Second})
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func (b *bench) seamFigures(n int) error {
 	var spawns []time.Duration
 	for range n {
 		start := time.Now()
-		h, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: quiet, GraceMs: 1000})
+		h, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: quiet, Grace: time.Second})
 		if err != nil {
 			return err
 		}
@@ -41,7 +41,7 @@ func (b *bench) seamFigures(n int) error {
 	sort.Slice(spawns, func(i, j int) bool { return spawns[i] < spawns[j] })
 	var tears []time.Duration
 	for range n {
-		h, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: []string{"/bin/sleep", "1000"}, Cwd: "/", Stdio: quiet, GraceMs: 10000})
+		h, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: []string{"/bin/sleep", "1000"}, Cwd: "/", Stdio: quiet, Grace: 10 * time.Second})
 		if err != nil {
 			return err
 		}

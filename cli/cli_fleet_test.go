@@ -129,7 +129,7 @@ func TestFleetIdleIsEconomical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := rt.Spawn(context.Background(), seam.SpawnSpec{Argv: []string{"sleep", "600"}, Cwd: "/", GraceMs: 100,
+	h, err := rt.Spawn(context.Background(), seam.SpawnSpec{Argv: []string{"sleep", "600"}, Cwd: "/", Grace: 100 * time.Millisecond,
 		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()}})
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +281,7 @@ func TestStuckEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	spawn := func(argv ...string) int {
-		h, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: argv, Cwd: "/", GraceMs: 100,
+		h, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: argv, Cwd: "/", Grace: 100 * time.Millisecond,
 			Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()}})
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 
 	"sandtop/backend/seam"
 	"sandtop/demo"
-	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // demoFinishWait bounds the wait for the demo's finished job to finish, so
@@ -84,7 +84,7 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 	for _, it := range demo.Workload() {
 		switch it.Kind {
 		case demo.Process:
-			h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{Argv: it.Argv, Cwd: dir, GraceMs: s.graceMs(), Tag: it.Tag(),
+			h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{Argv: it.Argv, Cwd: dir, Grace: s.grace(), Tag: it.Tag(),
 				Stdio: seam.Stdio{Stdin: seam.StdinIgnore(),
 					Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()}})
 			if err != nil {
@@ -99,7 +99,7 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 			fmt.Fprintf(w, "started %-10s pgid %-7d %s\n", it.Name, h.Pgid(), it.What)
 		case demo.Terminal:
 			t, err := s.Runtime.SpawnTerminal(ctx, seam.TerminalSpec{Argv: it.Argv, Cwd: dir,
-				Env: map[string]string{"TERM": "xterm-256color"}, Rows: 30, Cols: 100, GraceMs: int(s.graceMs()), Tag: it.Tag()})
+				Env: map[string]string{"TERM": "xterm-256color"}, Rows: 30, Cols: 100, Grace: s.grace(), Tag: it.Tag()})
 			if err != nil {
 				if it.Optional {
 					fmt.Fprintf(w, "skipped %-10s (%v)\n", it.Name, oneLine(err.Error()))
@@ -127,34 +127,30 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 func removeOldDemo(ctx context.Context, s *session) (int, error) {
 	isDemo := func(tag string) bool { return strings.HasPrefix(tag, demo.TagPrefix) }
 	n := 0
-	terms, err := s.Runtime.ListTerminals(ctx)
+	snap, err := s.Runtime.Snapshot(ctx, seam.WatchOptions{})
 	if err != nil {
 		return n, err
 	}
-	for _, t := range terms {
-		if isDemo(t.Tag) {
-			if err := terminateTerminal(ctx, s, t.Pid); err != nil {
+	for _, t := range snap.Terminals {
+		if t.Sandtop && isDemo(t.Tag) {
+			if err := terminateTerminal(ctx, s, t.PID); err != nil {
 				return n, err
 			}
 			n++
 		}
 	}
-	groups, err := s.Runtime.ListGroups(ctx)
-	if err != nil {
-		return n, err
-	}
-	for _, g := range groups {
-		if !isDemo(g.Tag) {
+	for _, g := range snap.Groups {
+		if g.Origin != sandbox.OriginSandtop || g.StateDir == "" || !isDemo(g.Tag) {
 			continue
 		}
-		if g.State == groupstate.Running || g.State == groupstate.LeaderExited {
-			if err := s.Runtime.TeardownGroup(ctx, g.Pgid, time.Second, nil); err != nil {
+		if g.Live() {
+			if err := s.Runtime.TeardownGroup(ctx, g.PGID, time.Second, nil); err != nil {
 				return n, err
 			}
 		}
 		// The finished job's state dir stays behind; drop it so ls does
 		// not show two failed migrations.
-		_ = s.Runtime.Control().Remove(ctx, g.StateDir)
+		_ = s.Runtime.RemoveGroupState(ctx, g.StateDir)
 		n++
 	}
 	return n, nil

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,11 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sandtop/backend/seam"
-	"sandtop/backend/seam/control"
 	"sandtop/groupstate"
 	"sandtop/outlog"
-	"sandtop/wrapper"
 )
 
 // followPoll is how often "logs -f" looks for new output.
@@ -128,13 +124,13 @@ func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
 	live := grp.State == groupstate.Running || grp.State == groupstate.Stopped
 	if grp.StateDir == "" {
 		if opts.follow && live {
-			return followLive(ctx, s, grp.Pgid, p)
+			return followLive(ctx, s, grp.PGID, p)
 		}
 		return fmt.Errorf("group %d kept no output (it was started by another client)", pid)
 	}
-	plane := s.Runtime.Control()
-	rd := outlog.NewReader(plane, grp.StateDir, wrapper.StdoutSpillFile, wrapper.StderrSpillFile, logsChunk,
-		func(err error) bool { return errors.Is(err, seam.ErrFileNotFound) })
+	// The reader reads a bounded piece at a time: memory stays bounded
+	// whatever the size of the spill ('run' keeps up to 64 MiB).
+	rd := s.Runtime.OutputLog(grp.StateDir)
 	if !opts.follow {
 		if err := rd.ReadAll(ctx, p.segment); err != nil {
 			return err
@@ -143,9 +139,9 @@ func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
 		if live && !rd.Found() && !spillsAppear(ctx, rd) {
 			// Kept nothing: 'run --wait', or another client's group. Its
 			// live stream is what there is.
-			return followLive(ctx, s, grp.Pgid, p)
+			return followLive(ctx, s, grp.PGID, p)
 		}
-		if err := followKept(ctx, plane, grp.Pgid, rd, p); err != nil {
+		if err := followKept(ctx, s.Runtime, grp.PGID, rd, p); err != nil {
 			return err
 		}
 	}
@@ -176,7 +172,7 @@ func spillsAppear(ctx context.Context, rd *outlog.Reader) bool {
 	return false
 }
 
-// groupAliver is what following needs of the control plane besides reads.
+// groupAliver is what following needs of the runtime besides reads.
 type groupAliver interface {
 	GroupAlive(ctx context.Context, pgid int) (bool, error)
 }
@@ -247,10 +243,6 @@ func followLive(ctx context.Context, s *session, pgid int, p *logPrinter) error 
 		}
 	}
 }
-
-// logsChunk is how much logs reads at a time: its memory stays bounded
-// whatever the size of the spill ('run' keeps up to 64 MiB).
-const logsChunk = control.MaxReadRange
 
 // logPrinter prints output as the logs flags ask: the bytes as they are,
 // or, with --tail, --since or --timestamps, line by line.

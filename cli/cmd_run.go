@@ -71,7 +71,7 @@ func runRun(ctx context.Context, f *factory, opts runOptions) error {
 		return err
 	}
 	defer s.Close()
-	spec := seam.SpawnSpec{Argv: argv, Cwd: dir, GraceMs: s.graceMs(), Env: entries, Tag: opts.tag,
+	spec := seam.SpawnSpec{Argv: argv, Cwd: dir, Grace: s.grace(), Env: entries, Tag: opts.tag,
 		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(),
 			Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()},
 		CheckProgram: true}

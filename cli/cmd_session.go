@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sandtop/backend/seam"
+	"sandtop/sandbox"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"sandtop/groupstate"
 )
 
 // addSessionCommands adds the commands that talk to a sandbox.
@@ -41,30 +41,30 @@ func teardownLocalWork(cmd *cobra.Command, g *globalFlags, grace time.Duration) 
 	defer s.Close()
 	w := cmd.OutOrStdout()
 	var errs []error
-	terms, err := s.Runtime.ListTerminals(cmd.Context())
+	snap, err := s.Runtime.Snapshot(cmd.Context(), seam.WatchOptions{})
 	if err != nil {
-		errs = append(errs, err)
+		return err
 	}
-	for _, ti := range terms {
-		if err := terminateTerminal(cmd.Context(), s, ti.Pid); err != nil {
+	for _, ti := range snap.Terminals {
+		if !ti.Sandtop {
+			continue
+		}
+		if err := terminateTerminal(cmd.Context(), s, ti.PID); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(w, "terminal %d ended\n", ti.Pid)
+		fmt.Fprintf(w, "terminal %d ended\n", ti.PID)
 	}
-	groups, err := s.Runtime.ListGroups(cmd.Context())
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, grp := range groups {
-		if grp.Pgid <= 1 || grp.State == groupstate.Settled || grp.State == groupstate.Unpublished {
+	for _, grp := range snap.Groups {
+		// sandtop's own groups: those published under its runtime root.
+		if grp.PGID <= 1 || grp.Origin != sandbox.OriginSandtop || grp.StateDir == "" || !grp.Live() {
 			continue
 		}
-		if err := s.Runtime.TeardownGroup(cmd.Context(), grp.Pgid, grace, nil); err != nil {
+		if err := s.Runtime.TeardownGroup(cmd.Context(), grp.PGID, grace, nil); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(w, "group %d torn down\n", grp.Pgid)
+		fmt.Fprintf(w, "group %d torn down\n", grp.PGID)
 	}
 	return errors.Join(errs...)
 }

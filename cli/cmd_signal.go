@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandtop/backend/seam"
-	"sandtop/backend/seam/control"
 	"sandtop/config"
+	"sandtop/sandbox"
 )
 
 // signalOptions is what "sandtop signal" was asked for.
@@ -72,7 +72,7 @@ func runSignal(ctx context.Context, f *factory, opts signalOptions) error {
 	var failed []error
 	for _, sg := range in {
 		for _, ref := range sg.refs {
-			delivered, err := sg.s.Runtime.SignalGroup(ctx, ref.pgid, opts.sig)
+			delivered, err := sg.s.Runtime.Signal(ctx, ref.pgid, opts.sig)
 			switch {
 			case err != nil:
 				failed = append(failed, fmt.Errorf("process group %s: %w", ref, err))
@@ -199,18 +199,19 @@ func runKill(ctx context.Context, f *factory, opts killOptions) error {
 	if grace <= 0 {
 		return usagef(fmt.Errorf("--grace %s must be positive", grace))
 	}
-	// One reading of the table a sandbox for all its groups: on stock envd
-	// each reading is a command.
+	// One reading of a sandbox for all its groups (on stock envd each
+	// reading is a command), the one ls makes: what ls shows as live, kill
+	// tears down.
 	var missing []error
 	live := make([][]groupRef, len(in))
 	for i, sg := range in {
-		rows, err := sg.s.Runtime.Control().Processes(ctx)
+		snap, err := sg.s.Runtime.Snapshot(ctx, seam.WatchOptions{LiveOnly: true})
 		if err != nil {
 			return err
 		}
 		for _, ref := range sg.refs {
 			switch {
-			case control.GroupLiveIn(rows, ref.pgid):
+			case liveGroupIn(snap, ref.pgid):
 				live[i] = append(live[i], ref)
 			case ref.sandbox != "":
 				missing = append(missing, fmt.Errorf("no live process group %d in sandbox %s (see 'sandtop ls -A')", ref.pgid, ref.sandbox))
@@ -238,6 +239,16 @@ func runKill(ctx context.Context, f *factory, opts killOptions) error {
 	}
 	wg.Wait()
 	return errors.Join(append(missing, errs...)...)
+}
+
+// liveGroupIn says whether snap shows group pgid live.
+func liveGroupIn(snap sandbox.Snapshot, pgid int) bool {
+	for i := range snap.Groups {
+		if g := &snap.Groups[i]; g.PGID == pgid && g.Live() {
+			return true
+		}
+	}
+	return false
 }
 
 // lockedWriter lets concurrent teardowns print whole lines.

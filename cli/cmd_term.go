@@ -71,7 +71,7 @@ func runTerm(ctx context.Context, f *factory, opts termOptions) error {
 		}
 	}
 	t, err := s.Runtime.SpawnTerminal(ctx, seam.TerminalSpec{Argv: argv, Cwd: dir, Env: envMap,
-		Rows: rows, Cols: cols, GraceMs: int(s.graceMs()), Tag: opts.tag})
+		Rows: rows, Cols: cols, Grace: s.grace(), Tag: opts.tag})
 	if err != nil {
 		return fmt.Errorf("term %s: %w", strings.Join(argv, " "), err)
 	}

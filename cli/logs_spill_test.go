@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"sandtop/backend/envd"
-	"sandtop/backend/seam/control"
+	"sandtop/backend/seam"
 	"sandtop/testwait"
 )
 
@@ -147,8 +147,8 @@ func TestInprocLogsPrintsABigSpillExactlyInBoundedPieces(t *testing.T) {
 	}
 	calls, total, largest := reads.get()
 	t.Logf("%d bytes in %d reads, the largest %d bytes", len(want), calls, largest)
-	if largest > control.MaxReadRange+1024 {
-		t.Fatalf("one read answered %d bytes; reads must stay within %d", largest, control.MaxReadRange)
+	if largest > seam.MaxStateRead+1024 {
+		t.Fatalf("one read answered %d bytes; reads must stay within %d", largest, seam.MaxStateRead)
 	}
 	if total > int64(len(want))+int64(calls)*1024 {
 		t.Fatalf("read %d bytes for a %d-byte record", total, len(want))

@@ -13,7 +13,7 @@ import (
 	"sandtop/backend/seam"
 	"sandtop/backend/target"
 	"sandtop/config"
-	"sandtop/groupstate"
+	"sandtop/sandbox"
 )
 
 // session is one open sandbox for a CLI command. Closing it drops the
@@ -172,32 +172,27 @@ func (s *session) spawnCwd(flag string) (string, error) {
 	return "", usagef(fmt.Errorf("--cwd %q must be an absolute path in a remote sandbox", flag))
 }
 
-// grace is the configured teardown grace in the seam's milliseconds.
-func (s *session) graceMs() float64 {
-	g := s.cfg.Grace
-	if g <= 0 {
-		g = config.Defaults().Grace
+// grace is the configured teardown grace.
+func (s *session) grace() time.Duration {
+	if g := s.cfg.Grace; g > 0 {
+		return g
 	}
-	return float64(g / time.Millisecond)
+	return config.Defaults().Grace
 }
 
-// groupByPgid finds a published group (one started through the seam's
-// wrapper, by sandtop or an agent).
-func (s *session) groupByPgid(ctx context.Context, pgid int) (seam.GroupInfo, error) {
-	groups, err := s.Runtime.ListGroups(ctx)
+// groupByPgid finds a group as ls shows it: a live one before a finished
+// one of the same pgid.
+func (s *session) groupByPgid(ctx context.Context, pgid int) (sandbox.Group, error) {
+	snap, err := s.Runtime.Snapshot(ctx, seam.WatchOptions{})
 	if err != nil {
-		return seam.GroupInfo{}, err
+		return sandbox.Group{}, err
 	}
-	var found *seam.GroupInfo
-	for i, g := range groups {
-		if g.Pgid == pgid && (found == nil || g.State != groupstate.Settled) {
-			found = &groups[i]
+	for _, g := range snap.Groups { // the live ones come first
+		if g.PGID == pgid {
+			return g, nil
 		}
 	}
-	if found == nil {
-		return seam.GroupInfo{}, errNoGroup(pgid)
-	}
-	return *found, nil
+	return sandbox.Group{}, errNoGroup(pgid)
 }
 
 func errNoGroup(pgid int) error {

@@ -51,7 +51,7 @@ func TestScreenshots(t *testing.T) {
 		{"agent:tests", []string{"bash", "-c", `sleep 900 & sleep 900 & wait`}},
 		{"dev:server", []string{"python3", "-m", "http.server", "--bind", "127.0.0.1", "0"}},
 	} {
-		if _, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: w.argv, Cwd: dir, Tag: w.tag, GraceMs: 5000,
+		if _, err := rt.Spawn(ctx, seam.SpawnSpec{Argv: w.argv, Cwd: dir, Tag: w.tag, Grace: 5 * time.Second,
 			Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(64 << 10), Stderr: seam.OutputCollect(64 << 10)}}); err != nil {
 			t.Fatalf("spawn %v: %v", w.argv, err)
 		}

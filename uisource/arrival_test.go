@@ -263,7 +263,7 @@ func TestOutputGoesLiveWhenTheSpillIsFull(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	script := `head -c 3000 /dev/zero | tr '\0' x; echo; i=0; while :; do echo tick $i; i=$((i+1)); sleep 0.2; done`
-	h, err := src.rt.Spawn(ctx, seam.SpawnSpec{Argv: []string{"sh", "-c", script}, Cwd: "/tmp", GraceMs: 1000,
+	h, err := src.rt.Spawn(ctx, seam.SpawnSpec{Argv: []string{"sh", "-c", script}, Cwd: "/tmp", Grace: time.Second,
 		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(64<<10, 2048), Stderr: seam.OutputCollect(64<<10, 2048)}})
 	if err != nil {
 		t.Fatal(err)

@@ -105,7 +105,7 @@ func TestCompatSourceGroupsTerminalsTeardown(t *testing.T) {
 		return g == nil || !g.Live() || g.LiveMembers() == 0
 	})
 
-	// A terminal is listed (from the seam's ListTerminals) and attach,
+	// A terminal is listed (in the seam's Snapshot) and attach,
 	// write and echo work; the pane says that nothing is replayed.
 	pid, err := src.SpawnTerminal(ctx, []string{"sh"}, 30, 100)
 	if err != nil {

@@ -115,12 +115,12 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 			}
 			deadline := time.Now().Add(30 * time.Second)
 			for settled := false; !settled; {
-				infos, err := src.rt.ListGroups(ctx)
+				snap, err := src.rt.Snapshot(ctx, seam.WatchOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, g := range infos {
-					settled = settled || (g.Pgid == pgid && g.State == groupstate.Settled)
+				for _, g := range snap.Groups {
+					settled = settled || (g.PGID == pgid && g.State == groupstate.Settled)
 				}
 				if time.Now().After(deadline) {
 					t.Fatal("the job never settled")

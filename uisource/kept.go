@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"sandtop/backend/seam/control"
 	"sandtop/outlog"
 	"sandtop/ui"
 )
@@ -42,7 +41,7 @@ const spillFull = "[sandtop: the sandbox keeps no more of this output (its spill
 type keptStream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
-	plane  control.Plane
+	alive  groupAliver
 	pgid   int
 	poll   time.Duration
 	rd     *outlog.Reader
@@ -54,9 +53,15 @@ type keptStream struct {
 	keptAt time.Time // when the kept output last grew (or the stream opened)
 }
 
-func newKeptStream(ctx context.Context, plane control.Plane, pgid int, rd *outlog.Reader, poll time.Duration, live io.ReadCloser) *keptStream {
+// groupAliver says whether a group still has a live member (the seam's
+// Runtime).
+type groupAliver interface {
+	GroupAlive(ctx context.Context, pgid int) (bool, error)
+}
+
+func newKeptStream(ctx context.Context, alive groupAliver, pgid int, rd *outlog.Reader, poll time.Duration, live io.ReadCloser) *keptStream {
 	ctx, cancel := context.WithCancel(ctx)
-	k := &keptStream{ctx: ctx, cancel: cancel, plane: plane, pgid: pgid, rd: rd, poll: poll, keptAt: time.Now()}
+	k := &keptStream{ctx: ctx, cancel: cancel, alive: alive, pgid: pgid, rd: rd, poll: poll, keptAt: time.Now()}
 	if live != nil {
 		k.live = startLiveTail(live)
 	}
@@ -99,7 +104,7 @@ func (k *keptStream) Next() (ui.OutputPiece, error) {
 		}
 		// Nothing new. Asked before the next read, so that read sees all
 		// an ended group wrote.
-		if alive, err := k.plane.GroupAlive(k.ctx, k.pgid); err == nil && !alive {
+		if alive, err := k.alive.GroupAlive(k.ctx, k.pgid); err == nil && !alive {
 			k.final = true
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -70,7 +69,7 @@ func New(rt *seam.Runtime, opts Options) (ui.Source, error) {
 	}
 	base, cancel := context.WithCancel(context.Background())
 	return &backendSource{
-		rt: rt, opts: opts, compat: rt.Control().Kind() == "compat",
+		rt: rt, opts: opts, compat: !rt.Info().Extension,
 		base: base, cancel: cancel,
 	}, nil
 }
@@ -90,8 +89,8 @@ func (s *backendSource) Info(ctx context.Context) (ui.SandboxInfo, error) {
 	d := s.rt.Info()
 	info := ui.SandboxInfo{Name: s.opts.Name, Target: s.opts.Target, Version: d.Version, Capabilities: d.Capabilities, Hostname: d.Hostname}
 	if s.compat {
-		if b, err := s.rt.Control().ReadFile(ctx, "/proc/sys/kernel/hostname"); err == nil {
-			info.Hostname = strings.TrimSpace(string(b))
+		if h, err := s.rt.Hostname(ctx); err == nil {
+			info.Hostname = h
 		}
 		if info.Name == "" {
 			info.Name = info.Hostname
@@ -111,7 +110,7 @@ func (s *backendSource) Spawn(ctx context.Context, argv []string, cwd string) (i
 		cwd = s.opts.Cwd
 	}
 	h, err := s.rt.Spawn(ctx, seam.SpawnSpec{
-		Argv: argv, Cwd: cwd, GraceMs: float64(s.opts.Grace / time.Millisecond),
+		Argv: argv, Cwd: cwd, Grace: s.opts.Grace,
 		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.KeptOutput(), Stderr: seam.KeptOutput()},
 	})
 	if err != nil {
@@ -126,7 +125,7 @@ func (s *backendSource) Spawn(ctx context.Context, argv []string, cwd string) (i
 func (s *backendSource) SpawnTerminal(ctx context.Context, argv []string, rows, cols int) (int, error) {
 	t, err := s.rt.SpawnTerminal(ctx, seam.TerminalSpec{
 		Argv: argv, Cwd: s.opts.Cwd, Env: map[string]string{"TERM": "xterm-256color"},
-		Rows: rows, Cols: cols, GraceMs: int(s.opts.Grace / time.Millisecond),
+		Rows: rows, Cols: cols, Grace: s.opts.Grace,
 	})
 	if err != nil {
 		return 0, err
@@ -141,7 +140,7 @@ func (s *backendSource) SpawnTerminal(ctx context.Context, argv []string, rows, 
 // Signal reaches the group and, on sandtop's daemon, its escapees, as ls
 // lists them with it.
 func (s *backendSource) Signal(ctx context.Context, pgid int, sig syscall.Signal) error {
-	delivered, err := s.rt.SignalGroup(ctx, pgid, sig)
+	delivered, err := s.rt.Signal(ctx, pgid, sig)
 	if err == nil && !delivered {
 		return fmt.Errorf("pgid %d has no members left", pgid)
 	}
@@ -149,7 +148,7 @@ func (s *backendSource) Signal(ctx context.Context, pgid int, sig syscall.Signal
 }
 
 func (s *backendSource) SignalForeground(ctx context.Context, termPid int, sig syscall.Signal) (int, error) {
-	pgid, _, ok, err := s.rt.Control().ForegroundGroup(ctx, termPid)
+	pgid, ok, err := s.rt.ForegroundGroup(ctx, termPid)
 	if err != nil {
 		return 0, err
 	}

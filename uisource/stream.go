@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"path"
 	"strings"
 	"time"
 
@@ -40,7 +39,7 @@ func (s *backendSource) Output(ctx context.Context, pid int) (ui.OutputStream, e
 			// The live stream carries on where the kept output stops (a
 			// full spill); without it the kept output is all there is.
 			live, _ := s.rt.Output(ctx, pid)
-			return newKeptStream(ctx, s.rt.Control(), g.pgid, rd, poll, live), nil
+			return newKeptStream(ctx, s.rt, g.pgid, rd, poll, live), nil
 		}
 	}
 	r, err := s.rt.Output(ctx, pid)
@@ -58,7 +57,7 @@ func (s *backendSource) Output(ctx context.Context, pid int) (ui.OutputStream, e
 func (s *backendSource) keptFits(ctx context.Context, stateDir string) bool {
 	var total int64
 	for _, name := range []string{wrapper.StdoutSpillFile, wrapper.StderrSpillFile} {
-		_, size, err := s.rt.Control().ReadRange(ctx, path.Join(stateDir, name), 0, 1)
+		_, size, err := s.rt.ReadStateFile(ctx, stateDir, name, 0, 1)
 		if err == nil {
 			total += size
 		}
@@ -81,13 +80,13 @@ func (s *backendSource) groupOf(ctx context.Context, pid int) (keptGroup, bool) 
 	if ok {
 		return g, true
 	}
-	gs, err := s.rt.ListGroups(ctx)
+	snap, err := s.rt.Snapshot(ctx, seam.WatchOptions{})
 	if err != nil {
 		return keptGroup{}, false
 	}
-	for _, g := range gs {
-		if g.Pgid == pid {
-			return keptGroup{pgid: g.Pgid, stateDir: g.StateDir}, true
+	for _, g := range snap.Groups {
+		if (g.LeaderPID == pid || g.PGID == pid) && g.StateDir != "" {
+			return keptGroup{pgid: g.PGID, stateDir: g.StateDir}, true
 		}
 	}
 	return keptGroup{}, false

@@ -100,8 +100,8 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 	if s.Extension {
 		t.Fatal("a --compat daemon answered Hello; the seam should be on its compat control plane")
 	}
-	if kind := s.Runtime.Control().Kind(); kind != "compat" {
-		t.Fatalf("control plane %q, want compat", kind)
+	if s.Runtime.Info().Extension {
+		t.Fatal("the seam's runtime says the daemon has the extension; it answered no Hello")
 	}
 	ctx := seamCtx(t)
 	if l, err := s.Probe(ctx); l != e2b.Alive || err != nil {
@@ -110,10 +110,10 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 
 	// Spawn a group and tear it down through the seam's transaction.
 	h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{
-		Argv:    []string{"bash", "-c", "echo started; sleep 300 & sleep 300"},
-		Cwd:     t.TempDir(),
-		Stdio:   seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(4096), Stderr: seam.OutputCollect(4096)},
-		GraceMs: 500,
+		Argv:  []string{"bash", "-c", "echo started; sleep 300 & sleep 300"},
+		Cwd:   t.TempDir(),
+		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(4096), Stderr: seam.OutputCollect(4096)},
+		Grace: 500 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("spawn: %v", err)
@@ -121,14 +121,14 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 	if h.Pgid() <= 1 {
 		t.Fatalf("spawn published pgid %d", h.Pgid())
 	}
-	alive, err := s.Runtime.Control().GroupAlive(ctx, h.Pgid())
+	alive, err := s.Runtime.GroupAlive(ctx, h.Pgid())
 	if err != nil || !alive {
 		t.Fatalf("group %d alive after spawn: %v %v", h.Pgid(), alive, err)
 	}
 
 	// Attach: a terminal echoes what is typed into it.
 	term, err := s.Runtime.SpawnTerminal(ctx, seam.TerminalSpec{
-		Argv: []string{"/bin/cat"}, Cwd: t.TempDir(), Rows: 24, Cols: 80, GraceMs: 500,
+		Argv: []string{"/bin/cat"}, Cwd: t.TempDir(), Rows: 24, Cols: 80, Grace: 500 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("spawn terminal: %v", err)
@@ -147,7 +147,7 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 	if ok, err := h.WaitForExit(ctx); !ok || err != nil {
 		t.Fatalf("teardown: %v %v", ok, err)
 	}
-	if alive, err := s.Runtime.Control().GroupAlive(ctx, h.Pgid()); err != nil || alive {
+	if alive, err := s.Runtime.GroupAlive(ctx, h.Pgid()); err != nil || alive {
 		t.Fatalf("group %d after teardown: alive %v err %v", h.Pgid(), alive, err)
 	}
 }
@@ -161,10 +161,10 @@ func TestE2BSeamSandboxVanishes(t *testing.T) {
 	s := openSession(t, targets[0])
 	ctx := seamCtx(t)
 	h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{
-		Argv:    []string{"sleep", "300"},
-		Cwd:     t.TempDir(),
-		Stdio:   seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(1024), Stderr: seam.OutputCollect(1024)},
-		GraceMs: 500,
+		Argv:  []string{"sleep", "300"},
+		Cwd:   t.TempDir(),
+		Stdio: seam.Stdio{Stdin: seam.StdinIgnore(), Stdout: seam.OutputCollect(1024), Stderr: seam.OutputCollect(1024)},
+		Grace: 500 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("spawn: %v", err)

@@ -9,11 +9,11 @@ import (
 	"sandtop/backend/seam/control"
 )
 
-// Adopt returns a handle for a published group found under the runtime
+// adopt returns a handle for a published group found under the runtime
 // root (after a restart, or one another client started). It has no
 // streams; Done closes once the direct command's status is published or the
 // group is gone; Terminate and WaitForExit work as for a spawned handle.
-func (r *Runtime) Adopt(ctx context.Context, id string, grace time.Duration) (*Handle, error) {
+func (r *Runtime) adopt(ctx context.Context, id string, grace time.Duration) (*Handle, error) {
 	if grace <= 0 {
 		return nil, fmt.Errorf("adopt grace must be positive (got %v)", grace)
 	}

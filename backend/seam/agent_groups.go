@@ -17,14 +17,14 @@ import (
 // state directories in their argv (the extension's ListGroups marks them
 // origin "agent"; on stock envd ps shows the same). Each state root found
 // that way, and the configured agent workspace's, is then read with the
-// one discovery path (DiscoverGroups), so finished groups under a known
+// one discovery path (discoverGroups), so finished groups under a known
 // root are listed too.
 
-// AgentGroups lists the process groups agents' providers published, judged
+// agentGroups lists the process groups agents' providers published, judged
 // against one process table per root, marked OriginAgent. Workspaces
 // (besides the configured AgentWorkspace) are further agent workspaces
 // whose roots are read whether or not a live group names them.
-func (r *Runtime) AgentGroups(ctx context.Context, workspaces ...string) ([]GroupInfo, error) {
+func (r *Runtime) agentGroups(ctx context.Context, workspaces ...string) ([]GroupInfo, error) {
 	roots, err := r.agentRoots(ctx, workspaces)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (r *Runtime) AgentGroups(ctx context.Context, workspaces ...string) ([]Grou
 	var out []GroupInfo
 	var errs []error
 	for _, root := range roots {
-		gs, err := r.DiscoverGroups(ctx, root, sandbox.OriginAgent)
+		gs, err := r.discoverGroups(ctx, root, sandbox.OriginAgent)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -67,19 +67,19 @@ func (r *Runtime) agentRoots(ctx context.Context, workspaces []string) ([]string
 	return slices.Compact(roots), nil
 }
 
-// DiscoverAgent is DiscoverDsh over this runtime's sandbox, for the agent
+// discoverAgent is DiscoverDsh over this runtime's sandbox, for the agent
 // working in cwd ("" means the runtime's Cwd).
-func (r *Runtime) DiscoverAgent(ctx context.Context, cwd string) (DshDiscovery, error) {
+func (r *Runtime) discoverAgent(ctx context.Context, cwd string) (DshDiscovery, error) {
 	if cwd == "" {
 		cwd = r.cfg.Cwd
 	}
 	return discover.Agent(ctx, r.runner, DshRoot(cwd))
 }
 
-// TeardownAgentGroup tears an agent's group down with the seam's own
+// teardownAgentGroup tears an agent's group down with the seam's own
 // transaction (TeardownGroup: TERM, grace, KILL, proof of emptiness; a gone
 // sandbox counts as settled). A settled group is a no-op.
-func (r *Runtime) TeardownAgentGroup(ctx context.Context, g DshGroup, grace time.Duration, progress func(TeardownEvent)) error {
+func (r *Runtime) teardownAgentGroup(ctx context.Context, g DshGroup, grace time.Duration, progress func(TeardownEvent)) error {
 	if g.Pgid <= 1 {
 		return fmt.Errorf("%w (%s)", ErrDshUnpublished, g.ID)
 	}

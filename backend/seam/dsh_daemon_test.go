@@ -1,4 +1,4 @@
-package seam_test
+package seam
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	"sandtop/backend/daemontest"
 	"sandtop/backend/gen/process"
 	"sandtop/backend/gen/process/processconnect"
-	"sandtop/backend/seam"
 	"sandtop/groupstate"
 	"sandtop/sandbox"
 	"sandtop/wrapper"
@@ -25,10 +24,10 @@ import (
 
 // compatDaemon starts our daemon as a stock envd (--compat) on loopback
 // TCP, guarded by a token, and a seam Runtime over it working in cwd.
-func compatDaemon(t *testing.T, cwd string) (processconnect.ProcessClient, *seam.Runtime) {
+func compatDaemon(t *testing.T, cwd string) (processconnect.ProcessClient, *Runtime) {
 	t.Helper()
 	env := daemontest.StartTCP(t, daemon.Config{Compat: true, Token: "dsh-test-token"})
-	rt, err := seam.NewRuntimeClients(context.Background(), env.Client.Process, env.Client.Supervisor, seam.RuntimeConfig{
+	rt, err := NewRuntimeClients(context.Background(), env.Client.Process, env.Client.Supervisor, RuntimeConfig{
 		RuntimeRoot: filepath.Join(cwd, ".sandtop"), Cwd: cwd, PollInterval: 20 * time.Millisecond,
 	})
 	if err != nil {
@@ -71,7 +70,7 @@ exec setsid --wait bash -c %[2]s dsh-e2b %[1]s %[3]s`, dir, wrapper.Quote(inner)
 func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	cwd := t.TempDir()
 	proc, rt := compatDaemon(t, cwd)
-	root := seam.DshRoot(cwd)
+	root := DshRoot(cwd)
 	procs := filepath.Join(root, "processes")
 
 	// A group still running; a group whose direct command exited 3 while a
@@ -90,7 +89,7 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d := pollDsh(ctx, t, proc, root, func(d seam.DshDiscovery) bool {
+	d := pollDsh(ctx, t, proc, root, func(d DshDiscovery) bool {
 		return len(d.Groups) == 3 && d.Groups[0].State == groupstate.Running && d.Groups[0].Stdout != nil &&
 			d.Groups[0].Stdout.Size == 6 && d.Groups[1].State == groupstate.LeaderExited
 	})
@@ -107,12 +106,12 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	}
 
 	// The runtime's own view of the same sandbox finds the same groups.
-	if via, err := rt.DiscoverAgent(ctx, ""); err != nil || len(via.Groups) != 3 || via.Root != root {
+	if via, err := rt.discoverAgent(ctx, ""); err != nil || len(via.Groups) != 3 || via.Root != root {
 		t.Fatalf("DiscoverAgent: %+v %v", via, err)
 	}
 	// So does the one discovery path the runtime's own ListGroups uses,
 	// given the agent's root: same judgement, marked as the agent's.
-	gs, err := rt.DiscoverGroups(ctx, root, sandbox.OriginAgent)
+	gs, err := rt.discoverGroups(ctx, root, sandbox.OriginAgent)
 	if err != nil || len(gs) != 3 {
 		t.Fatalf("DiscoverGroups: %+v %v", gs, err)
 	}
@@ -123,24 +122,24 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 			t.Fatalf("DiscoverGroups %+v, DiscoverDsh %+v", g, want)
 		}
 	}
-	if own, err := rt.ListGroups(ctx); err != nil || len(own) != 0 {
+	if own, err := rt.listGroups(ctx); err != nil || len(own) != 0 {
 		t.Fatalf("the runtime root holds no agent group: %+v %v", own, err)
 	}
-	for _, g := range []seam.DshGroup{running, lingering, settled} {
-		var phases []seam.TeardownPhase
-		err := rt.TeardownAgentGroup(ctx, g, 2*time.Second, func(ev seam.TeardownEvent) { phases = append(phases, ev.Phase) })
+	for _, g := range []DshGroup{running, lingering, settled} {
+		var phases []TeardownPhase
+		err := rt.teardownAgentGroup(ctx, g, 2*time.Second, func(ev TeardownEvent) { phases = append(phases, ev.Phase) })
 		if err != nil {
 			t.Fatalf("teardown %s: %v", g.ID, err)
 		}
-		if len(phases) == 0 || phases[len(phases)-1] != seam.PhaseEmpty {
+		if len(phases) == 0 || phases[len(phases)-1] != PhaseEmpty {
 			t.Fatalf("teardown %s phases %v, want to end proven empty", g.ID, phases)
 		}
 	}
-	d = pollDsh(ctx, t, proc, root, func(d seam.DshDiscovery) bool {
+	d = pollDsh(ctx, t, proc, root, func(d DshDiscovery) bool {
 		return d.Groups[0].State == groupstate.Settled && d.Groups[1].State == groupstate.Settled
 	})
 	// The groups are empty: no process of either is left (zombies aside).
-	for _, g := range []seam.DshGroup{running, lingering} {
+	for _, g := range []DshGroup{running, lingering} {
 		if err := syscall.Kill(-g.Pgid, 0); err == nil {
 			if liveMembers(t, g.Pgid) {
 				t.Fatalf("process group %d of %s still has live members", g.Pgid, g.ID)
@@ -149,18 +148,18 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unpublished := seam.DshGroup{GroupInfo: seam.GroupInfo{ID: "x", State: groupstate.Unpublished}, Agent: true}
-	if err := rt.TeardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, seam.ErrDshUnpublished) {
+	unpublished := DshGroup{GroupInfo: GroupInfo{ID: "x", State: groupstate.Unpublished}, Agent: true}
+	if err := rt.teardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, ErrDshUnpublished) {
 		t.Fatalf("teardown of an unpublished group: %v", err)
 	}
 }
 
-func pollDsh(ctx context.Context, t *testing.T, proc processconnect.ProcessClient, root string, ok func(seam.DshDiscovery) bool) seam.DshDiscovery {
+func pollDsh(ctx context.Context, t *testing.T, proc processconnect.ProcessClient, root string, ok func(DshDiscovery) bool) DshDiscovery {
 	t.Helper()
-	var last seam.DshDiscovery
+	var last DshDiscovery
 	var lastErr error
 	for ctx.Err() == nil {
-		last, lastErr = seam.DiscoverDsh(ctx, proc, root)
+		last, lastErr = discoverDsh(ctx, proc, root)
 		if lastErr == nil && ok(last) {
 			return last
 		}

@@ -13,10 +13,6 @@ import (
 // healthTimeout bounds the health check that confirms a lost sandbox.
 const healthTimeout = 2 * time.Second
 
-// SandboxGone is the seam's rule for whether err proves the sandbox gone
-// (below); front-ends ask it rather than keep a rule of their own.
-func (r *Runtime) SandboxGone(err error) bool { return r.sandboxGone(err) }
-
 // sandboxGone reports whether err proves that the sandbox no longer exists,
 // in which case nothing can still run in it and cleanup counts as settled.
 // A configured recogniser (E2B's "sandbox not found") is trusted outright;
@@ -36,9 +32,6 @@ func (r *Runtime) sandboxGone(err error) bool {
 	_, herr := r.proc.List(ctx, connect.NewRequest(&process.ListRequest{}))
 	return herr != nil && (unreachable(herr) || (r.cfg.SandboxGone != nil && r.cfg.SandboxGone(herr)))
 }
-
-// Unreachable is a transport-level failure to reach the daemon at all.
-func Unreachable(err error) bool { return unreachable(err) }
 
 // unreachable is a transport-level failure to reach the daemon at all.
 func unreachable(err error) bool {

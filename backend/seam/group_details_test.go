@@ -15,7 +15,7 @@ func TestGroupDetailsGivesTheWorkingDirectoryAndTimes(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		dir := t.TempDir()
 		before := time.Now().Add(-time.Second) // file times are coarser than the clock
-		h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/sh", "-c", "exit 0"}, Cwd: dir, Stdio: collectBoth(1024), GraceMs: 1000})
+		h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/sh", "-c", "exit 0"}, Cwd: dir, Stdio: collectBoth(1024), Grace: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,10 +10,10 @@ import (
 	"sandtop/wrapper"
 )
 
-// ListGroups lists every process state directory under the runtime root,
+// listGroups lists every process state directory under the runtime root,
 // judged against one snapshot of the process table.
-func (r *Runtime) ListGroups(ctx context.Context) ([]GroupInfo, error) {
-	out, err := r.DiscoverGroups(ctx, r.cfg.RuntimeRoot, sandbox.OriginSandtop)
+func (r *Runtime) listGroups(ctx context.Context) ([]GroupInfo, error) {
+	out, err := r.discoverGroups(ctx, r.cfg.RuntimeRoot, sandbox.OriginSandtop)
 	if err != nil {
 		return nil, err
 	}
@@ -24,12 +24,12 @@ func (r *Runtime) ListGroups(ctx context.Context) ([]GroupInfo, error) {
 	return out, nil
 }
 
-// DiscoverGroups lists the process groups under any state root in the
+// discoverGroups lists the process groups under any state root in the
 // wrapper's layout (<root>/processes/<id>/), marked with origin: this
 // runtime's root is read through the control plane, any other root (an
 // agent's DshRoot) with one scanning command, which the extension's file
 // reads cannot do outside the runtime root.
-func (r *Runtime) DiscoverGroups(ctx context.Context, root string, origin sandbox.Origin) ([]GroupInfo, error) {
+func (r *Runtime) discoverGroups(ctx context.Context, root string, origin sandbox.Origin) ([]GroupInfo, error) {
 	var rd discover.StateReader = discover.Scanner{Runner: r.runner}
 	if root == r.cfg.RuntimeRoot {
 		rd = discover.PlaneStates{Plane: r.control}

@@ -201,7 +201,7 @@ func (h *Handle) finishPipes() {
 // monitor settles the outcome. With a piped output stream it waits for the
 // stream to end, losslessly. Otherwise it also polls the published exit
 // status: once the direct command has exited, descendants that keep the
-// output open get graceMs, after which the handle disconnects (the group
+// output open get the grace, after which the handle disconnects (the group
 // stays owned) and the incomplete spills are withdrawn.
 func (h *Handle) monitor() {
 	drainExpired := false
@@ -259,14 +259,14 @@ func (h *Handle) boundDrain() (bool, *publishedStatus) {
 	}
 }
 
-// maxQuietDrain bounds how long a stream may keep draining after graceMs
+// maxQuietDrain bounds how long a stream may keep draining after the grace
 // when no member of the group is left to hold it open.
 const maxQuietDrain = 30 * time.Second
 
 // drainWithin waits for the stream to end. The grace is for descendants
 // that hold the output open; once it is spent, the wait goes on only while
 // the group is proven empty: then only the wrapper, about to exit, holds
-// the pipes (a loaded sandbox can take longer than graceMs for that), and
+// the pipes (a loaded sandbox can take longer than the grace for that), and
 // cutting it off would lose output nobody is withholding.
 func (h *Handle) drainWithin(grace time.Duration) bool {
 	timer := time.NewTimer(grace)

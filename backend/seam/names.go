@@ -18,7 +18,7 @@ type Outcome = control.Outcome
 // Escapee is a process that left its group and was ended with it.
 type Escapee = control.Escapee
 
-// ProcessRow is one row of ProcessTable.
+// ProcessRow is one row of the process table on stock envd.
 type ProcessRow = control.ProcessRow
 
 // The errors of the control plane that callers test for with errors.Is.
@@ -37,7 +37,7 @@ type Terminal = terminal.Terminal
 // TerminalSpec describes one terminal session.
 type TerminalSpec = terminal.Spec
 
-// TerminalInfo describes one live terminal (ListTerminals).
+// TerminalInfo describes one live sandtop terminal.
 type TerminalInfo = terminal.Info
 
 // ErrDetached is what a detached handle (a Terminal's or a Handle's)
@@ -45,8 +45,7 @@ type TerminalInfo = terminal.Info
 // follows it.
 var ErrDetached = terminal.ErrDetached
 
-// GroupInfo describes one published process group (ListGroups,
-// AgentGroups).
+// GroupInfo describes one published process group (PruneFinished).
 type GroupInfo = discover.GroupInfo
 
 // DshGroup is one process group a dsh agent started.
@@ -62,9 +61,9 @@ var ErrDshUnpublished = discover.ErrDshUnpublished
 // dsh-subprocess-e2b's default).
 func DshRoot(cwd string) string { return discover.DshRoot(cwd) }
 
-// DiscoverDsh lists what a dsh agent published under root (DshRoot(cwd)),
-// over its own control commands; Runtime.DiscoverAgent does the same with
+// discoverDsh lists what a dsh agent published under root (DshRoot(cwd)),
+// over its own control commands; Runtime.discoverAgent does the same with
 // the Runtime's.
-func DiscoverDsh(ctx context.Context, proc processconnect.ProcessClient, root string) (DshDiscovery, error) {
+func discoverDsh(ctx context.Context, proc processconnect.ProcessClient, root string) (DshDiscovery, error) {
 	return discover.Dsh(ctx, proc, root)
 }

@@ -3,7 +3,6 @@ package seam
 import (
 	"errors"
 
-	"sandtop/backend/seam/control"
 	"sandtop/outlog"
 	"sandtop/wrapper"
 )
@@ -16,6 +15,6 @@ import (
 // stamp replayed lines with when they came rather than when it looked.
 // The reader keeps its place: calling Next again returns what is new.
 func (r *Runtime) OutputLog(stateDir string) *outlog.Reader {
-	return outlog.NewReader(r.control, stateDir, wrapper.StdoutSpillFile, wrapper.StderrSpillFile, control.MaxReadRange,
+	return outlog.NewReader(r.control, stateDir, wrapper.StdoutSpillFile, wrapper.StderrSpillFile, MaxStateRead,
 		func(err error) bool { return errors.Is(err, ErrFileNotFound) })
 }

@@ -18,7 +18,7 @@ import (
 func TestOutputLogReadsKeptOutputInArrivalOrderWithTimes(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		before := time.Now()
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: KeptOutput(), Stderr: KeptOutput()}, 1000, nil,
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: KeptOutput(), Stderr: KeptOutput()}, time.Second, nil,
 			"/bin/sh", "-c", "echo out1; sleep 0.1; echo err1 >&2; sleep 0.1; echo out2; exec sleep 30")
 		defer terminateAndProve(t, s, h)
 		var lines []outlog.Line

@@ -12,7 +12,7 @@ import (
 // publication line.
 func TestOutputReplaysThenFollowsLive(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := spawnReady(t, s, 1000, `echo ready; echo err >&2; sleep 0.3; echo later; exec sleep 1000`)
+		h := spawnReady(t, s, time.Second, `echo ready; echo err >&2; sleep 0.3; echo later; exec sleep 1000`)
 		for _, pid := range []int{h.Pgid(), h.StartPid()} {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			out, err := s.rt.Output(ctx, pid)

@@ -10,7 +10,7 @@ import (
 // daemon serves its own, grouped.
 func TestProcessTableOnStockEnvdOnly(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		rows, _, err := s.rt.ProcessTable(s.ctx())
+		rows, _, err := s.rt.processTable(s.ctx())
 		if !s.compat {
 			if err == nil {
 				t.Fatal("the extension plane ran ps")

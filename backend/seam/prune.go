@@ -15,7 +15,7 @@ import (
 // With a cutoff, a group whose age the control plane cannot tell (stock
 // envd) is kept.
 func (r *Runtime) PruneFinished(ctx context.Context, cutoff time.Time, dryRun bool) ([]GroupInfo, error) {
-	groups, err := r.ListGroups(ctx)
+	groups, err := r.listGroups(ctx)
 	if err != nil {
 		return nil, err
 	}

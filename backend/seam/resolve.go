@@ -133,7 +133,7 @@ func (r *Runtime) lookupPath(ctx context.Context, env []EnvEntry) (string, error
 			return env[i].Value, nil
 		}
 	}
-	base, err := r.BaseEnvironment(ctx)
+	base, err := r.baseEnvironment(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -38,8 +38,8 @@ type RuntimeConfig struct {
 	// the daemon names none (stock envd); empty means DefaultRuntimeRootIn.
 	FallbackRuntimeRoot string
 	// AgentWorkspace is a DeepSeek Harness agent's workspace, whose
-	// <workspace>/.dsh-e2b is read by AgentGroups besides the roots found
-	// from the process table; empty means only those.
+	// <workspace>/.dsh-e2b is read for agents' groups besides the roots
+	// found from the process table; empty means only those.
 	AgentWorkspace string
 	// Cwd is the shared working directory: relative PATH hits of
 	// ResolveExecutable are resolved against it. Must be absolute.
@@ -232,16 +232,25 @@ func (r *Runtime) Known() *Known {
 // Info is the daemon as it answered when the runtime was built.
 func (r *Runtime) Info() DaemonInfo { return r.info }
 
-// Control is the control plane the runtime picked; terminals and the TUI
-// use it for session groups, the foreground group and signals.
-func (r *Runtime) Control() control.Plane { return r.control }
+// Hostname is the sandbox's hostname: what the daemon said in Hello, or,
+// on stock envd (which says nothing), read from the sandbox's /proc.
+func (r *Runtime) Hostname(ctx context.Context) (string, error) {
+	if r.info.Hostname != "" || r.info.Extension {
+		return r.info.Hostname, nil
+	}
+	b, err := r.control.ReadFile(ctx, "/proc/sys/kernel/hostname")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
 
-// RuntimeRoot is the root of the private state directories.
-func (r *Runtime) RuntimeRoot() string { return r.cfg.RuntimeRoot }
+// runtimeRoot is the root of the private state directories.
+func (r *Runtime) runtimeRoot() string { return r.cfg.RuntimeRoot }
 
-// BaseEnvironment is the sandbox's environment as probed through the daemon
+// baseEnvironment is the sandbox's environment as probed through the daemon
 // (HOME from passwd), before the scrub. It is probed once and cached.
-func (r *Runtime) BaseEnvironment(ctx context.Context) ([]string, error) {
+func (r *Runtime) baseEnvironment(ctx context.Context) ([]string, error) {
 	r.envMu.Lock()
 	defer r.envMu.Unlock()
 	if r.baseEnv != nil {
@@ -255,25 +264,25 @@ func (r *Runtime) BaseEnvironment(ctx context.Context) ([]string, error) {
 	return env, nil
 }
 
-// ChildEnvironment applies the environment boundary to explicit entries:
+// childEnvironment applies the environment boundary to explicit entries:
 // the scrubbed sandbox base, then the entries. Invalid entries are rejected
 // before any probe.
-func (r *Runtime) ChildEnvironment(ctx context.Context, explicit []EnvEntry) ([]string, error) {
+func (r *Runtime) childEnvironment(ctx context.Context, explicit []EnvEntry) ([]string, error) {
 	if err := ValidateEnv(explicit); err != nil {
 		return nil, err
 	}
-	base, err := r.BaseEnvironment(ctx)
+	base, err := r.baseEnvironment(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return ChildEnv(base, explicit)
 }
 
-// ControlEnvironment is the Start environment for wrappers and control
+// controlEnvironment is the Start environment for wrappers and control
 // commands: blanks for every scrubbed ambient name (so they do not sit in
 // the wrapper's /proc/<pid>/environ), and no startup file for bash or sh.
-func (r *Runtime) ControlEnvironment(ctx context.Context) (map[string]string, error) {
-	base, err := r.BaseEnvironment(ctx)
+func (r *Runtime) controlEnvironment(ctx context.Context) (map[string]string, error) {
+	base, err := r.baseEnvironment(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -309,9 +318,9 @@ func (r *Runtime) release(h *Handle) {
 	r.mu.Unlock()
 }
 
-// Live is the number of handles the runtime still owns: those whose tree
+// liveHandles is the number of handles the runtime still owns: those whose tree
 // has not been proven gone.
-func (r *Runtime) Live() int {
+func (r *Runtime) liveHandles() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.live)
@@ -333,7 +342,7 @@ func (r *Runtime) Dispose(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); procErr = r.disposeHandles(ctx) }()
-	go func() { defer wg.Done(); termErr = r.DisposeTerminals(ctx) }()
+	go func() { defer wg.Done(); termErr = r.disposeTerminals(ctx) }()
 	wg.Wait()
 	r.jobs.Wait()
 	err := errors.Join(procErr, termErr)

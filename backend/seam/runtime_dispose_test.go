@@ -27,10 +27,10 @@ func TestDisposeJoinsTerminalsAndProcessesAndReportsBoth(t *testing.T) {
 				t.Fatal(err)
 			}
 			h, err := env.rt.Spawn(ctx, SpawnSpec{
-				Argv:    []string{"/bin/sh", "-c", `trap "" TERM; echo ready; while :; do sleep 1; done`},
-				Cwd:     env.cwd,
-				Stdio:   Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(64), Stderr: OutputCollect(64)},
-				GraceMs: 200,
+				Argv:  []string{"/bin/sh", "-c", `trap "" TERM; echo ready; while :; do sleep 1; done`},
+				Cwd:   env.cwd,
+				Stdio: Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(64), Stderr: OutputCollect(64)},
+				Grace: 200 * time.Millisecond,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -49,8 +49,8 @@ func TestDisposeJoinsTerminalsAndProcessesAndReportsBoth(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "process group") || !strings.Contains(err.Error(), "terminal") {
 				t.Fatalf("first Dispose: %v", err)
 			}
-			if env.rt.Live() != 1 || env.rt.Terminals() != 1 {
-				t.Fatalf("after a failed Dispose: %d handles, %d terminals owned", env.rt.Live(), env.rt.Terminals())
+			if env.rt.liveHandles() != 1 || env.rt.ownedTerminals() != 1 {
+				t.Fatalf("after a failed Dispose: %d handles, %d terminals owned", env.rt.liveHandles(), env.rt.ownedTerminals())
 			}
 
 			retry, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -58,8 +58,8 @@ func TestDisposeJoinsTerminalsAndProcessesAndReportsBoth(t *testing.T) {
 			if err := env.rt.Dispose(retry); err != nil {
 				t.Fatal(err)
 			}
-			if env.rt.Live() != 0 || env.rt.Terminals() != 0 {
-				t.Fatalf("after Dispose: %d handles, %d terminals owned", env.rt.Live(), env.rt.Terminals())
+			if env.rt.liveHandles() != 0 || env.rt.ownedTerminals() != 0 {
+				t.Fatalf("after Dispose: %d handles, %d terminals owned", env.rt.liveHandles(), env.rt.ownedTerminals())
 			}
 			select {
 			case <-term.Done():

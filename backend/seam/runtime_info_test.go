@@ -27,8 +27,8 @@ func TestRuntimeInfoComesFromOneHello(t *testing.T) {
 			}
 			return
 		}
-		if !info.Extension || info.Version == "" || info.RuntimeRoot != s.rt.RuntimeRoot() || !slices.Contains(info.Capabilities, "shim") {
-			t.Fatalf("sandtop's daemon: %+v (runtime root %s)", info, s.rt.RuntimeRoot())
+		if !info.Extension || info.Version == "" || info.RuntimeRoot != s.rt.runtimeRoot() || !slices.Contains(info.Capabilities, "shim") {
+			t.Fatalf("sandtop's daemon: %+v (runtime root %s)", info, s.rt.runtimeRoot())
 		}
 	})
 }
@@ -49,8 +49,8 @@ func TestRuntimeWithKnownAsksNoHello(t *testing.T) {
 		if n := len(s.wire.callsOf("")) - before; n != 0 {
 			t.Fatalf("a runtime built from Known made %d calls", n)
 		}
-		if rt.Info().Extension != s.rt.Info().Extension || rt.RuntimeRoot() != s.rt.RuntimeRoot() {
-			t.Fatalf("built from Known: %+v root %s; the first: %+v root %s", rt.Info(), rt.RuntimeRoot(), s.rt.Info(), s.rt.RuntimeRoot())
+		if rt.Info().Extension != s.rt.Info().Extension || rt.runtimeRoot() != s.rt.runtimeRoot() {
+			t.Fatalf("built from Known: %+v root %s; the first: %+v root %s", rt.Info(), rt.runtimeRoot(), s.rt.Info(), s.rt.runtimeRoot())
 		}
 		if _, err := rt.Snapshot(ctx, WatchOptions{LiveOnly: true}); err != nil {
 			t.Fatalf("snapshot through a runtime built from Known: %v", err)

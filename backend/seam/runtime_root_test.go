@@ -1,4 +1,4 @@
-package seam_test
+package seam
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/daemontest"
-	"sandtop/backend/seam"
 )
 
 // On a daemon that names no runtime root (stock envd's surface), the seam
@@ -18,7 +17,7 @@ func TestStockEnvdRuntimeRootDefaultsToTheUsersState(t *testing.T) {
 	env := daemontest.Start(t, daemon.Config{Compat: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rt, err := seam.NewRuntimeClients(ctx, env.Client.Process, env.Client.Supervisor, seam.RuntimeConfig{Cwd: "/", PollInterval: 50 * time.Millisecond})
+	rt, err := NewRuntimeClients(ctx, env.Client.Process, env.Client.Supervisor, RuntimeConfig{Cwd: "/", PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +26,7 @@ func TestStockEnvdRuntimeRootDefaultsToTheUsersState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := rt.RuntimeRoot(), path.Join(home, seam.DefaultRuntimeRootIn); got != want {
+	if got, want := rt.runtimeRoot(), path.Join(home, DefaultRuntimeRootIn); got != want {
 		t.Fatalf("runtime root %q, want %q", got, want)
 	}
 }

@@ -43,8 +43,8 @@ func BenchmarkSpawnToPublished(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) {
 			s := newSeam(b, p.compat, func(_ *daemon.Config, rc *RuntimeConfig) { rc.PollInterval = 2 * time.Millisecond })
 			ctx := context.Background()
-			spec := SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: p.stdio, GraceMs: 1000}
-			if _, err := s.rt.BaseEnvironment(ctx); err != nil { // the one-time probe
+			spec := SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: p.stdio, Grace: time.Second}
+			if _, err := s.rt.baseEnvironment(ctx); err != nil { // the one-time probe
 				b.Fatal(err)
 			}
 			var ds []time.Duration
@@ -71,7 +71,7 @@ func benchTeardown(b *testing.B, script string, grace time.Duration) {
 	ctx := context.Background()
 	var ds []time.Duration
 	for i := 0; i < b.N; i++ {
-		h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", script}, Cwd: "/", Stdio: collectBoth(64), GraceMs: float64(grace / time.Millisecond)})
+		h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", script}, Cwd: "/", Stdio: collectBoth(64), Grace: grace})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func BenchmarkCollect1GiB(b *testing.B) {
 		}()
 		start := time.Now()
 		h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/usr/bin/head", "-c", "1073741824", "/dev/zero"}, Cwd: "/",
-			Stdio: Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(64 << 10), Stderr: OutputCollect(64 << 10)}, GraceMs: 1000})
+			Stdio: Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(64 << 10), Stderr: OutputCollect(64 << 10)}, Grace: time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -89,7 +89,7 @@ func TestCollectTailsAreByteExactOverTheWire(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		// 256 KiB of every byte value, more than the 100 KiB tail.
 		script := `p=$(printf "\\\\%03o" $(seq 0 255) | tr -d "\n"); for ((i=0;i<1024;i++)); do printf "$p"; done`
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(100_000, 1<<20), Stderr: OutputCollect(10)}, 1000, nil, "/bin/bash", "-c", script)
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(100_000, 1<<20), Stderr: OutputCollect(10)}, time.Second, nil, "/bin/bash", "-c", script)
 		wantExit(t, settle(t, h), 0)
 		var pattern []byte
 		for i := 0; i < 256; i++ {
@@ -103,7 +103,7 @@ func TestCollectTailsAreByteExactOverTheWire(t *testing.T) {
 		if got.SpillPath == "" {
 			t.Fatal("complete spill not advertised on a lossy read")
 		}
-		spill, err := s.rt.Control().ReadFile(s.ctx(), got.SpillPath)
+		spill, err := s.rt.control.ReadFile(s.ctx(), got.SpillPath)
 		if err != nil || !bytes.Equal(spill, full) {
 			t.Fatalf("spill holds %d bytes (err %v), want the whole %d-byte stream", len(spill), err, len(full))
 		}
@@ -116,7 +116,7 @@ func TestCollectTailsAreByteExactOverTheWire(t *testing.T) {
 
 func TestCollectWithdrawsAnOverCapSpill(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(4, 8), Stderr: OutputCollect(4, 100)}, 1000, nil,
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(4, 8), Stderr: OutputCollect(4, 100)}, time.Second, nil,
 			"/bin/sh", "-c", "printf 0123456789; printf ab >&2")
 		wantExit(t, settle(t, h), 0)
 		if got := h.Collected.Stdout.ReadFrom(0); got.SpillPath != "" || got.Text != "6789" {
@@ -127,7 +127,7 @@ func TestCollectWithdrawsAnOverCapSpill(t *testing.T) {
 		}
 		for _, name := range []string{"stdout.log", "stderr.log"} {
 			testwait.For(t, 10*time.Second, name+" removed", func() bool {
-				_, err := s.rt.Control().ReadFile(context.Background(), h.StateDir()+"/"+name)
+				_, err := s.rt.control.ReadFile(context.Background(), h.StateDir()+"/"+name)
 				return errors.Is(err, ErrFileNotFound)
 			})
 		}
@@ -136,7 +136,7 @@ func TestCollectWithdrawsAnOverCapSpill(t *testing.T) {
 
 func TestCollectDecodesUTF8SplitAcrossChunks(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1<<10), 1000, nil, "/bin/sh", "-c", `printf 'a\303'; sleep 0.05; printf '\251b'`)
+		h := s.spawn(collectBoth(1<<10), time.Second, nil, "/bin/sh", "-c", `printf 'a\303'; sleep 0.05; printf '\251b'`)
 		wantExit(t, settle(t, h), 0)
 		if got := h.Collected.Stdout.ReadFrom(0).Text; got != "aéb" {
 			t.Fatalf("text %q", got)
@@ -164,7 +164,7 @@ func TestFastStreamArrivesByteExact(t *testing.T) {
 		if err := os.WriteFile(file, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(8 << 20), Stderr: OutputCollect(1024)}, 1000, nil, "/bin/cat", file)
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(8 << 20), Stderr: OutputCollect(1024)}, time.Second, nil, "/bin/cat", file)
 		wantExit(t, settle(t, h), 0)
 		got := h.Collected.Stdout.ReadFrom(0)
 		if !bytes.Equal(got.Bytes, data) {

@@ -29,7 +29,7 @@ func TestEnvironmentBoundary(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		explicit := []EnvEntry{SetEnv("API_KEY", "explicit-key"), SetEnv("DSH_MODE", "on"), UnsetEnv("KEEP"),
 			SetEnv("with-hyphen", "h"), SetEnv("SPLIT", "--split-string"), SetEnv("LANG", "C")}
-		h := s.spawn(collectBoth(1<<20), 1000, explicit, "/usr/bin/env", "-0")
+		h := s.spawn(collectBoth(1<<20), time.Second, explicit, "/usr/bin/env", "-0")
 		env := envOf(t, h)
 		if _, ok := env["SANDTOP_HOST_ONLY"]; ok {
 			t.Error("a host-only variable reached the sandbox child")
@@ -55,7 +55,7 @@ func TestEnvironmentBoundary(t *testing.T) {
 func TestEnvironmentRejectsBadEntriesBeforeAnyStart(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		for _, e := range []EnvEntry{SetEnv("", "x"), SetEnv("BAD=NAME", "x"), SetEnv("NUL\x00", "x"), SetEnv("OK", "nul\x00value")} {
-			_, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(10), GraceMs: 100, Env: []EnvEntry{e}})
+			_, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(10), Grace: 100 * time.Millisecond, Env: []EnvEntry{e}})
 			if err == nil {
 				t.Fatalf("entry %q accepted", e.Name)
 			}
@@ -69,7 +69,7 @@ func TestEnvironmentRejectsBadEntriesBeforeAnyStart(t *testing.T) {
 func TestEnvironmentFileIsGoneOnceTheChildRuns(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		stdio := Stdio{Stdin: StdinPipe(), Stdout: OutputPipe(), Stderr: OutputCollect(4096)}
-		h := s.spawn(stdio, 1000, []EnvEntry{SetEnv("SECRET_TOKEN", "s3cret")}, "/bin/sh", "-c", `read dir; ls -A "$dir"`)
+		h := s.spawn(stdio, time.Second, []EnvEntry{SetEnv("SECRET_TOKEN", "s3cret")}, "/bin/sh", "-c", `read dir; ls -A "$dir"`)
 		if _, err := io.WriteString(h.Stdin, h.StateDir()+"\n"); err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 // aborted one (the caller's context ended) is "not yet", without error.
 func TestWaitForExitReportsAFailingLivenessRequest(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := spawnReady(t, s, 1000, "echo ready; exec sleep 60")
+		h := spawnReady(t, s, time.Second, "echo ready; exec sleep 60")
 		s.wire.failLiveness(errInjected)
 		ok, err := h.WaitForExit(s.ctx())
 		if ok || !errors.Is(err, errInjected) {
@@ -40,13 +40,13 @@ func TestWaitForExitReportsAFailingLivenessRequest(t *testing.T) {
 // stays owned, and disposal retries and releases it.
 func TestFailedReleaseIsRetriedAtDisposal(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(64), 1000, nil, "/bin/sleep", "1")
+		h := s.spawn(collectBoth(64), time.Second, nil, "/bin/sleep", "1")
 		s.wire.failLiveness(errInjected)
 		before := s.wire.count(livenessKinds...)
 		wantExit(t, settle(t, h), 0) // a natural exit; its release cannot prove the group gone
 		testwait.For(t, 15*time.Second, "a liveness call after the exit", func() bool { return s.wire.count(livenessKinds...) > before })
-		if s.rt.Live() != 1 {
-			t.Fatalf("Live() = %d with the release unproven, want 1", s.rt.Live())
+		if s.rt.liveHandles() != 1 {
+			t.Fatalf("Live() = %d with the release unproven, want 1", s.rt.liveHandles())
 		}
 		s.wire.clearFaults()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -54,8 +54,8 @@ func TestFailedReleaseIsRetriedAtDisposal(t *testing.T) {
 		if err := s.rt.Dispose(ctx); err != nil {
 			t.Fatalf("dispose: %v", err)
 		}
-		if s.rt.Live() != 0 {
-			t.Fatalf("Live() = %d after disposal", s.rt.Live())
+		if s.rt.liveHandles() != 0 {
+			t.Fatalf("Live() = %d after disposal", s.rt.liveHandles())
 		}
 	})
 }
@@ -66,12 +66,12 @@ func TestBatchStdinCloseFailureFailsTheSpawnCleanly(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		s.wire.failOn("CloseStdin", 1, errInjected)
 		_, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/cat"}, Cwd: "/",
-			Stdio: Stdio{Stdin: StdinData("batch"), Stdout: OutputCollect(64), Stderr: OutputCollect(64)}, GraceMs: 500})
+			Stdio: Stdio{Stdin: StdinData("batch"), Stdout: OutputCollect(64), Stderr: OutputCollect(64)}, Grace: 500 * time.Millisecond})
 		if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "deliver the environment") {
 			t.Fatalf("spawn: %v", err)
 		}
-		if s.rt.Live() != 0 {
-			t.Fatalf("Live() = %d after a failed spawn", s.rt.Live())
+		if s.rt.liveHandles() != 0 {
+			t.Fatalf("Live() = %d after a failed spawn", s.rt.liveHandles())
 		}
 		wantNoWrapperLeft(t, s)
 	})
@@ -87,7 +87,7 @@ func TestRollbackFailureIsJoinedToTheSpawnError(t *testing.T) {
 		// Batch stdin, so the spawn writes input on every plane (the shim
 		// takes the environment in its spec, not on stdin).
 		_, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/sleep", "60"}, Cwd: "/",
-			Stdio: Stdio{Stdin: StdinData("batch"), Stdout: OutputCollect(64), Stderr: OutputCollect(64)}, GraceMs: 500})
+			Stdio: Stdio{Stdin: StdinData("batch"), Stdout: OutputCollect(64), Stderr: OutputCollect(64)}, Grace: 500 * time.Millisecond})
 		if !errors.Is(err, errInjected) || !errors.Is(err, rmErr) || !strings.Contains(err.Error(), "rollback failed") {
 			t.Fatalf("spawn: %v", err)
 		}
@@ -101,7 +101,7 @@ func TestRollbackFailureIsJoinedToTheSpawnError(t *testing.T) {
 func TestSpillRemovalFailureIsContained(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		s.wire.failOn("Start:rm", 0, errInjected)
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(4, 8), Stderr: OutputCollect(4, 100)}, 1000, nil,
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(4, 8), Stderr: OutputCollect(4, 100)}, time.Second, nil,
 			"/bin/sh", "-c", "printf 0123456789")
 		wantExit(t, settle(t, h), 0)
 		testwait.For(t, 15*time.Second, "the removal attempt", func() bool { return s.wire.count("Start:rm") > 0 })
@@ -109,7 +109,7 @@ func TestSpillRemovalFailureIsContained(t *testing.T) {
 			t.Fatalf("stdout read %+v", got)
 		}
 		// The file is still there, but never advertised.
-		if _, err := s.rt.Control().ReadFile(context.Background(), h.StateDir()+"/stdout.log"); err != nil {
+		if _, err := s.rt.control.ReadFile(context.Background(), h.StateDir()+"/stdout.log"); err != nil {
 			t.Fatalf("the spill should have stayed behind: %v", err)
 		}
 		s.wire.clearFaults()
@@ -152,7 +152,7 @@ func TestForgedExitStatusRejectsTheOutcome(t *testing.T) {
 				}
 			}
 		})
-		h := s.spawn(collectBoth(64), 1000, nil, "/bin/sh", "-c", "exit 3")
+		h := s.spawn(collectBoth(64), time.Second, nil, "/bin/sh", "-c", "exit 3")
 		<-h.Done()
 		if _, err := h.Outcome(); err == nil || !strings.Contains(err.Error(), `invalid exit code "999"`) {
 			t.Fatalf("outcome error %v", err)
@@ -180,7 +180,7 @@ func TestBlockedInheritedWriteIsReleasedAtDrainExpiry(t *testing.T) {
 			t.Cleanup(func() { close(w.unblock) })
 			s := newSeam(t, p.compat, func(_ *daemon.Config, rc *RuntimeConfig) { rc.Stdout = w })
 			// A descendant keeps the output open, so the drain bound applies.
-			h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputInherit(), Stderr: OutputCollect(64)}, 300, nil,
+			h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputInherit(), Stderr: OutputCollect(64)}, 300*time.Millisecond, nil,
 				"/bin/sh", "-c", "echo blocked; sleep 60 & exit 0")
 			select {
 			case <-h.Done():

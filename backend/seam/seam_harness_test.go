@@ -353,10 +353,10 @@ func (s *seam) ctx() context.Context {
 	return ctx
 }
 
-// spawn starts argv with the given stdio and a grace of graceMs.
-func (s *seam) spawn(stdio Stdio, graceMs float64, env []EnvEntry, argv ...string) *Handle {
+// spawn starts argv with the given stdio and grace.
+func (s *seam) spawn(stdio Stdio, grace time.Duration, env []EnvEntry, argv ...string) *Handle {
 	s.t.Helper()
-	h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: argv, Cwd: "/", Stdio: stdio, GraceMs: graceMs, Env: env})
+	h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: argv, Cwd: "/", Stdio: stdio, Grace: grace, Env: env})
 	if err != nil {
 		s.t.Fatalf("spawn %q: %v", argv, err)
 	}
@@ -411,9 +411,9 @@ var errInjected = errors.New("injected transport failure")
 
 // spawnReady runs an sh script that prints "ready" once its traps are set,
 // and waits for that line (signals sent earlier would hit the defaults).
-func spawnReady(t testing.TB, s *seam, graceMs float64, script string) *Handle {
+func spawnReady(t testing.TB, s *seam, grace time.Duration, script string) *Handle {
 	t.Helper()
-	h := s.spawn(collectBoth(1024), graceMs, nil, "/bin/sh", "-c", script)
+	h := s.spawn(collectBoth(1024), grace, nil, "/bin/sh", "-c", script)
 	testwait.For(t, 15*time.Second, "ready", func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
 	return h
 }

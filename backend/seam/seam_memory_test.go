@@ -24,7 +24,7 @@ func TestSettledSpawnsDoNotRetainTheirOutput(t *testing.T) {
 	const n, each = 8, 16 << 20
 	base := liveHeap()
 	for i := 0; i < n; i++ {
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(64 << 10), Stderr: OutputCollect(64 << 10)}, 1000, nil,
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(64 << 10), Stderr: OutputCollect(64 << 10)}, time.Second, nil,
 			"/usr/bin/head", "-c", "16777216", "/dev/zero")
 		wantExit(t, settle(t, h), 0)
 		if got := h.Collected.Stdout.Total(); got != each {

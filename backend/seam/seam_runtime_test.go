@@ -3,7 +3,6 @@ package seam
 import (
 	"context"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,15 +19,13 @@ import (
 func TestSpawnValidatesPreconditionsBeforeAnyWork(t *testing.T) {
 	s := newSeam(t, true, nil)
 	before := len(s.wire.calls) // NewRuntime's Hello
-	base := SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(8), GraceMs: 100}
+	base := SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(8), Grace: 100 * time.Millisecond}
 	cases := map[string]func(*SpawnSpec){
 		"non-empty program": func(sp *SpawnSpec) { sp.Argv = nil },
 		"empty argv[0]":     func(sp *SpawnSpec) { sp.Argv = []string{""} },
-		"graceMs 0":         func(sp *SpawnSpec) { sp.GraceMs = 0 },
-		"graceMs -1":        func(sp *SpawnSpec) { sp.GraceMs = -1 },
-		"graceMs NaN":       func(sp *SpawnSpec) { sp.GraceMs = math.NaN() },
-		"graceMs Inf":       func(sp *SpawnSpec) { sp.GraceMs = math.Inf(1) },
-		"graceMs too big":   func(sp *SpawnSpec) { sp.GraceMs = MaxGraceMs + 1 },
+		"grace 0":           func(sp *SpawnSpec) { sp.Grace = 0 },
+		"grace -1ns":        func(sp *SpawnSpec) { sp.Grace = -1 },
+		"grace too long":    func(sp *SpawnSpec) { sp.Grace = MaxGrace + 1 },
 		"two stdin modes":   func(sp *SpawnSpec) { sp.Stdio.Stdin = StdinMode{Ignore: true, Pipe: true} },
 		"no stdout mode":    func(sp *SpawnSpec) { sp.Stdio.Stdout = OutputMode{} },
 		"zero maxBytes":     func(sp *SpawnSpec) { sp.Stdio.Stdout = OutputCollect(0) },
@@ -36,12 +33,18 @@ func TestSpawnValidatesPreconditionsBeforeAnyWork(t *testing.T) {
 		"relative cwd":      func(sp *SpawnSpec) { sp.Cwd = "work" },
 		"NUL in argv":       func(sp *SpawnSpec) { sp.Argv = []string{"/bin/echo", "a\x00b"} },
 	}
+	// A bad grace is named, with the bound and the value given.
+	graceErrors := map[string]string{
+		"0":        "subprocess grace must be positive and at most 596h31m23.647s (got 0s)",
+		"-1ns":     "subprocess grace must be positive and at most 596h31m23.647s (got -1ns)",
+		"too long": "subprocess grace must be positive and at most 596h31m23.647s (got 596h31m23.647000001s)",
+	}
 	for name, mutate := range cases {
 		sp := base
 		mutate(&sp)
 		if _, err := s.rt.Spawn(s.ctx(), sp); err == nil {
 			t.Errorf("%s: accepted", name)
-		} else if strings.HasPrefix(name, "graceMs") && !strings.Contains(err.Error(), "graceMs must be a positive finite number no greater than 2147483647") {
+		} else if got := strings.TrimPrefix(name, "grace "); got != name && err.Error() != graceErrors[got] {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -58,19 +61,19 @@ func TestSpawnValidatesPreconditionsBeforeAnyWork(t *testing.T) {
 func TestSpawnFailureLeavesNothingBehind(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		s.wire.failOn("Start:wrapper", 1, errInjected)
-		_, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(8), GraceMs: 100})
+		_, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(8), Grace: 100 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), "spawn failed") {
 			t.Fatalf("err = %v", err)
 		}
 		// A program that does not exist is an exit status, not a spawn error.
-		h := s.spawn(collectBoth(256), 100, nil, "/no/such/program")
+		h := s.spawn(collectBoth(256), 100*time.Millisecond, nil, "/no/such/program")
 		wantExit(t, settle(t, h), 127)
 		// A cwd that does not exist fails the start.
-		if _, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/no/such/dir", Stdio: collectBoth(8), GraceMs: 100}); err == nil {
+		if _, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/no/such/dir", Stdio: collectBoth(8), Grace: 100 * time.Millisecond}); err == nil {
 			t.Fatal("missing cwd accepted")
 		}
-		if s.rt.Live() > 1 {
-			t.Fatalf("%d handles owned after failed spawns", s.rt.Live())
+		if s.rt.liveHandles() > 1 {
+			t.Fatalf("%d handles owned after failed spawns", s.rt.liveHandles())
 		}
 	})
 }
@@ -79,7 +82,7 @@ func TestDisposeTerminatesJoinsAndRefusesNewWork(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		var hs []*Handle
 		for i := 0; i < 3; i++ {
-			hs = append(hs, spawnReady(t, s, 100, `trap "" TERM; echo ready; sleep 1000`))
+			hs = append(hs, spawnReady(t, s, 100*time.Millisecond, `trap "" TERM; echo ready; sleep 1000`))
 		}
 		if err := s.rt.Dispose(s.ctx()); err != nil {
 			t.Fatal(err)
@@ -90,7 +93,7 @@ func TestDisposeTerminatesJoinsAndRefusesNewWork(t *testing.T) {
 			}
 			wantSignal(t, settle(t, h), "SIGKILL")
 		}
-		if _, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(8), GraceMs: 100}); !errors.Is(err, ErrDisposing) {
+		if _, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(8), Grace: 100 * time.Millisecond}); !errors.Is(err, ErrDisposing) {
 			t.Fatalf("spawn after dispose: %v", err)
 		}
 	})
@@ -98,8 +101,8 @@ func TestDisposeTerminatesJoinsAndRefusesNewWork(t *testing.T) {
 
 func TestDisposeReportsEveryFailureTogetherAndCanRetry(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		a := spawnReady(t, s, 30, `trap "" TERM; echo ready; sleep 1000`)
-		b := spawnReady(t, s, 30, `trap "" TERM; echo ready; sleep 1000`)
+		a := spawnReady(t, s, 30*time.Millisecond, `trap "" TERM; echo ready; sleep 1000`)
+		b := spawnReady(t, s, 30*time.Millisecond, `trap "" TERM; echo ready; sleep 1000`)
 		for _, k := range []string{"SignalGroup:SIGTERM", "SignalGroup:SIGKILL", "Start:kill", "SendSignal:SIGNAL_SIGKILL"} {
 			s.wire.failOn(k, 0, errInjected)
 		}
@@ -112,14 +115,14 @@ func TestDisposeReportsEveryFailureTogetherAndCanRetry(t *testing.T) {
 				t.Errorf("dispose error does not name group %d: %v", h.Pgid(), err)
 			}
 		}
-		if s.rt.Live() != 2 {
-			t.Fatalf("failed handles were dropped (live=%d)", s.rt.Live())
+		if s.rt.liveHandles() != 2 {
+			t.Fatalf("failed handles were dropped (live=%d)", s.rt.liveHandles())
 		}
 		s.wire.clearFaults()
 		if err := s.rt.Dispose(s.ctx()); err != nil {
 			t.Fatalf("retry: %v", err)
 		}
-		if s.rt.Live() != 0 {
+		if s.rt.liveHandles() != 0 {
 			t.Fatal("handles still owned after a successful dispose")
 		}
 	})
@@ -178,7 +181,7 @@ func TestSpawnChecksProgram(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		ctx := s.ctx()
 		spawn := func(env []EnvEntry, argv ...string) (*Handle, error) {
-			return s.rt.Spawn(ctx, SpawnSpec{Argv: argv, Cwd: s.rt.cfg.Cwd, Stdio: collectBoth(64), GraceMs: 100, Env: env, CheckProgram: true})
+			return s.rt.Spawn(ctx, SpawnSpec{Argv: argv, Cwd: s.rt.cfg.Cwd, Stdio: collectBoth(64), Grace: 100 * time.Millisecond, Env: env, CheckProgram: true})
 		}
 		for _, c := range []struct {
 			argv string
@@ -193,7 +196,7 @@ func TestSpawnChecksProgram(t *testing.T) {
 				t.Errorf("spawn %q: %v; want %v saying %q", c.argv, err, c.want, c.says)
 			}
 		}
-		if groups, err := s.rt.ListGroups(ctx); err != nil || len(groups) != 0 {
+		if groups, err := s.rt.listGroups(ctx); err != nil || len(groups) != 0 {
 			t.Fatalf("refused spawns left groups: %+v %v", groups, err)
 		}
 		if starts := len(s.wire.callsOf("Start")); !s.compat && starts != 2 {
@@ -221,9 +224,9 @@ func TestSpawnChecksProgram(t *testing.T) {
 
 func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(64), 200, nil, "/bin/sh", "-c", `echo ready; sleep 1000`)
+		h := s.spawn(collectBoth(64), 200*time.Millisecond, nil, "/bin/sh", "-c", `echo ready; sleep 1000`)
 		testwait.For(t, 10*time.Second, "ready", func() bool { return h.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
-		done := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(2, 100), Stderr: OutputCollect(8)}, 200, nil, "/bin/sh", "-c", "printf abcd; exit 4")
+		done := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(2, 100), Stderr: OutputCollect(8)}, 200*time.Millisecond, nil, "/bin/sh", "-c", "printf abcd; exit 4")
 		wantExit(t, settle(t, done), 4)
 		waitTreeGone(t, done)
 		// A group written by another client in the same layout.
@@ -239,7 +242,7 @@ func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		groups, err := rt2.ListGroups(s.ctx())
+		groups, err := rt2.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +259,7 @@ func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 		if g := byID["dsh-foreign"]; g.State != groupstate.Settled || g.Pgid != 999999 {
 			t.Fatalf("foreign group: %+v", g)
 		}
-		adopted, err := rt2.Adopt(s.ctx(), h.ID(), 200*time.Millisecond)
+		adopted, err := rt2.adopt(s.ctx(), h.ID(), 200*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +278,7 @@ func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 
 func TestTeardownGroupReportsProgress(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := spawnReady(t, s, 10000, `trap "" TERM; echo ready; sleep 1000`)
+		h := spawnReady(t, s, 10*time.Second, `trap "" TERM; echo ready; sleep 1000`)
 		var evs []TeardownEvent
 		if err := s.rt.TeardownGroup(s.ctx(), h.Pgid(), 100*time.Millisecond, func(e TeardownEvent) { evs = append(evs, e) }); err != nil {
 			t.Fatal(err)
@@ -305,10 +308,10 @@ func TestNewRuntimeOverEnvdClientPicksThePlane(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[bool]string{false: "extension", true: "compat"}[p.compat]
-		if rt.Control().Kind() != want {
-			t.Fatalf("compat=%v picked %s", p.compat, rt.Control().Kind())
+		if rt.control.Kind() != want {
+			t.Fatalf("compat=%v picked %s", p.compat, rt.control.Kind())
 		}
-		h, err := rt.Spawn(context.Background(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(8), GraceMs: 100})
+		h, err := rt.Spawn(context.Background(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/", Stdio: collectBoth(8), Grace: 100 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +331,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // daemon waits for it (wait_empty_ms) and answers when it is empty.
 func TestTeardownWaitsForTheGroupOnTheDaemon(t *testing.T) {
 	s := newSeam(t, false, nil)
-	h := spawnReady(t, s, 10000, `echo ready; sleep 1000`)
+	h := spawnReady(t, s, 10*time.Second, `echo ready; sleep 1000`)
 	start := time.Now()
 	if err := s.rt.TeardownGroup(s.ctx(), h.Pgid(), 5*time.Second, nil); err != nil {
 		t.Fatal(err)

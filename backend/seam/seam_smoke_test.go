@@ -1,10 +1,13 @@
 package seam
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestSpawnCollectsOutputAndExitCode(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1<<20), 1000, nil, "/bin/sh", "-c", "printf out; printf err >&2; exit 7")
+		h := s.spawn(collectBoth(1<<20), time.Second, nil, "/bin/sh", "-c", "printf out; printf err >&2; exit 7")
 		if h.Pid() <= 1 {
 			t.Fatalf("pid %d right after Spawn", h.Pid())
 		}

@@ -31,7 +31,7 @@ func (l *lockedBuffer) String() string {
 
 func TestPipedStdinAndStdoutRoundTrip(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(Stdio{Stdin: StdinPipe(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 1000, nil, "/bin/cat")
+		h := s.spawn(Stdio{Stdin: StdinPipe(), Stdout: OutputPipe(), Stderr: OutputPipe()}, time.Second, nil, "/bin/cat")
 		payload := []byte("line one\n\x00\xff binary\n")
 		go func() {
 			_, _ = h.Stdin.Write(payload)
@@ -54,7 +54,7 @@ func TestBatchStdinAndInheritedOutput(t *testing.T) {
 			t.Parallel()
 			var out, errb lockedBuffer
 			s := newSeam(t, p.compat, func(_ *daemon.Config, rc *RuntimeConfig) { rc.Stdout, rc.Stderr = &out, &errb })
-			h := s.spawn(Stdio{Stdin: StdinData("batch\x00data"), Stdout: OutputInherit(), Stderr: OutputInherit()}, 1000, nil,
+			h := s.spawn(Stdio{Stdin: StdinData("batch\x00data"), Stdout: OutputInherit(), Stderr: OutputInherit()}, time.Second, nil,
 				"/bin/sh", "-c", "cat; echo e >&2")
 			wantExit(t, settle(t, h), 0)
 			if out.String() != "batch\x00data" || errb.String() != "e\n" {
@@ -66,7 +66,7 @@ func TestBatchStdinAndInheritedOutput(t *testing.T) {
 
 func TestClosedPipeConsumerIsContained(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputCollect(64)}, 1000, nil,
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputCollect(64)}, time.Second, nil,
 			"/bin/sh", "-c", "head -c 5000000 /dev/zero; echo done >&2")
 		buf := make([]byte, 10)
 		if _, err := io.ReadFull(h.Stdout, buf); err != nil {
@@ -83,7 +83,7 @@ func TestClosedPipeConsumerIsContained(t *testing.T) {
 func TestTerminationReleasesBlockedPipeOutput(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		// Nobody reads stdout; the pipe window fills and the stream blocks.
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 200, nil, "/bin/sh", "-c", "exec cat /dev/zero")
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 200*time.Millisecond, nil, "/bin/sh", "-c", "exec cat /dev/zero")
 		time.Sleep(50 * time.Millisecond)
 		terminateAndProve(t, s, h)
 		o := settle(t, h)
@@ -98,7 +98,7 @@ func TestTerminationReleasesBlockedPipeOutput(t *testing.T) {
 
 func TestDrainIsBoundedWhenDescendantsHoldOutput(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(4, 1<<20), Stderr: OutputCollect(64)}, 300, nil,
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(4, 1<<20), Stderr: OutputCollect(64)}, 300*time.Millisecond, nil,
 			"/bin/sh", "-c", "printf 0123456789; sleep 1000 & exit 3")
 		start := time.Now()
 		wantExit(t, settle(t, h), 3)
@@ -108,7 +108,7 @@ func TestDrainIsBoundedWhenDescendantsHoldOutput(t *testing.T) {
 		if got := h.Collected.Stdout.ReadFrom(0); got.SpillPath != "" || !got.Lossy || got.Text != "6789" {
 			t.Fatalf("read after an expired drain: %+v", got)
 		}
-		if s.rt.Live() != 1 {
+		if s.rt.liveHandles() != 1 {
 			t.Fatal("the surviving group is no longer owned")
 		}
 		terminateAndProve(t, s, h)
@@ -117,9 +117,9 @@ func TestDrainIsBoundedWhenDescendantsHoldOutput(t *testing.T) {
 
 func TestUnrequestedSignalDeathIsReportedAsSignal(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(64), 1000, nil, "/bin/sh", "-c", "kill -SEGV $$")
+		h := s.spawn(collectBoth(64), time.Second, nil, "/bin/sh", "-c", "kill -SEGV $$")
 		wantSignal(t, settle(t, h), "SIGSEGV")
-		h2 := s.spawn(collectBoth(64), 1000, nil, "/bin/sh", "-c", "exit 139")
+		h2 := s.spawn(collectBoth(64), time.Second, nil, "/bin/sh", "-c", "exit 139")
 		wantExit(t, settle(t, h2), 139)
 	})
 }

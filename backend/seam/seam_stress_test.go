@@ -158,7 +158,7 @@ func stressOne(s *seam, c stressCase) (Outcome, bool, error) {
 	defer func() { stressTimes.add(c.name, time.Since(t0)) }()
 	ctx, cancel := context.WithTimeout(context.Background(), stressSettle)
 	defer cancel()
-	h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", c.script}, Cwd: "/", Stdio: collectBoth(1024), GraceMs: 100})
+	h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", c.script}, Cwd: "/", Stdio: collectBoth(1024), Grace: 100 * time.Millisecond})
 	if err != nil {
 		return Outcome{}, false, fmt.Errorf("spawn: %w", err)
 	}
@@ -174,7 +174,7 @@ func stressOne(s *seam, c stressCase) (Outcome, bool, error) {
 			}
 		}
 	}
-	if _, err := s.rt.Control().SignalGroup(ctx, h.Pgid(), c.sig); err != nil {
+	if _, err := s.rt.control.SignalGroup(ctx, h.Pgid(), c.sig); err != nil {
 		return Outcome{}, false, fmt.Errorf("signal %v: %w", c.sig, err)
 	}
 	select {

@@ -16,13 +16,13 @@ import (
 
 // A spawn's tag is the daemon's Start tag (List, and the extension's
 // ListGroups on the wrapper's group) and is kept in the state directory,
-// so ListGroups reports it after the process exits and after a restart.
+// so the published state reports it after the process exits and after a restart.
 func TestSpawnTagReachesTheDaemonAndSurvivesARestart(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		const tag = "build: go test ./... 'ü'"
 		spawn := func(script string) *Handle {
 			h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"/bin/sh", "-c", script}, Cwd: "/",
-				Stdio: collectBoth(64), GraceMs: 200, Tag: tag})
+				Stdio: collectBoth(64), Grace: 200 * time.Millisecond, Tag: tag})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -32,7 +32,7 @@ func TestSpawnTagReachesTheDaemonAndSurvivesARestart(t *testing.T) {
 		testwait.For(t, 10*time.Second, "ready", func() bool { return live.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
 		done := spawn("exit 5")
 		wantExit(t, settle(t, done), 5)
-		untagged := s.spawn(collectBoth(64), 200, nil, "/bin/true")
+		untagged := s.spawn(collectBoth(64), 200*time.Millisecond, nil, "/bin/true")
 		wantExit(t, settle(t, untagged), 0)
 
 		listed, err := s.proc.List(s.ctx(), connect.NewRequest(&process.ListRequest{}))
@@ -61,7 +61,7 @@ func TestSpawnTagReachesTheDaemonAndSurvivesARestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		groups, err := rt2.ListGroups(s.ctx())
+		groups, err := rt2.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestSpawnRejectsAMultiLineTagBeforeAnyWork(t *testing.T) {
 	s := newSeam(t, false, nil)
 	for _, tag := range []string{"a\nb", "nul\x00", strings.Repeat("x", MaxTagBytes+1)} {
 		_, err := s.rt.Spawn(context.Background(), SpawnSpec{Argv: []string{"/bin/true"}, Cwd: "/",
-			Stdio: collectBoth(8), GraceMs: 100, Tag: tag})
+			Stdio: collectBoth(8), Grace: 100 * time.Millisecond, Tag: tag})
 		if err == nil || !strings.Contains(err.Error(), "tag") {
 			t.Fatalf("tag %q: %v", tag, err)
 		}

@@ -33,7 +33,7 @@ func terminateAndProve(t *testing.T, s *seam, h *Handle) {
 
 func TestTerminateTermIgnoringTree(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1024), 200, nil, "/bin/sh", "-c", `trap "" TERM; sleep 1000 & sleep 1000 & echo ready; wait`)
+		h := s.spawn(collectBoth(1024), 200*time.Millisecond, nil, "/bin/sh", "-c", `trap "" TERM; sleep 1000 & sleep 1000 & echo ready; wait`)
 		testwait.For(t, 10*time.Second, "ready", func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
 		start := time.Now()
 		terminateAndProve(t, s, h)
@@ -49,7 +49,7 @@ func TestTerminateTermIgnoringTree(t *testing.T) {
 
 func TestTerminateLeaderExitsWhileChildIgnoresTerm(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1024), 300, nil, "/bin/sh", "-c", `(trap "" TERM; echo ready; exec sleep 1000) & exec sleep 1000`)
+		h := s.spawn(collectBoth(1024), 300*time.Millisecond, nil, "/bin/sh", "-c", `(trap "" TERM; echo ready; exec sleep 1000) & exec sleep 1000`)
 		// "ready" comes from the child once it ignores TERM.
 		testwait.For(t, 10*time.Second, "ready", func() bool { return strings.Contains(h.Collected.Stdout.ReadFrom(0).Text, "ready") })
 		terminateAndProve(t, s, h)
@@ -67,7 +67,7 @@ func TestTeardownOfZombieOnlyGroupIsImmediate(t *testing.T) {
 		// It exits only once its parent has become a sleep that never reaps
 		// ($$ is the parent's pid), leaving that group with one zombie
 		// however slow the exec is.
-		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputCollect(1024)}, 1000, nil,
+		h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputCollect(1024)}, time.Second, nil,
 			"/bin/bash", "-c", `set -m; (until read -r c </proc/$$/comm && [ "$c" = sleep ]; do sleep 0.005; done) & echo $!; exec sleep 1000`)
 		line := make([]byte, 32)
 		n, err := h.Stdout.Read(line)
@@ -112,7 +112,7 @@ func phasesText(p []TeardownPhase) string {
 
 func TestTerminateReportsTermAndIsANoOpAfterSettlement(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := spawnReady(t, s, 5000, "echo ready; exec sleep 1000")
+		h := spawnReady(t, s, 5*time.Second, "echo ready; exec sleep 1000")
 		h.Terminate()
 		h.Terminate() // in flight: no second attempt
 		waitTreeGone(t, h)
@@ -135,7 +135,7 @@ func TestTerminateReportsTermAndIsANoOpAfterSettlement(t *testing.T) {
 
 func TestTerminateIsANoOpAfterNaturalExit(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1024), 1000, nil, "/bin/true")
+		h := s.spawn(collectBoth(1024), time.Second, nil, "/bin/true")
 		wantExit(t, settle(t, h), 0)
 		waitTreeGone(t, h)
 		h.Terminate()
@@ -150,24 +150,24 @@ func TestTerminateIsANoOpAfterNaturalExit(t *testing.T) {
 func TestTerminateSurvivingGroupAfterLeaderSettles(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
 		// The survivor holds no output open, so done settles at leader exit.
-		h := s.spawn(collectBoth(1024), 200, nil, "/bin/sh", "-c", `sleep 1000 >/dev/null 2>&1 & exit 0`)
+		h := s.spawn(collectBoth(1024), 200*time.Millisecond, nil, "/bin/sh", "-c", `sleep 1000 >/dev/null 2>&1 & exit 0`)
 		wantExit(t, settle(t, h), 0)
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		if ok, err := h.WaitForExit(ctx); ok || err != nil {
 			t.Fatalf("WaitForExit on a live group: %v %v", ok, err)
 		}
-		if s.rt.Live() != 1 {
-			t.Fatalf("a group with a live member is not owned (live=%d)", s.rt.Live())
+		if s.rt.liveHandles() != 1 {
+			t.Fatalf("a group with a live member is not owned (live=%d)", s.rt.liveHandles())
 		}
 		terminateAndProve(t, s, h)
-		testwait.For(t, 5*time.Second, "release", func() bool { return s.rt.Live() == 0 })
+		testwait.For(t, 5*time.Second, "release", func() bool { return s.rt.liveHandles() == 0 })
 	})
 }
 
 func TestTerminateEscalatesWhenTermTransportFails(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1024), 100, nil, "/bin/sleep", "1000")
+		h := s.spawn(collectBoth(1024), 100*time.Millisecond, nil, "/bin/sleep", "1000")
 		s.wire.failOn("SignalGroup:SIGTERM", 0, errInjected)
 		s.wire.failOn("Start:kill", 1, errInjected)
 		terminateAndProve(t, s, h)
@@ -177,7 +177,7 @@ func TestTerminateEscalatesWhenTermTransportFails(t *testing.T) {
 
 func TestForceCleanupStaysRetryableUntilProven(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := spawnReady(t, s, 50, `trap "" TERM; echo ready; sleep 1000`)
+		h := spawnReady(t, s, 50*time.Millisecond, `trap "" TERM; echo ready; sleep 1000`)
 		for _, k := range []string{"SignalGroup:SIGTERM", "SignalGroup:SIGKILL", "Start:kill", "SendSignal:SIGNAL_SIGKILL"} {
 			s.wire.failOn(k, 0, errInjected)
 		}
@@ -196,7 +196,7 @@ func TestForceCleanupStaysRetryableUntilProven(t *testing.T) {
 
 func TestSandboxGoneMeansSettled(t *testing.T) {
 	forBothPlanes(t, func(t *testing.T, s *seam) {
-		h := s.spawn(collectBoth(1024), 100, nil, "/bin/sleep", "1000")
+		h := s.spawn(collectBoth(1024), 100*time.Millisecond, nil, "/bin/sleep", "1000")
 		pgid := h.Pgid()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()

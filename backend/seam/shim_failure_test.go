@@ -56,7 +56,7 @@ func TestShimStartFailsWhenTheStateCannotBeWritten(t *testing.T) {
 	}
 	fillDisk(t, disk)
 	marker := filepath.Join(t.TempDir(), "ran")
-	_, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"touch", marker}, Cwd: "/", Stdio: collectBoth(64), GraceMs: 100})
+	_, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"touch", marker}, Cwd: "/", Stdio: collectBoth(64), Grace: 100 * time.Millisecond})
 	if err == nil {
 		t.Fatal("spawn on a full state disk succeeded")
 	}
@@ -82,13 +82,13 @@ func TestShimUnpublishedExitIsListedAsUnknown(t *testing.T) {
 		d.RuntimeRoot = filepath.Join(disk, "runtime")
 		d.Logger = slog.New(slog.NewTextHandler(&log, nil))
 	})
-	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100, nil,
+	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100*time.Millisecond, nil,
 		"bash", "-c", "head -c 2M /dev/zero > "+filepath.Join(disk, "fill")+" 2>/dev/null; exit 7")
 	wantExit(t, settle(t, h), 7)
 	var g GroupInfo
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		groups, err := s.rt.ListGroups(s.ctx())
+		groups, err := s.rt.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ import (
 func TestGroupWhoseShimWasKilled(t *testing.T) {
 	s := newSeam(t, false, nil)
 	argv := []string{"bash", "-c", "sleep 1000 | sleep 1001"}
-	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100, nil, argv...)
+	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100*time.Millisecond, nil, argv...)
 	pgid := h.Pid()
 	t.Cleanup(func() { _ = unix.Kill(-pgid, unix.SIGKILL) })
 	// A second runtime, as after sandtop's restart: it holds no handle, so
@@ -36,7 +36,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	}
 	find := func() GroupInfo {
 		t.Helper()
-		groups, err := rt2.ListGroups(s.ctx())
+		groups, err := rt2.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,10 +22,10 @@ import (
 func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 	s := newSeam(t, false, nil)
 	argv := []string{"sh", "-c", "sleep 0.3; exit 5"}
-	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100, nil, argv...)
+	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100*time.Millisecond, nil, argv...)
 	list := func() GroupInfo {
 		t.Helper()
-		groups, err := s.rt.ListGroups(s.ctx())
+		groups, err := s.rt.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}

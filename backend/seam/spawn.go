@@ -48,7 +48,7 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 		return nil, errRelativeCommand(spec.Argv[0])
 	}
 
-	env, err := r.ChildEnvironment(ctx, spec.Env)
+	env, err := r.childEnvironment(ctx, spec.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (r *Runtime) spawnAttempt(ctx context.Context, spec SpawnSpec, env []string
 			startReq.Header().Set(checkProgramHeader, "1")
 		}
 	} else {
-		controlEnv, err := r.ControlEnvironment(ctx)
+		controlEnv, err := r.controlEnvironment(ctx)
 		if err != nil {
 			return nil, assumed, err
 		}
@@ -211,7 +211,7 @@ func (r *Runtime) newHandle(id string, spec SpawnSpec) *Handle {
 		rt:         r,
 		id:         id,
 		stateDir:   wrapper.StateDir(r.cfg.RuntimeRoot, id),
-		grace:      graceDuration(spec.GraceMs),
+		grace:      spec.Grace,
 		modes:      spec.Stdio,
 		streamDone: make(chan struct{}),
 		done:       make(chan struct{}),

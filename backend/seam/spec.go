@@ -3,7 +3,6 @@ package seam
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -21,15 +20,16 @@ type SpawnSpec struct {
 	Cwd string
 	// Stdio is the disposition of each stream.
 	Stdio Stdio
-	// GraceMs is the TERM→KILL escalation delay, and the bound on draining
-	// collected or inherited output after the direct command exits.
-	GraceMs float64
+	// Grace is the TERM→KILL escalation delay, and the bound on draining
+	// collected or inherited output after the direct command exits. It
+	// must be positive and at most MaxGrace.
+	Grace time.Duration
 	// Env entries are applied, in order, over the sandbox's scrubbed base
 	// environment.
 	Env []EnvEntry
 	// Tag is an optional label (one line, at most MaxTagBytes). It is the
 	// daemon's Start tag for the wrapper, so List shows it, and the wrapper
-	// keeps it in the state directory, so ListGroups reports it after the
+	// keeps it in the state directory, so Snapshot reports it after the
 	// process exits and after a restart.
 	Tag string
 	// CheckProgram makes a program the sandbox cannot find an error of
@@ -103,9 +103,8 @@ func OutputCollect(maxBytes int64, spillMaxBytes ...int64) OutputMode {
 	return OutputMode{Collect: c}
 }
 
-// MaxGraceMs is the largest grace a timer can represent (2^31-1 ms), as in
-// the seam.
-const MaxGraceMs = 2147483647
+// MaxGrace is the longest grace a spawn or terminal takes (2^31-1 ms).
+const MaxGrace = control.MaxGrace
 
 // ErrDisposing rejects new work once Dispose has begun.
 var ErrDisposing = errors.New("service is disposing")
@@ -124,17 +123,6 @@ func TerminalUserTag(tag string) (user string, ok bool) {
 	return user, ok
 }
 
-func validateGraceMs(g float64) error {
-	if math.IsNaN(g) || math.IsInf(g, 0) || g <= 0 || g > MaxGraceMs {
-		return fmt.Errorf("subprocess graceMs must be a positive finite number no greater than %d (got %v)", MaxGraceMs, g)
-	}
-	return nil
-}
-
-func graceDuration(g float64) time.Duration {
-	return time.Duration(g * float64(time.Millisecond))
-}
-
 func (s *SpawnSpec) validate() error {
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
 		return errors.New("subprocess argv requires a non-empty program")
@@ -147,7 +135,7 @@ func (s *SpawnSpec) validate() error {
 	if err := ValidateTag(s.Tag); err != nil {
 		return err
 	}
-	if err := validateGraceMs(s.GraceMs); err != nil {
+	if err := control.ValidateGrace("subprocess grace", s.Grace); err != nil {
 		return err
 	}
 	if !strings.HasPrefix(s.Cwd, "/") {

@@ -84,7 +84,7 @@ func TestStockEnvdGroupsRunUnderOneSupervisorEach(t *testing.T) {
 	s, uploads := stockSeam(t, nil)
 	var hs []*Handle
 	for range 3 {
-		hs = append(hs, s.spawn(collectBoth(1<<20), 1000, nil, "sleep", "300"))
+		hs = append(hs, s.spawn(collectBoth(1<<20), time.Second, nil, "sleep", "300"))
 	}
 	for _, h := range hs {
 		// What envd started (the supervisor) and everything under it: the
@@ -107,17 +107,17 @@ func TestStockEnvdGroupsRunUnderOneSupervisorEach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins, _ := filepath.Glob(filepath.Join(s.rt.RuntimeRoot(), wrapper.SupervisorDir, "*"))
-	if want := wrapper.SupervisorBinary(s.rt.RuntimeRoot(), sum); len(bins) != 1 || bins[0] != want {
+	bins, _ := filepath.Glob(filepath.Join(s.rt.runtimeRoot(), wrapper.SupervisorDir, "*"))
+	if want := wrapper.SupervisorBinary(s.rt.runtimeRoot(), sum); len(bins) != 1 || bins[0] != want {
 		t.Errorf("supervisor binaries %q, want only %s", bins, want)
 	}
-	rt2, err := NewRuntimeClients(s.ctx(), s.proc, s.sup, RuntimeConfig{RuntimeRoot: s.rt.RuntimeRoot(), Cwd: "/", PollInterval: 5 * time.Millisecond,
+	rt2, err := NewRuntimeClients(s.ctx(), s.proc, s.sup, RuntimeConfig{RuntimeRoot: s.rt.runtimeRoot(), Cwd: "/", PollInterval: 5 * time.Millisecond,
 		Upload: func(context.Context, string, io.Reader) error { uploads.Add(1); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rt2.Dispose(context.Background()) })
-	h, err := rt2.Spawn(s.ctx(), SpawnSpec{Argv: []string{"true"}, Cwd: "/", GraceMs: 1000, Stdio: collectBoth(1 << 10)})
+	h, err := rt2.Spawn(s.ctx(), SpawnSpec{Argv: []string{"true"}, Cwd: "/", Grace: time.Second, Stdio: collectBoth(1 << 10)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestStockEnvdSupervisorPublishesExactFacts(t *testing.T) {
 		{argv: []string{"no-such-program-here"}, code: 127, stderr: "no-such-program-here"},
 	}
 	for _, c := range cases {
-		h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: c.argv, Cwd: "/", GraceMs: 1000, Stdio: collectBoth(1 << 20)})
+		h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: c.argv, Cwd: "/", Grace: time.Second, Stdio: collectBoth(1 << 20)})
 		if err != nil {
 			t.Fatalf("%q: %v", c.argv, err)
 		}
@@ -215,7 +215,7 @@ func TestStockEnvdSupervisorPublishesExactFacts(t *testing.T) {
 
 func TestStockEnvdSupervisorStreamsStdinAndOutput(t *testing.T) {
 	s, _ := stockSeam(t, nil)
-	h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"sh", "-c", "read -r x; echo got $x; echo $KEEP_ME"}, Cwd: "/", GraceMs: 1000,
+	h, err := s.rt.Spawn(s.ctx(), SpawnSpec{Argv: []string{"sh", "-c", "read -r x; echo got $x; echo $KEEP_ME"}, Cwd: "/", Grace: time.Second,
 		Env:   []EnvEntry{{Name: "KEEP_ME", Value: "kept value"}},
 		Stdio: Stdio{Stdin: StdinPipe(), Stdout: OutputPipe(), Stderr: OutputCollect(1 << 10)}})
 	if err != nil {
@@ -248,7 +248,7 @@ func TestStockEnvdFallsBackToTheWrapperVisibly(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, uploads := stockSeam(t, func(rc *RuntimeConfig) { rc.SupervisorBinary = bogus })
-	h := s.spawn(collectBoth(1<<20), 1000, nil, "sleep", "300")
+	h := s.spawn(collectBoth(1<<20), time.Second, nil, "sleep", "300")
 	why := s.rt.SupervisorFallback()
 	if !strings.Contains(why, "cannot execute") {
 		t.Errorf("fallback %q, want why the supervisor cannot run", why)
@@ -259,7 +259,7 @@ func TestStockEnvdFallsBackToTheWrapperVisibly(t *testing.T) {
 	if n := treeSize(t, h.StartPid()); n <= 2 {
 		t.Errorf("%d processes: not the wrapper", n)
 	}
-	if bins, _ := filepath.Glob(filepath.Join(s.rt.RuntimeRoot(), wrapper.SupervisorDir, "*")); len(bins) != 0 {
+	if bins, _ := filepath.Glob(filepath.Join(s.rt.runtimeRoot(), wrapper.SupervisorDir, "*")); len(bins) != 0 {
 		t.Errorf("a copy that cannot run is left behind: %q", bins)
 	}
 	snap, err := s.rt.Snapshot(s.ctx(), WatchOptions{})
@@ -270,7 +270,7 @@ func TestStockEnvdFallsBackToTheWrapperVisibly(t *testing.T) {
 		t.Errorf("group listed as %+v, want under the wrapper", g)
 	}
 	// Decided once: the next spawn neither uploads nor asks again.
-	h2 := s.spawn(collectBoth(1<<20), 1000, nil, "true")
+	h2 := s.spawn(collectBoth(1<<20), time.Second, nil, "true")
 	wantExit(t, settle(t, h2), 0)
 	if uploads.Load() != 1 {
 		t.Errorf("%d uploads after a second spawn, want 1", uploads.Load())
@@ -284,7 +284,7 @@ func TestStockEnvdNeverUploadsToLook(t *testing.T) {
 	if _, err := s.rt.Snapshot(s.ctx(), WatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(s.rt.RuntimeRoot(), wrapper.SupervisorDir)); !os.IsNotExist(err) || uploads.Load() != 0 {
+	if _, err := os.Stat(filepath.Join(s.rt.runtimeRoot(), wrapper.SupervisorDir)); !os.IsNotExist(err) || uploads.Load() != 0 {
 		t.Errorf("a listing changed the sandbox: %d uploads, bin dir: %v", uploads.Load(), err)
 	}
 }
@@ -309,7 +309,7 @@ func TestStockEnvdListsHundredsOfGroups(t *testing.T) {
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"sleep", "600"}, Cwd: "/", GraceMs: 1000, Stdio: Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(1 << 10), Stderr: OutputCollect(1 << 10)}})
+			h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"sleep", "600"}, Cwd: "/", Grace: time.Second, Stdio: Stdio{Stdin: StdinIgnore(), Stdout: OutputCollect(1 << 10), Stderr: OutputCollect(1 << 10)}})
 			if err != nil {
 				t.Errorf("spawn %d: %v", i, err)
 				return
@@ -359,7 +359,7 @@ func TestStreamedCommandHasNoOutputCap(t *testing.T) {
 // group and left alone, still publishes how the program ended.
 func TestStockEnvdKillTierKeepsTheSupervisorsFacts(t *testing.T) {
 	s, _ := stockSeam(t, nil)
-	h := s.spawn(collectBoth(1<<20), 200, nil, "sh", "-c", `trap "" TERM; echo ready; exec sleep 300`)
+	h := s.spawn(collectBoth(1<<20), 200*time.Millisecond, nil, "sh", "-c", `trap "" TERM; echo ready; exec sleep 300`)
 	testwait.For(t, 10*time.Second, "the program to ignore TERM", func() bool { return h.Collected.Stdout.ReadFrom(0).Text == "ready\n" })
 	h.Terminate()
 	wantSignal(t, settle(t, h), "SIGKILL")
@@ -383,7 +383,7 @@ func TestStockEnvdListingReadsThroughTheInstalledSupervisor(t *testing.T) {
 	byPs := func(rows []ProcessRow) bool {
 		return slices.ContainsFunc(rows, func(r ProcessRow) bool { return isOurPS(r.Argv) })
 	}
-	rows, _, err := s.rt.ProcessTable(s.ctx())
+	rows, _, err := s.rt.processTable(s.ctx())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,13 +394,13 @@ func TestStockEnvdListingReadsThroughTheInstalledSupervisor(t *testing.T) {
 		t.Fatal("the supervisor is installed before any spawn")
 	}
 
-	h := s.spawn(collectBoth(1<<20), 1000, nil, "sleep", "300")
-	done := s.spawn(collectBoth(1<<20), 1000, nil, "bash", "-c", "exit 7")
+	h := s.spawn(collectBoth(1<<20), time.Second, nil, "sleep", "300")
+	done := s.spawn(collectBoth(1<<20), time.Second, nil, "bash", "-c", "exit 7")
 	wantExit(t, settle(t, done), 7)
 	if _, err := os.Stat(comp.Runner.Scanner); err != nil {
 		t.Fatalf("the spawn installed no supervisor at %s: %v", comp.Runner.Scanner, err)
 	}
-	rows, _, err = s.rt.ProcessTable(s.ctx())
+	rows, _, err = s.rt.processTable(s.ctx())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,13 +411,13 @@ func TestStockEnvdListingReadsThroughTheInstalledSupervisor(t *testing.T) {
 		t.Errorf("the group's leader %d is not in the supervisor's table", h.Pgid())
 	}
 	// The states, through the supervisor and through find.
-	scanned, err := comp.ReadAllStates(s.ctx(), s.rt.RuntimeRoot())
+	scanned, err := comp.ReadAllStates(s.ctx(), s.rt.runtimeRoot())
 	if err != nil {
 		t.Fatal(err)
 	}
 	without := comp
 	without.Runner.Scanner = ""
-	found, err := without.ReadAllStates(s.ctx(), s.rt.RuntimeRoot())
+	found, err := without.ReadAllStates(s.ctx(), s.rt.runtimeRoot())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ var rawCat = []string{"/bin/bash", "--noprofile", "--norc", "-c", "stty raw -ech
 func BenchmarkTerminalKeystrokeEcho(b *testing.B) {
 	env := newTerminalTestEnv(b, false)
 	ctx := context.Background()
-	term, err := env.rt.SpawnTerminal(ctx, TerminalSpec{Argv: rawCat, Cwd: env.cwd, Rows: 24, Cols: 80, GraceMs: 200})
+	term, err := env.rt.SpawnTerminal(ctx, TerminalSpec{Argv: rawCat, Cwd: env.cwd, Rows: 24, Cols: 80, Grace: 200 * time.Millisecond})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -47,13 +47,13 @@ func (e *terminalTestEnv) newClient(t testing.TB) *Runtime {
 	if e.compat {
 		want = "compat"
 	}
-	if got := rt.Control().Kind(); got != want {
+	if got := rt.control.Kind(); got != want {
 		t.Fatalf("runtime picked the %s control plane, want %s", got, want)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := rt.DisposeTerminals(ctx); err != nil {
+		if err := rt.disposeTerminals(ctx); err != nil {
 			t.Errorf("dispose terminals: %v", err)
 		}
 		if err := rt.Dispose(ctx); err != nil {

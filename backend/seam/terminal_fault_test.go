@@ -16,7 +16,7 @@ import (
 // termSpec is a terminal whose program ignores SIGTERM (so only the KILL
 // tier ends it) or exits at once.
 func termSpec(s *seam, script string) TerminalSpec {
-	return TerminalSpec{Argv: []string{"/bin/sh", "-c", script}, Cwd: s.t.TempDir(), Rows: 10, Cols: 40, GraceMs: 200}
+	return TerminalSpec{Argv: []string{"/bin/sh", "-c", script}, Cwd: s.t.TempDir(), Rows: 10, Cols: 40, Grace: 200 * time.Millisecond}
 }
 
 // Terminal row 14: a PTY kill that fails for another reason than a missing
@@ -39,15 +39,15 @@ func TestTerminalKillFailurePropagatesAndRetryWorks(t *testing.T) {
 			// The group KILL may still have ended it; the error stands.
 		default:
 		}
-		if s.rt.Terminals() != 1 {
-			t.Fatalf("Terminals() = %d after a failed Terminate, want 1", s.rt.Terminals())
+		if s.rt.ownedTerminals() != 1 {
+			t.Fatalf("Terminals() = %d after a failed Terminate, want 1", s.rt.ownedTerminals())
 		}
 		s.wire.clearFaults()
 		if err := term.Terminate(s.ctx()); err != nil {
 			t.Fatalf("retry: %v", err)
 		}
 		<-term.Done()
-		testwait.For(t, 10*time.Second, "the terminal released", func() bool { return s.rt.Terminals() == 0 })
+		testwait.For(t, 10*time.Second, "the terminal released", func() bool { return s.rt.ownedTerminals() == 0 })
 	})
 }
 
@@ -67,17 +67,17 @@ func TestTerminalFailedAutomaticReleaseIsRetriedAtDisposal(t *testing.T) {
 		}
 		<-term.Done()
 		testwait.For(t, 15*time.Second, "the release's liveness call", func() bool { return s.wire.count(livenessKinds...) > before })
-		if s.rt.Terminals() != 1 {
-			t.Fatalf("Terminals() = %d with the release unproven, want 1", s.rt.Terminals())
+		if s.rt.ownedTerminals() != 1 {
+			t.Fatalf("Terminals() = %d with the release unproven, want 1", s.rt.ownedTerminals())
 		}
 		s.wire.clearFaults()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		if err := s.rt.DisposeTerminals(ctx); err != nil {
+		if err := s.rt.disposeTerminals(ctx); err != nil {
 			t.Fatalf("DisposeTerminals: %v", err)
 		}
-		if s.rt.Terminals() != 0 {
-			t.Fatalf("Terminals() = %d after disposal", s.rt.Terminals())
+		if s.rt.ownedTerminals() != 0 {
+			t.Fatalf("Terminals() = %d after disposal", s.rt.ownedTerminals())
 		}
 	})
 }
@@ -118,7 +118,7 @@ func wantDisposedCleanly(t *testing.T, s *seam, spawned, disposed <-chan error) 
 	if err := <-disposed; err != nil {
 		t.Fatalf("Dispose: %v", err)
 	}
-	if n := s.rt.Terminals(); n != 0 {
+	if n := s.rt.ownedTerminals(); n != 0 {
 		t.Fatalf("Terminals() = %d after disposal", n)
 	}
 	if dirs := seamTerminalDirs(t, s); len(dirs) != 0 {
@@ -168,11 +168,11 @@ func TestTerminalLostBoundaryIsRolledBackAtDisposal(t *testing.T) {
 		spawned := spawnTerminalAsync(s, termSpec(s, "exec sleep 60"))
 		testwait.For(t, 15*time.Second, "the terminal's Start", func() bool { return s.wire.count("Start:terminal") > 0 })
 		testwait.For(t, 15*time.Second, "the runner's session", func() bool {
-			infos, err := s.rt.ListTerminals(context.Background())
+			infos, err := s.rt.listTerminals(context.Background())
 			return err == nil && len(infos) == 1
 		})
 		wantDisposedCleanly(t, s, spawned, disposeAsync(s))
-		if infos, err := s.rt.ListTerminals(context.Background()); err != nil || len(infos) != 0 {
+		if infos, err := s.rt.listTerminals(context.Background()); err != nil || len(infos) != 0 {
 			t.Fatalf("terminals left: %+v, %v", infos, err)
 		}
 	})
@@ -197,8 +197,8 @@ func TestTerminalUnsafeStartPidIsRefused(t *testing.T) {
 		if dirs := seamTerminalDirs(t, s); len(dirs) != 0 {
 			t.Fatalf("state directories left behind: %v", dirs)
 		}
-		if s.rt.Terminals() != 0 {
-			t.Fatalf("Terminals() = %d", s.rt.Terminals())
+		if s.rt.ownedTerminals() != 0 {
+			t.Fatalf("Terminals() = %d", s.rt.ownedTerminals())
 		}
 	})
 }

@@ -46,16 +46,16 @@ func (r *Runtime) SpawnTerminal(ctx context.Context, spec TerminalSpec) (*Termin
 	return t, nil
 }
 
-// ListTerminals lists the live sandtop terminals in the sandbox, including
+// listTerminals lists the live sandtop terminals in the sandbox, including
 // those a previous sandtop process started.
-func (r *Runtime) ListTerminals(ctx context.Context) ([]TerminalInfo, error) {
+func (r *Runtime) listTerminals(ctx context.Context) ([]TerminalInfo, error) {
 	// A listing starts nothing: it needs no control environment, whose
 	// probe is a command of its own on stock envd.
 	return r.terminalBase().List(ctx)
 }
 
-// AttachTerminal returns a handle on a live sandtop terminal found by
-// ListTerminals. Its Output starts with the daemon's replay of recent
+// AttachTerminal returns a handle on a live terminal (a Snapshot's
+// TerminalView). Its Output starts with the daemon's replay of recent
 // output (what a stock envd cannot replay is lost), then live bytes.
 func (r *Runtime) AttachTerminal(ctx context.Context, pid int) (*Terminal, error) {
 	if err := r.beginSetup(); err != nil {
@@ -74,12 +74,11 @@ func (r *Runtime) AttachTerminal(ctx context.Context, pid int) (*Terminal, error
 	return t, nil
 }
 
-// DisposeTerminals terminates every terminal this Runtime spawned or
+// disposeTerminals terminates every terminal this Runtime spawned or
 // attached, and waits for each session to be empty. Failures are reported
-// together, and the terminals that failed stay owned for a retry. Dispose
-// calls it; it is public for callers that end terminals but keep the
-// Runtime.
-func (r *Runtime) DisposeTerminals(ctx context.Context) error {
+// together, and the terminals that failed stay owned for a retry (Dispose
+// runs it).
+func (r *Runtime) disposeTerminals(ctx context.Context) error {
 	set := &r.terms
 	set.mu.Lock()
 	terms := make([]*Terminal, 0, len(set.live))
@@ -107,7 +106,7 @@ func (r *Runtime) DisposeTerminals(ctx context.Context) error {
 
 // terminalService gathers what terminals need from r.
 func (r *Runtime) terminalService(ctx context.Context) (*terminal.Service, error) {
-	controlEnv, err := r.ControlEnvironment(ctx)
+	controlEnv, err := r.controlEnvironment(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +118,7 @@ func (r *Runtime) terminalService(ctx context.Context) (*terminal.Service, error
 			entries = append(entries, SetEnv(name, value))
 		}
 		sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
-		return r.ChildEnvironment(ctx, entries)
+		return r.childEnvironment(ctx, entries)
 	}
 	return rt, nil
 }
@@ -142,9 +141,9 @@ type terminalSet struct {
 	live map[*Terminal]struct{}
 }
 
-// Terminals is the number of terminals the runtime still owns: those whose
+// ownedTerminals is the number of terminals the runtime still owns: those whose
 // session has not been proven empty.
-func (r *Runtime) Terminals() int {
+func (r *Runtime) ownedTerminals() int {
 	r.terms.mu.Lock()
 	defer r.terms.mu.Unlock()
 	return len(r.terms.live)
@@ -159,7 +158,7 @@ func (s *terminalSet) drop(t *Terminal) {
 // ownTerminal keeps t until its session is proven empty. A terminal whose
 // program exits is released through Terminate, which also ends whatever
 // the program left running in its session; if that fails, the terminal
-// stays owned so DisposeTerminals can retry.
+// stays owned so Dispose can retry.
 func (r *Runtime) ownTerminal(t *Terminal) {
 	set := &r.terms
 	set.mu.Lock()
@@ -171,7 +170,7 @@ func (r *Runtime) ownTerminal(t *Terminal) {
 			set.drop(t) // it runs on; this runtime no longer answers for it
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Duration(t.GraceMs())*time.Millisecond+30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*t.Grace()+30*time.Second)
 		defer cancel()
 		if err := t.Terminate(ctx); err != nil {
 			r.log.Warn("terminal release failed; it stays owned", "pid", t.Pid(), "err", err)

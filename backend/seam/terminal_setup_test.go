@@ -98,11 +98,11 @@ func TestTerminalAllocationCancelRollsBackTheSession(t *testing.T) {
 			if dirs := terminalDirs(t, env); len(dirs) != 0 {
 				t.Fatalf("state directories left behind: %v", dirs)
 			}
-			infos, err := env.rt.ListTerminals(context.Background())
+			infos, err := env.rt.listTerminals(context.Background())
 			if err != nil || len(infos) != 0 {
 				t.Fatalf("terminals left: %+v, %v", infos, err)
 			}
-			rows, err := env.rt.Control().Processes(context.Background())
+			rows, err := env.rt.control.Processes(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ func TestTerminalRuntimeDisposalOwnsTerminals(t *testing.T) {
 		}
 		terms = append(terms, term)
 	}
-	if err := env.rt.DisposeTerminals(ctx); err != nil {
+	if err := env.rt.disposeTerminals(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, term := range terms {
@@ -186,7 +186,7 @@ func TestTerminalRuntimeDisposalOwnsTerminals(t *testing.T) {
 			t.Fatalf("terminal %d still running after DisposeTerminals", term.Pid())
 		}
 	}
-	if infos, err := env.rt.ListTerminals(ctx); err != nil || len(infos) != 0 {
+	if infos, err := env.rt.listTerminals(ctx); err != nil || len(infos) != 0 {
 		t.Fatalf("left: %+v, %v", infos, err)
 	}
 	if dirs := terminalDirs(t, env); len(dirs) != 0 {
@@ -204,14 +204,14 @@ func TestTerminalNaturalExitIsReleased(t *testing.T) {
 	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	ctx := context.Background()
-	spec := TerminalSpec{Argv: []string{"/bin/true"}, Cwd: env.cwd, Rows: 5, Cols: 5, GraceMs: 100}
+	spec := TerminalSpec{Argv: []string{"/bin/true"}, Cwd: env.cwd, Rows: 5, Cols: 5, Grace: 100 * time.Millisecond}
 	term, err := env.rt.SpawnTerminal(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-term.Done()
 	testwait.NoError(t, 10*time.Second, func() error {
-		if env.rt.Terminals() != 0 {
+		if env.rt.ownedTerminals() != 0 {
 			return errors.New("still owned")
 		}
 		return nil
@@ -229,7 +229,7 @@ func TestTerminalEnvironmentBoundary(t *testing.T) {
 	}})
 	ctx := context.Background()
 	spec := TerminalSpec{
-		Argv: []string{"/usr/bin/env"}, Cwd: env.cwd, Rows: 24, Cols: 80, GraceMs: 100,
+		Argv: []string{"/usr/bin/env"}, Cwd: env.cwd, Rows: 24, Cols: 80, Grace: 100 * time.Millisecond,
 		Env: map[string]string{"API_KEY": "explicit", "DSH_MODE": "on", "KEEP": "overridden"},
 	}
 	term, err := env.rt.SpawnTerminal(ctx, spec)
@@ -266,7 +266,7 @@ func TestTerminalTinyGraceStillKills(t *testing.T) {
 	t.Parallel()
 	env := newTerminalTestEnv(t, false)
 	spec := shellSpec(env.cwd)
-	spec.GraceMs = 1 // interactive bash ignores TERM: KILL must still go out
+	spec.Grace = time.Millisecond // interactive bash ignores TERM: KILL must still go out
 	term, err := env.rt.SpawnTerminal(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)

@@ -15,11 +15,11 @@ func TestTerminalTagIsListedAfterARestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		infos, err := env.newClient(t).ListTerminals(context.Background())
+		infos, err := env.newClient(t).listTerminals(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(infos) != 1 || infos[0].Pid != term.Pid() || infos[0].Tag != spec.Tag || infos[0].GraceMs != spec.GraceMs {
+		if len(infos) != 1 || infos[0].Pid != term.Pid() || infos[0].Tag != spec.Tag || infos[0].Grace != spec.Grace {
 			t.Fatalf("compat=%v: listed %+v", compat, infos)
 		}
 		if err := term.Terminate(context.Background()); err != nil {

@@ -24,12 +24,12 @@ const prompt = "st-ps1$ "
 // dumb TERM, so its output is plain text.
 func shellSpec(cwd string) TerminalSpec {
 	return TerminalSpec{
-		Argv:    []string{"/bin/bash", "--noprofile", "--norc", "-i"},
-		Cwd:     cwd,
-		Env:     map[string]string{"PS1": prompt, "TERM": "dumb", "HISTFILE": "/dev/null"},
-		Rows:    24,
-		Cols:    80,
-		GraceMs: 300,
+		Argv:  []string{"/bin/bash", "--noprofile", "--norc", "-i"},
+		Cwd:   cwd,
+		Env:   map[string]string{"PS1": prompt, "TERM": "dumb", "HISTFILE": "/dev/null"},
+		Rows:  24,
+		Cols:  80,
+		Grace: 300 * time.Millisecond,
 	}
 }
 
@@ -256,7 +256,7 @@ func TestTerminalInteractiveShell(t *testing.T) {
 			// A background job that ignores TERM (and HUP) still goes.
 			write(t, term, "(trap '' TERM HUP; exec sleep 1000) &\r")
 			testwait.NoError(t, 10*time.Second, func() error {
-				groups, err := env.rt.Control().SessionGroups(ctx, term.Pid())
+				groups, err := env.rt.control.SessionGroups(ctx, term.Pid())
 				if err != nil || len(groups) < 2 {
 					return fmt.Errorf("session groups %v, %v", groups, err)
 				}
@@ -265,7 +265,7 @@ func TestTerminalInteractiveShell(t *testing.T) {
 			if err := term.Terminate(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if groups, err := env.rt.Control().SessionGroups(ctx, term.Pid()); err != nil || len(groups) != 0 {
+			if groups, err := env.rt.control.SessionGroups(ctx, term.Pid()); err != nil || len(groups) != 0 {
 				t.Fatalf("after Terminate the session still has %v (%v)", groups, err)
 			}
 			select {
@@ -297,7 +297,7 @@ func TestTerminalOutputEndsAndRejectsAfterExit(t *testing.T) {
 			spec := TerminalSpec{
 				Argv: []string{"/bin/bash", "--noprofile", "--norc", "-c",
 					`printf '\317'; sleep 0.1; printf '\200 done'; exit 7`},
-				Cwd: env.cwd, Rows: 24, Cols: 80, GraceMs: 200,
+				Cwd: env.cwd, Rows: 24, Cols: 80, Grace: 200 * time.Millisecond,
 			}
 			term, err := env.rt.SpawnTerminal(ctx, spec)
 			if err != nil {
@@ -337,7 +337,7 @@ func TestTerminalUnrequestedExitKeepsItsCode(t *testing.T) {
 	env := newTerminalTestEnv(t, false)
 	for _, code := range []int{0, 143, 255} {
 		spec := TerminalSpec{Argv: []string{"/bin/bash", "-c", fmt.Sprintf("exit %d", code)},
-			Cwd: env.cwd, Rows: 5, Cols: 5, GraceMs: 100}
+			Cwd: env.cwd, Rows: 5, Cols: 5, Grace: 100 * time.Millisecond}
 		term, err := env.rt.SpawnTerminal(context.Background(), spec)
 		if err != nil {
 			t.Fatal(err)
@@ -371,7 +371,7 @@ func TestTerminalAttachAfterRestart(t *testing.T) {
 
 			// A new client (as after a restart of sandtop) finds it again.
 			rt2 := env.newClient(t)
-			infos, err := rt2.ListTerminals(ctx)
+			infos, err := rt2.listTerminals(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,7 +381,7 @@ func TestTerminalAttachAfterRestart(t *testing.T) {
 					found = &infos[i]
 				}
 			}
-			if found == nil || found.ID != first.ID() || found.GraceMs != 300 {
+			if found == nil || found.ID != first.ID() || found.Grace != 300*time.Millisecond {
 				t.Fatalf("terminal %d (%s) not listed: %+v", first.Pid(), first.ID(), infos)
 			}
 			if len(found.Argv) == 0 || found.Argv[0] != "/bin/bash" || found.Argv[len(found.Argv)-1] != "-i" {
@@ -419,7 +419,7 @@ func TestTerminalAttachAfterRestart(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the first handle did not see the session end")
 			}
-			if infos, _ := rt2.ListTerminals(ctx); len(infos) != 0 {
+			if infos, _ := rt2.listTerminals(ctx); len(infos) != 0 {
 				t.Fatalf("still listed after Terminate: %+v", infos)
 			}
 		})
@@ -515,7 +515,7 @@ func TestTerminalDetachLeavesItRunning(t *testing.T) {
 			}
 			out := collect(t, term)
 			out.waitFor(t, 0, regexp.QuoteMeta(prompt), 10*time.Second)
-			if n := env.rt.Terminals(); n != 1 {
+			if n := env.rt.ownedTerminals(); n != 1 {
 				t.Fatalf("owned terminals = %d, want 1", n)
 			}
 			term.Detach()
@@ -530,7 +530,7 @@ func TestTerminalDetachLeavesItRunning(t *testing.T) {
 			if err := term.Write(ctx, []byte("exit\r")); !errors.Is(err, ErrDetached) {
 				t.Fatalf("Write after Detach: %v", err)
 			}
-			testwait.For(t, 10*time.Second, "the runtime to let go of the detached terminal", func() bool { return env.rt.Terminals() == 0 })
+			testwait.For(t, 10*time.Second, "the runtime to let go of the detached terminal", func() bool { return env.rt.ownedTerminals() == 0 })
 			// Had the release run, it would have ended the session by now.
 			time.Sleep(300 * time.Millisecond)
 			again, err := env.rt.AttachTerminal(ctx, term.Pid())

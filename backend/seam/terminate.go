@@ -24,7 +24,7 @@ func (h *Handle) Detach() {
 }
 
 // Terminate starts the termination transaction on the whole group: SIGTERM,
-// graceMs, then SIGKILL plus a SIGKILL of the wrapper through envd, and
+// the grace, then SIGKILL plus a SIGKILL of the wrapper through envd, and
 // succeeds only on proof that the group is empty. It never blocks. It is a
 // no-op while an attempt runs and for ever once the group is proven gone
 // (the pgid might be reused). A failed attempt is kept for WaitForExit and

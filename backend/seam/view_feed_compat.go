@@ -79,7 +79,7 @@ func (f *compatFeed) next(ctx context.Context) (liveTable, error) {
 			return liveTable{}, ctx.Err()
 		}
 		f.strikes++
-		if Unreachable(err) || f.strikes >= compatStrikes {
+		if unreachable(err) || f.strikes >= compatStrikes {
 			return liveTable{}, err
 		}
 	}
@@ -105,7 +105,7 @@ func (f *compatFeed) poll(ctx context.Context) (liveTable, error) {
 		}
 		infos = f.r.terminalBase().FromProcesses(ctx, started.Msg.GetProcesses())
 	}()
-	rows, taken, err := f.r.ProcessTable(ctx)
+	rows, taken, err := f.r.processTable(ctx)
 	wg.Wait()
 	if err != nil {
 		return liveTable{}, err
@@ -262,10 +262,10 @@ func (f *compatFeed) terminals(infos []TerminalInfo, err error, rows []ProcessRo
 	return f.terms
 }
 
-// ProcessTable reads the whole process table with one ps run, on stock envd
+// processTable reads the whole process table with one ps run, on stock envd
 // (sandtop's daemon serves its table grouped, through the extension, and
 // answers control.ErrUnsupported here). taken is when ps ran.
-func (r *Runtime) ProcessTable(ctx context.Context) (rows []ProcessRow, taken time.Time, err error) {
+func (r *Runtime) processTable(ctx context.Context) (rows []ProcessRow, taken time.Time, err error) {
 	if _, ok := r.control.(control.Compat); !ok {
 		return nil, time.Time{}, control.ErrUnsupported
 	}

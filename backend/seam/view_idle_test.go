@@ -11,7 +11,7 @@ import (
 // neither composed nor sent, so an idle TUI has nothing to redraw.
 func TestIdleWatchGoesQuiet(t *testing.T) {
 	s := newSeam(t, false, nil)
-	h := spawnReady(t, s, 1000, `echo ready; exec sleep 1000`)
+	h := spawnReady(t, s, time.Second, `echo ready; exec sleep 1000`)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w, err := s.rt.Watch(ctx, WatchOptions{Interval: 50 * time.Millisecond})

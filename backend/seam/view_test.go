@@ -33,7 +33,7 @@ func TestSnapshotReadsTheSandboxOnce(t *testing.T) {
 			s := newSeam(t, compat, nil)
 			var hs []*Handle
 			for range 3 {
-				hs = append(hs, spawnReady(t, s, 1000, `echo ready; exec sleep 1000`))
+				hs = append(hs, spawnReady(t, s, time.Second, `echo ready; exec sleep 1000`))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
@@ -87,7 +87,7 @@ func TestSnapshotReadsTheSandboxOnce(t *testing.T) {
 // its command.
 func TestSnapshotListsFinishedGroups(t *testing.T) {
 	s := newSeam(t, false, nil)
-	h := s.spawn(collectBoth(1024), 1000, nil, "/bin/sh", "-c", "exit 6")
+	h := s.spawn(collectBoth(1024), time.Second, nil, "/bin/sh", "-c", "exit 6")
 	pgid := h.Pgid()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -112,10 +112,10 @@ func TestSandboxGoneAsksTheTargetsRecogniser(t *testing.T) {
 	s := newSeam(t, false, func(_ *daemon.Config, rc *RuntimeConfig) {
 		rc.SandboxGone = func(err error) bool { return errors.Is(err, errGone) }
 	})
-	if !s.rt.SandboxGone(fmt.Errorf("watch: %w", errGone)) {
+	if !s.rt.sandboxGone(fmt.Errorf("watch: %w", errGone)) {
 		t.Error("the target's recogniser was not asked")
 	}
-	if s.rt.SandboxGone(errors.New("some other failure")) {
+	if s.rt.sandboxGone(errors.New("some other failure")) {
 		t.Error("an unrelated error counted as a gone sandbox")
 	}
 }
@@ -134,7 +134,7 @@ func findView(s sandbox.Snapshot, pgid int) *sandbox.Group {
 // ask the daemon for another read of all of /proc.
 func TestWatchJudgesPublishedStateAgainstItsOwnTable(t *testing.T) {
 	s := newSeam(t, false, nil)
-	h := s.spawn(collectBoth(1024), 1000, nil, "/bin/sh", "-c", "exit 5")
+	h := s.spawn(collectBoth(1024), time.Second, nil, "/bin/sh", "-c", "exit 5")
 	pgid := h.Pgid()
 	waitTreeGone(t, h)
 	<-h.Done() // the handle's own reads are over
@@ -165,7 +165,7 @@ func TestWatchJudgesPublishedStateAgainstItsOwnTable(t *testing.T) {
 func waitSettled(t *testing.T, s *seam, pgid int) {
 	t.Helper()
 	testwait.For(t, 15*time.Second, "the group settled", func() bool {
-		infos, err := s.rt.ListGroups(context.Background())
+		infos, err := s.rt.listGroups(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestDetachedHandleKeepsItsGroupAndItsOutput(t *testing.T) {
 			if err := unix.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", "echo kept-output; read -r _ < " + fifo}, Cwd: "/", GraceMs: 1000,
+			h, err := s.rt.Spawn(ctx, SpawnSpec{Argv: []string{"/bin/sh", "-c", "echo kept-output; read -r _ < " + fifo}, Cwd: "/", Grace: time.Second,
 				Stdio: Stdio{Stdin: StdinIgnore(), Stdout: KeptOutput(), Stderr: KeptOutput()}})
 			if err != nil {
 				t.Fatal(err)
@@ -208,13 +208,13 @@ func TestDetachedHandleKeepsItsGroupAndItsOutput(t *testing.T) {
 			if _, err := h.Outcome(); !errors.Is(err, ErrDetached) {
 				t.Fatalf("outcome of a detached handle: %v", err)
 			}
-			if n := s.rt.Live(); n != 0 {
+			if n := s.rt.liveHandles(); n != 0 {
 				t.Fatalf("the runtime still owns %d handles", n)
 			}
 			if err := s.rt.Dispose(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if alive, err := s.rt.Control().GroupAlive(ctx, h.Pgid()); err != nil || !alive {
+			if alive, err := s.rt.control.GroupAlive(ctx, h.Pgid()); err != nil || !alive {
 				t.Fatalf("after Dispose the detached group is alive=%v (%v)", alive, err)
 			}
 			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
@@ -224,7 +224,7 @@ func TestDetachedHandleKeepsItsGroupAndItsOutput(t *testing.T) {
 			f.Write([]byte("\n"))
 			f.Close()
 			waitSettled(t, s, h.Pgid())
-			b, err := s.rt.Control().ReadFile(ctx, h.StateDir()+"/"+wrapper.StdoutSpillFile)
+			b, err := s.rt.control.ReadFile(ctx, h.StateDir()+"/"+wrapper.StdoutSpillFile)
 			if err != nil || string(b) != "kept-output\n" {
 				t.Fatalf("the spill of a detached group: %q, %v", b, err)
 			}

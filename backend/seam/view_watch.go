@@ -94,14 +94,14 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (sandbox.Snap
 	}
 	pub := newPublishedState()
 	if opts.LiveOnly {
-		snap := compose(t, pub, r.RuntimeRoot(), opts.MaxFinished)
+		snap := compose(t, pub, r.runtimeRoot(), opts.MaxFinished)
 		judgeStuck(&snap, opts.Stuck, r.info.Extension, time.Now())
 		return snap, nil
 	}
 	if ownErr != nil {
 		return sandbox.Snapshot{}, ownErr
 	}
-	agents, err := r.AgentGroups(ctx, opts.Workspaces...)
+	agents, err := r.agentGroups(ctx, opts.Workspaces...)
 	if err != nil {
 		return sandbox.Snapshot{}, err
 	}
@@ -111,7 +111,7 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (sandbox.Snap
 	for dir := range pub.groups {
 		delete(pub.agent, dir) // our own root, found again from the table
 	}
-	snap := compose(t, pub, r.RuntimeRoot(), opts.MaxFinished)
+	snap := compose(t, pub, r.runtimeRoot(), opts.MaxFinished)
 	judgeStuck(&snap, opts.Stuck, r.info.Extension, time.Now())
 	return snap, nil
 }
@@ -121,7 +121,7 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (sandbox.Snap
 func (r *Runtime) publishedOwn(ctx context.Context) ([]GroupInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
 	defer cancel()
-	return r.ListGroups(ctx)
+	return r.listGroups(ctx)
 }
 
 // Watcher delivers snapshots of a sandbox as it changes.
@@ -225,7 +225,7 @@ func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
 				table = t
 			}
 			published = gen
-			last = compose(table, w.pub, w.r.RuntimeRoot(), w.opts.MaxFinished)
+			last = compose(table, w.pub, w.r.runtimeRoot(), w.opts.MaxFinished)
 			judged = time.Now()
 			judgeStuck(&last, w.opts.Stuck, w.r.info.Extension, judged)
 			if !w.send(ctx, last) {
@@ -244,7 +244,7 @@ func (w *Watcher) run(ctx context.Context, f tableFeed, t liveTable) {
 			return
 		}
 		if err != nil {
-			gone := w.r.SandboxGone(err)
+			gone := w.r.sandboxGone(err)
 			if gone {
 				err = errors.Join(ErrSandboxGone, err)
 			}
@@ -338,7 +338,7 @@ func (w *Watcher) refreshPublished(ctx context.Context) {
 		actx, cancel := context.WithTimeout(ctx, scanTimeout)
 		// The seam finds agents' groups from the process table; the
 		// workspaces' agent roots are read as well.
-		infos, err := w.r.AgentGroups(actx, w.opts.Workspaces...)
+		infos, err := w.r.agentGroups(actx, w.opts.Workspaces...)
 		cancel()
 		p.record(true, start, now, infos, err)
 	}

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"time"
@@ -40,3 +41,17 @@ func SignalInStatus(status string) syscall.Signal {
 // as a survivor in a CI run), so the wait is three. It costs time only
 // when something does survive.
 const KillSettle = 3 * time.Second
+
+// MaxGrace is the longest TERM→KILL grace a spawn or terminal takes:
+// 2^31-1 ms, so that a terminal's grace, which its daemon tag keeps in
+// milliseconds, fits in 32 bits.
+const MaxGrace = 2147483647 * time.Millisecond
+
+// ValidateGrace accepts a grace in (0, MaxGrace]; what names the field in
+// the error ("subprocess grace").
+func ValidateGrace(what string, grace time.Duration) error {
+	if grace <= 0 || grace > MaxGrace {
+		return fmt.Errorf("%s must be positive and at most %v (got %v)", what, MaxGrace, grace)
+	}
+	return nil
+}

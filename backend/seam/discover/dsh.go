@@ -100,7 +100,7 @@ func (s dshSnapshot) discovery(root string) DshDiscovery {
 	return d
 }
 
-// group judges one process state dir exactly as ListGroups judges its own
+// group judges one process state dir exactly as the seam judges its own
 // (Judge), and adds the spill sizes the scan saw.
 func (s dshSnapshot) group(root string, e dshEntry) DshGroup {
 	g := DshGroup{GroupInfo: Judge(root, e.files(), s.procs, sandbox.OriginAgent), Agent: true}

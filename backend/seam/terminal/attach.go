@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -16,9 +17,9 @@ import (
 
 // Info describes a live sandtop terminal found in the sandbox.
 type Info struct {
-	Pid     int
-	ID      string // state directory name under <runtimeRoot>/terminals
-	GraceMs int
+	Pid   int
+	ID    string // state directory name under <runtimeRoot>/terminals
+	Grace time.Duration
 	// Tag is Spec.Tag, empty when none was given.
 	Tag string
 	// Argv is the running program's command line when known.
@@ -43,7 +44,7 @@ func (rt *Service) List(ctx context.Context) ([]Info, error) {
 			if !ok {
 				continue
 			}
-			info := Info{Pid: int(term.Pid), ID: id, GraceMs: grace, Tag: user,
+			info := Info{Pid: int(term.Pid), ID: id, Grace: grace, Tag: user,
 				Rows: int(term.Rows), Cols: int(term.Cols)}
 			// The daemon reports the runner's command; the program it
 			// became is in /proc.
@@ -76,7 +77,7 @@ func (rt *Service) FromProcesses(ctx context.Context, procs []*process.ProcessIn
 		if !ok {
 			continue
 		}
-		info := Info{Pid: int(p.Pid), ID: id, GraceMs: grace, Tag: user}
+		info := Info{Pid: int(p.Pid), ID: id, Grace: grace, Tag: user}
 		// List shows the runner's own command; the program it became is
 		// in /proc.
 		if argv, err := rt.cmdline(ctx, int(p.Pid)); err == nil {
@@ -140,7 +141,7 @@ func (rt *Service) Attach(ctx context.Context, pid int) (*Terminal, error) {
 		if !held {
 			return nil, control.ErrorOf(control.ErrNotFound, "no live terminal has pid %d", pid)
 		}
-		info = &Info{Pid: pid, GraceMs: foreignTerminalGraceMs}
+		info = &Info{Pid: pid, Grace: foreignTerminalGrace}
 	}
 	streamCtx, stop := context.WithCancel(context.Background())
 	stream, err := rt.Process.Connect(streamCtx, connect.NewRequest(&process.ConnectRequest{Process: pidSelector(pid)}))
@@ -154,14 +155,14 @@ func (rt *Service) Attach(ctx context.Context, pid int) (*Terminal, error) {
 		stop()
 		return nil, fmt.Errorf("attach terminal %d: %w", pid, err)
 	}
-	t := newTerminal(rt, pid, info.ID, info.GraceMs, stop)
+	t := newTerminal(rt, pid, info.ID, info.Grace, stop)
 	go t.pump(s, &attachFilter{}, func() bool { return true }, make(chan struct{}))
 	return t, nil
 }
 
-// foreignTerminalGraceMs is the TERM→KILL grace of a terminal sandtop did
+// foreignTerminalGrace is the TERM→KILL grace of a terminal sandtop did
 // not spawn, which records none.
-const foreignTerminalGraceMs = 5000
+const foreignTerminalGrace = 5 * time.Second
 
 // holdsPTY reports whether the daemon holds pid as a terminal. Only
 // sandtop's daemon lists every terminal; stock envd's list does not say

@@ -58,8 +58,8 @@ func (f *fakeControl) sent() []string {
 
 // exitedTerminal is a handle whose top-level process already exited, so
 // Terminate only has the session's other groups to deal with.
-func exitedTerminal(cp control.Plane, graceMs int, gone func(error) bool) *Terminal {
-	t := newTerminal(&Service{Plane: cp, Poll: time.Millisecond, Gone: gone}, 123, "", graceMs, func() {})
+func exitedTerminal(cp control.Plane, grace time.Duration, gone func(error) bool) *Terminal {
+	t := newTerminal(&Service{Plane: cp, Poll: time.Millisecond, Gone: gone}, 123, "", grace, func() {})
 	t.finish(control.ExitOutcome(0), nil)
 	return t
 }
@@ -72,7 +72,7 @@ func TestTerminalCleanupRefusesUnsafeGroupAndCanRetry(t *testing.T) {
 		}
 		return nil, nil
 	}}
-	term := exitedTerminal(f, 50, nil)
+	term := exitedTerminal(f, 50*time.Millisecond, nil)
 	err := term.Terminate(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "unsafe process group 1") {
 		t.Fatalf("err = %v", err)
@@ -102,7 +102,7 @@ func TestTerminalCleanupPropagatesSignalTransportFailure(t *testing.T) {
 			return nil
 		},
 	}
-	term := exitedTerminal(f, 50, nil)
+	term := exitedTerminal(f, 50*time.Millisecond, nil)
 	if err := term.Terminate(context.Background()); err == nil || !strings.Contains(err.Error(), "transport down") {
 		t.Fatalf("err = %v", err)
 	}
@@ -120,7 +120,7 @@ func TestTerminalCleanupPropagatesSignalTransportFailure(t *testing.T) {
 
 func TestTerminalCleanupKillsBeforeCheckingAnExpiredDeadline(t *testing.T) {
 	f := &fakeControl{groups: func() ([]int, error) { return []int{123, 456}, nil }}
-	term := exitedTerminal(f, 1, nil)
+	term := exitedTerminal(f, time.Millisecond, nil)
 	err := term.Terminate(context.Background())
 	if err == nil || err.Error() != "terminal cleanup failed; surviving process groups: 123, 456" {
 		t.Fatalf("err = %v", err)
@@ -134,11 +134,11 @@ func TestTerminalCleanupKillsBeforeCheckingAnExpiredDeadline(t *testing.T) {
 func TestTerminalCleanupTreatsAVanishedSandboxAsSettled(t *testing.T) {
 	lost := errors.New("sandbox not found")
 	f := &fakeControl{groups: func() ([]int, error) { return nil, lost }}
-	term := exitedTerminal(f, 50, func(err error) bool { return errors.Is(err, lost) })
+	term := exitedTerminal(f, 50*time.Millisecond, func(err error) bool { return errors.Is(err, lost) })
 	if err := term.Terminate(context.Background()); err != nil {
 		t.Fatalf("err = %v", err)
 	}
-	other := exitedTerminal(&fakeControl{groups: func() ([]int, error) { return nil, errors.New("boom") }}, 50,
+	other := exitedTerminal(&fakeControl{groups: func() ([]int, error) { return nil, errors.New("boom") }}, 50*time.Millisecond,
 		func(err error) bool { return errors.Is(err, lost) })
 	if err := other.Terminate(context.Background()); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("other failures must stay visible: %v", err)

@@ -46,8 +46,11 @@ type Service struct {
 // when Spec.Tag is set (it may itself hold colons).
 const terminalTagPrefix = "sandtop-terminal:"
 
-func terminalTag(id string, graceMs int, user string) string {
-	tag := terminalTagPrefix + id + ":" + strconv.Itoa(graceMs)
+// terminalTag writes the tag. The grace goes on the wire in whole
+// milliseconds, rounded up so that a positive grace stays positive.
+func terminalTag(id string, grace time.Duration, user string) string {
+	ms := (grace + time.Millisecond - 1) / time.Millisecond
+	tag := terminalTagPrefix + id + ":" + strconv.FormatInt(int64(ms), 10)
 	if user != "" {
 		tag += ":" + user
 	}
@@ -56,7 +59,7 @@ func terminalTag(id string, graceMs int, user string) string {
 
 // ParseTag reads back what terminalTag wrote; tags written before
 // user tags existed have none.
-func ParseTag(tag string) (id string, graceMs int, user string, ok bool) {
+func ParseTag(tag string) (id string, grace time.Duration, user string, ok bool) {
 	rest, ok := strings.CutPrefix(tag, terminalTagPrefix)
 	if !ok {
 		return "", 0, "", false
@@ -66,11 +69,11 @@ func ParseTag(tag string) (id string, graceMs int, user string, ok bool) {
 		return "", 0, "", false
 	}
 	g, user, _ = strings.Cut(g, ":")
-	graceMs, err := strconv.Atoi(g)
-	if err != nil || graceMs <= 0 {
+	ms, err := strconv.ParseInt(g, 10, 32)
+	if err != nil || ms <= 0 {
 		return "", 0, "", false
 	}
-	return id, graceMs, user, true
+	return id, time.Duration(ms) * time.Millisecond, user, true
 }
 
 func newTerminalID() (string, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"path"
 	"strings"
 	"time"
@@ -40,8 +39,8 @@ func ValidateSpec(spec Spec) error {
 	if err := control.ValidateTag(spec.Tag); err != nil {
 		return fmt.Errorf("terminal %w", err)
 	}
-	if spec.GraceMs <= 0 || spec.GraceMs > math.MaxInt32 {
-		return fmt.Errorf("terminal graceMs must be a positive number no greater than %d (got %d)", math.MaxInt32, spec.GraceMs)
+	if err := control.ValidateGrace("terminal grace", spec.Grace); err != nil {
+		return err
 	}
 	for name, value := range spec.Env {
 		if name == "" || strings.ContainsAny(name, "=\x00") || strings.IndexByte(value, 0) >= 0 {
@@ -93,7 +92,7 @@ func (rt *Service) Spawn(ctx context.Context, spec Spec) (*Terminal, error) {
 	// stream whose pid we would not know.
 	streamCtx, stop := context.WithCancel(context.Background())
 	stdin := false
-	tag := terminalTag(id, spec.GraceMs, spec.Tag)
+	tag := terminalTag(id, spec.Grace, spec.Tag)
 	cwd := spec.Cwd
 	stream, err := rt.Process.Start(streamCtx, connect.NewRequest(&process.StartRequest{
 		Process: &process.ProcessConfig{
@@ -117,7 +116,7 @@ func (rt *Service) Spawn(ctx context.Context, spec Spec) (*Terminal, error) {
 		stop()
 		return nil, rt.rollbackState(fmt.Errorf("start terminal: %w", err), id)
 	}
-	t := newTerminal(rt, pid, id, spec.GraceMs, stop)
+	t := newTerminal(rt, pid, id, spec.Grace, stop)
 	filter := newBoundaryFilter(marker)
 	published := make(chan struct{})
 	go t.pump(s, filter, filter.passedBoundary, published)
@@ -167,7 +166,7 @@ func firstPid(s eventStream) (int, error) {
 // rollback tears down a half-made terminal and returns cause, joined with
 // the cleanup failure if cleanup could not prove the session empty.
 func (t *Terminal) rollback(cause error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(t.graceMs)*3*time.Millisecond+10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*t.grace+10*time.Second)
 	defer cancel()
 	if err := t.Terminate(ctx); err != nil {
 		return fmt.Errorf("%w (and rollback did not reach quiescence: %v)", cause, err)

@@ -2,12 +2,14 @@ package terminal
 
 import (
 	"context"
+	"sandtop/backend/seam/control"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTerminalSpecValidation(t *testing.T) {
-	good := Spec{Argv: []string{"/bin/sh"}, Cwd: "/", Rows: 24, Cols: 80, GraceMs: 100}
+	good := Spec{Argv: []string{"/bin/sh"}, Cwd: "/", Rows: 24, Cols: 80, Grace: 100 * time.Millisecond}
 	cases := []struct {
 		name string
 		edit func(*Spec)
@@ -19,8 +21,9 @@ func TestTerminalSpecValidation(t *testing.T) {
 		{"no cwd", func(s *Spec) { s.Cwd = "" }, "cwd is empty"},
 		{"zero rows", func(s *Spec) { s.Rows = 0 }, "terminal size 0x80"},
 		{"huge cols", func(s *Spec) { s.Cols = 70000 }, "within 1..65535"},
-		{"zero grace", func(s *Spec) { s.GraceMs = 0 }, "graceMs must be a positive"},
-		{"negative grace", func(s *Spec) { s.GraceMs = -1 }, "graceMs must be a positive"},
+		{"zero grace", func(s *Spec) { s.Grace = 0 }, "terminal grace must be positive and at most 596h31m23.647s (got 0s)"},
+		{"negative grace", func(s *Spec) { s.Grace = -time.Second }, "terminal grace must be positive and at most 596h31m23.647s (got -1s)"},
+		{"grace too long", func(s *Spec) { s.Grace = control.MaxGrace + time.Millisecond }, "(got 596h31m23.648s)"},
 		{"env name with =", func(s *Spec) { s.Env = map[string]string{"A=B": "x"} }, `entry "A=B"`},
 		{"empty env name", func(s *Spec) { s.Env = map[string]string{"": "x"} }, `entry ""`},
 		{"NUL env value", func(s *Spec) { s.Env = map[string]string{"A": "\x00"} }, `entry "A"`},

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -25,11 +26,12 @@ type Spec struct {
 	Env map[string]string
 	// Rows and Cols are the PTY's size before the program's first byte.
 	Rows, Cols int
-	// GraceMs is the TERM→KILL grace Terminate gives the whole session.
-	GraceMs int
+	// Grace is the TERM→KILL grace Terminate gives the whole session:
+	// positive, at most control.MaxGrace.
+	Grace time.Duration
 	// Tag is an optional label (one line, at most MaxTagBytes). It rides in
-	// the terminal's daemon tag after sandtop's own fields, so ListTerminals
-	// reports it, after a restart too.
+	// the terminal's daemon tag after sandtop's own fields, so listings
+	// report it, after a restart too.
 	Tag string
 }
 
@@ -53,10 +55,10 @@ var ErrDetached = errors.New("detached (it keeps running)")
 // Terminal is a live PTY session in the sandbox. Its methods are safe for
 // concurrent use.
 type Terminal struct {
-	rt      *Service
-	pid     int
-	id      string // state directory name under <runtimeRoot>/terminals
-	graceMs int
+	rt    *Service
+	pid   int
+	id    string // state directory name under <runtimeRoot>/terminals
+	grace time.Duration
 
 	output *terminalOutput
 	input  terminalInput
@@ -76,9 +78,9 @@ type Terminal struct {
 	detached atomic.Bool // Detach was called
 }
 
-func newTerminal(rt *Service, pid int, id string, graceMs int, stop context.CancelFunc) *Terminal {
+func newTerminal(rt *Service, pid int, id string, grace time.Duration, stop context.CancelFunc) *Terminal {
 	return &Terminal{
-		rt: rt, pid: pid, id: id, graceMs: graceMs,
+		rt: rt, pid: pid, id: id, grace: grace,
 		input:  terminalInput{useStr: rt.Supervisor != nil},
 		output: newTerminalOutput(DefaultOutputBuffer),
 		ops:    newTerminalOps(),
@@ -105,8 +107,8 @@ func (t *Terminal) Pid() int { return t.pid }
 // ID names the terminal's state directory under <runtimeRoot>/terminals/.
 func (t *Terminal) ID() string { return t.id }
 
-// GraceMs is the TERM→KILL grace Terminate uses.
-func (t *Terminal) GraceMs() int { return t.graceMs }
+// Grace is the TERM→KILL grace Terminate uses.
+func (t *Terminal) Grace() time.Duration { return t.grace }
 
 // Output is the program's raw terminal bytes in delivery order. It returns
 // io.EOF after the queued bytes once the top-level process has exited, or
@@ -152,7 +154,7 @@ func (t *Terminal) gone() error {
 // Detach lets go of the terminal without ending it, as tmux's detach does:
 // the output subscription ends (Output reads ErrDetached after what was
 // queued, Done closes), Write and Resize answer ErrDetached, and the
-// seam's Runtime no longer owns it, so neither its release nor DisposeTerminals
+// seam's Runtime no longer owns it, so neither its release nor its disposal
 // will terminate it. Attach it again with AttachTerminal.
 func (t *Terminal) Detach() {
 	if t.detached.Swap(true) {

@@ -20,7 +20,7 @@ const exitStatusTimeout = 5 * time.Second
 
 // Terminate ends the whole terminal session and waits until it is empty. It
 // first refuses new calls and cancels and joins those in flight, then sends
-// SIGTERM to every process group of the session, waits up to GraceMs, and
+// SIGTERM to every process group of the session, waits up to the grace, and
 // sends SIGKILL to whatever is left (a group made only of zombies counts as
 // gone). It returns once the session is empty and the top-level process has
 // exited. It is idempotent; after a failure (including ctx ending) it may be
@@ -50,7 +50,7 @@ func (t *Terminal) Terminate(ctx context.Context) error {
 
 // emptySession is one teardown attempt: TERM, grace, KILL, proof.
 func (t *Terminal) emptySession(ctx context.Context) error {
-	grace := time.Duration(t.graceMs) * time.Millisecond
+	grace := t.grace
 	groups, err := t.sessionGroups(ctx)
 	if err != nil {
 		return fmt.Errorf("terminal cleanup: %w", err)
