@@ -54,9 +54,12 @@ type keptStream struct {
 	keptAt time.Time // when the kept output last grew (or the stream opened)
 }
 
+// newKeptStream follows what rd reads. Without a plane to ask whether the
+// group still runs, the group is known to be over: the stream reads what
+// was kept and ends.
 func newKeptStream(ctx context.Context, plane control.Plane, pgid int, rd *outlog.Reader, poll time.Duration, live io.ReadCloser) *keptStream {
 	ctx, cancel := context.WithCancel(ctx)
-	k := &keptStream{ctx: ctx, cancel: cancel, plane: plane, pgid: pgid, rd: rd, poll: poll, keptAt: time.Now()}
+	k := &keptStream{ctx: ctx, cancel: cancel, plane: plane, pgid: pgid, rd: rd, poll: poll, keptAt: time.Now(), final: plane == nil}
 	if live != nil {
 		k.live = startLiveTail(live)
 	}
