@@ -62,9 +62,8 @@ func (m *Model) onTeardownProgress(sb *sandbox, pgid int, ev TeardownEvent) {
 		sb.events.add(now, levelInfo, "SIGTERM to pgid %d (%s)", pgid, count(td.members, "member"))
 		td.step(now, ev.Phase, "SIGTERM to %s", count(td.members, "member"))
 	case TeardownWaiting:
-		if td.deadline.IsZero() {
-			td.step(now, ev.Phase, "waiting up to %s for it to end", roundDur(ev.Remaining))
-		}
+		// The row counts the grace down; the pane keeps its rows for
+		// the output.
 		td.deadline = now.Add(ev.Remaining)
 	case TeardownKill:
 		sb.events.add(now, levelWarn, "SIGKILL to pgid %d after %s (%s left)", pgid, roundDur(now.Sub(td.started)), count(td.members, "member"))
