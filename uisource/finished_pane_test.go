@@ -40,9 +40,20 @@ func openPaneOn(t *testing.T, src ui.Source, pgid, w, h int) *paneTUI {
 	p.scr.Wait(t, 20*time.Second, "● connected")
 	p.chars("/" + pg)
 	p.key(tea.KeyPressMsg{Code: tea.KeyEnter})
-	p.scr.Wait(t, 20*time.Second, "+"+pg)
-	p.chars("G")
-	p.scr.Wait(t, 10*time.Second, "Output · pgid "+pg)
+	// G moves to the last row, the group's once the filter holds; it may
+	// reach the list before the group's row does, so it is pressed again
+	// until the pane names the group.
+	var pressed time.Time
+	p.scr.WaitFunc(t, "the group selected", 30*time.Second, func(s string) bool {
+		if strings.Contains(s, "Output · pgid "+pg+" ") {
+			return true
+		}
+		if time.Since(pressed) > 300*time.Millisecond {
+			p.chars("G")
+			pressed = time.Now()
+		}
+		return false
+	})
 	return p
 }
 
