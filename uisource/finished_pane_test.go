@@ -97,7 +97,7 @@ func awaitExit(t *testing.T, src ui.Source, pgid, code int) {
 // its detail pane shows those lines in the order they came and,
 // below them, that it exited 3: on sandtop's daemon, and on a stock envd
 // under sandtop's supervisor and under the bash wrapper (whose output is
-// kept without marks, read through the filesystem service).
+// kept without arrival marks).
 func TestFinishedGroupPaneShowsItsOutputAndExit(t *testing.T) {
 	planes := []struct {
 		name string
