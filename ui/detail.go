@@ -207,6 +207,9 @@ func (m *Model) endTimeReader(ctx context.Context, pgid int) func() time.Time {
 	}
 	dir := g.StateDir
 	return func() time.Time {
+		if ctx.Err() != nil {
+			return time.Time{} // the pane moved on: its stream was closed
+		}
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		details, err := desc.GroupDetails(ctx, dir)

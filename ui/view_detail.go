@@ -203,11 +203,12 @@ func (m *Model) exitLine(g *Group) string {
 		text = "finished; its status was not published"
 	}
 	if t := m.detail.endedAt; !t.IsZero() {
+		t, now := t.Local(), m.now().Local()
 		layout := "15:04:05"
-		if now := m.now(); t.Year() != now.Year() || t.YearDay() != now.YearDay() {
+		if t.Year() != now.Year() || t.YearDay() != now.YearDay() {
 			layout = "2006-01-02 15:04:05"
 		}
-		text += " · ended " + t.Local().Format(layout)
+		text += " · ended " + t.Format(layout)
 	}
 	return sty.Render("── " + text + " ──")
 }
