@@ -136,23 +136,36 @@ func TestFinishedGroupPaneShowsItsOutputAndExit(t *testing.T) {
 // TestTeardownKeepsOutputAndAppendsOutcome: a group prints a line, and
 // another when SIGTERM reaches it. Torn down from the TUI while its
 // output is on screen, the pane keeps both lines and adds, below them,
-// the teardown's steps and how the group ended.
+// the teardown's steps and how the group ended: on sandtop's daemon, and
+// on a stock envd, where the leader the pane follows (sandtop's
+// supervisor) is not the group's pgid.
 func TestTeardownKeepsOutputAndAppendsOutcome(t *testing.T) {
-	src := newDaemonSource(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pgid, err := src.Spawn(ctx, []string{"sh", "-c", `echo ready-line; trap 'echo got-term-line; exit 5' TERM; while :; do sleep 0.1; done`}, "")
-	if err != nil {
-		t.Fatal(err)
+	planes := []struct {
+		name string
+		src  func(t *testing.T) ui.Source
+	}{
+		{"daemon", func(t *testing.T) ui.Source { return newDaemonSource(t) }},
+		{"compat", func(t *testing.T) ui.Source { return newCompatSource(t, "") }},
 	}
-	t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
-	p := openPaneOn(t, src, pgid, 100, 40)
-	p.scr.Wait(t, 20*time.Second, "ready-line", "running")
-	p.chars("xy") // tear down, and confirm
-	screen := p.scr.WaitFunc(t, "the output, the teardown's steps and the exit below it", 30*time.Second, func(s string) bool {
-		return inOrder(s, "ready-line", "got-term-line", "teardown: SIGTERM", "teardown: group empty", "── exited 5")
-	})
-	if strings.Contains(screen, "Finished:") {
-		t.Fatalf("the pane replaced the output with a message:\n%s", screen)
+	for _, plane := range planes {
+		t.Run(plane.name, func(t *testing.T) {
+			src := plane.src(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			pgid, err := src.Spawn(ctx, []string{"sh", "-c", `echo ready-line; trap 'echo got-term-line; exit 5' TERM; while :; do sleep 0.1; done`}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
+			p := openPaneOn(t, src, pgid, 100, 40)
+			p.scr.Wait(t, 20*time.Second, "ready-line", "running")
+			p.chars("xy") // tear down, and confirm
+			screen := p.scr.WaitFunc(t, "the output, the teardown's steps and the exit below it", 30*time.Second, func(s string) bool {
+				return inOrder(s, "ready-line", "got-term-line", "teardown: SIGTERM", "teardown: group empty", "── exited 5")
+			})
+			if strings.Contains(screen, "It kept no output") {
+				t.Fatalf("the pane lost the output it showed:\n%s", screen)
+			}
+		})
 	}
 }
