@@ -80,7 +80,7 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 		return nil, err
 	}
 	var out []demoStarted
-	var failedJob *seam.Handle
+	failedJob := 0
 	for _, it := range demo.Workload() {
 		switch it.Kind {
 		case demo.Process:
@@ -91,10 +91,13 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 				return out, fmt.Errorf("demo %s: %w", it.Name, err)
 			}
 			out = append(out, demoStarted{it, h.Pgid()})
+			// Let go at once, the job that finishes too: a handle followed
+			// to the end takes the output it holds in memory as the result
+			// and withdraws the spill, and 'logs' and the TUI would find
+			// nothing kept. The TUI may also run in this process.
+			h.Detach()
 			if it.Finishes {
-				failedJob = h // waited for below
-			} else {
-				h.Detach() // the TUI may run in this process: nothing here follows it
+				failedJob = h.Pgid() // waited for below
 			}
 			fmt.Fprintf(w, "started %-10s pgid %-7d %s\n", it.Name, h.Pgid(), it.What)
 		case demo.Terminal:
@@ -111,15 +114,32 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 			fmt.Fprintf(w, "started %-10s pid  %-7d %s\n", it.Name, t.Pid(), it.What)
 		}
 	}
-	if failedJob != nil {
-		select {
-		case <-failedJob.Done():
-		case <-time.After(demoFinishWait):
-		case <-ctx.Done():
-			return out, ctx.Err()
+	if failedJob != 0 {
+		if err := awaitSettled(ctx, s, failedJob, demoFinishWait); err != nil {
+			return out, err
 		}
 	}
 	return out, nil
+}
+
+// awaitSettled waits, up to limit, for group pgid to have no live member
+// left, as the listing ('sandtop ls') sees it. Past the limit it gives up
+// quietly: the demo's check says what is wrong.
+func awaitSettled(ctx context.Context, s *session, pgid int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		if g, err := s.groupByPgid(ctx, pgid); err == nil && !g.Live() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // removeOldDemo tears down the live groups and terminals a previous demo

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sandtop/sandbox"
 	"sync"
 	"time"
 
@@ -36,6 +37,13 @@ type detail struct {
 	pump   *pump
 	ended  bool
 	err    error
+	// teardown is the teardown of the group shown, once one began: its
+	// steps stay below the output for as long as the pane shows the group.
+	teardown *teardown
+	// endedAt is when the group's command ended, as its state directory
+	// says (zero while not known); readEnd reads it.
+	endedAt time.Time
+	readEnd func() time.Time
 	// sizeBefore is the remote terminal's size before this attach resized
 	// it (cols, rows), given back on detach; zero when not attached.
 	sizeBefore [2]int
@@ -98,7 +106,27 @@ func (m *Model) target() (kind detailKind, sid, pgid, pid int) {
 	if t := m.cur.terminalOfSession(r.sid); t != nil && r.group.Live() {
 		return detailTerminal, t.SID, r.group.PGID, t.PID
 	}
-	return detailGroup, r.sid, r.group.PGID, r.group.LeaderPID
+	g := r.group
+	if d := &m.detail; !g.Live() && d.kind == detailGroup && d.pgid == g.PGID && d.reader != nil && d.err == nil {
+		// The group ended (or was torn down) while the pane showed it: the
+		// stream already open reads its output on to the end, and the
+		// pane keeps it with the outcome below.
+		return detailGroup, d.sid, d.pgid, d.pid
+	}
+	return detailGroup, r.sid, g.PGID, outputPID(g)
+}
+
+// outputPID is the pid the pane asks the Source for a group's output: its
+// leader's; for a finished group the table names no leader of, its pgid,
+// by which the Source reads back what the group kept. 0: nothing to ask.
+func outputPID(g *sandbox.Group) int {
+	switch {
+	case g.LeaderPID != 0:
+		return g.LeaderPID
+	case !g.Live() && g.StateDir != "":
+		return g.PGID
+	}
+	return 0
 }
 
 // syncDetail switches the detail pane to the selection of the sandbox on
@@ -112,6 +140,7 @@ func (m *Model) syncDetail() tea.Cmd {
 	kind, sid, pgid, pid := m.target()
 	d := &m.detail
 	if d.kind == kind && d.sid == sid && d.pgid == pgid && d.pid == pid {
+		m.fitDetail() // the group may have settled, or its teardown moved on
 		return nil
 	}
 	cmd := d.detach()
@@ -119,8 +148,7 @@ func (m *Model) syncDetail() tea.Cmd {
 	d.kind, d.sid, d.pgid, d.pid = kind, sid, pgid, pid
 	d.out = newOutputView()
 	d.out.maxBytes = m.opts.ScrollbackBytes
-	_, h := m.detailInner()
-	d.out.setHeight(h - m.detailHeaderLines())
+	m.fitDetail()
 	if kind == detailTerminal {
 		d.term = m.newTermPaneFor(pid)
 	}
@@ -152,7 +180,45 @@ func (m *Model) openDetail() tea.Cmd {
 	if d.kind == detailTerminal {
 		return m.attachCmd(ctx, m.detailGen, d.pid)
 	}
+	d.readEnd = m.endTimeReader(ctx, d.pgid)
 	return m.openOutputCmd(ctx, m.detailGen, d.pid)
+}
+
+// fitDetail gives a group's output the rows its summary above and its
+// outcome below leave, and picks up a teardown of the group shown.
+func (m *Model) fitDetail() {
+	d := &m.detail
+	if d.kind == detailGroup {
+		if td := m.cur.teardowns[d.pgid]; td != nil {
+			d.teardown = td
+		}
+	}
+	_, h := m.detailInner()
+	d.out.setHeight(h - m.detailHeaderLines())
+}
+
+// endTimeReader reads when the group's command ended, from the state
+// directory the group published; nil where the Source cannot tell. It
+// blocks: the output's pump calls it once the output has ended.
+func (m *Model) endTimeReader(ctx context.Context, pgid int) func() time.Time {
+	desc, ok := m.cur.src.(GroupDescriber)
+	g := m.groupByPGID(pgid)
+	if !ok || g == nil || g.StateDir == "" {
+		return nil
+	}
+	dir := g.StateDir
+	return func() time.Time {
+		if ctx.Err() != nil {
+			return time.Time{} // the pane moved on: its stream was closed
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		details, err := desc.GroupDetails(ctx, dir)
+		if err != nil {
+			return time.Time{}
+		}
+		return details.Ended
+	}
 }
 
 func (m *Model) onOutputOpened(msg outputOpenedMsg) tea.Cmd {
@@ -162,12 +228,14 @@ func (m *Model) onOutputOpened(msg outputOpenedMsg) tea.Cmd {
 		}
 		return nil
 	}
+	d := &m.detail
 	if msg.err != nil {
-		m.detail.err = msg.err
+		d.err = msg.err
+		m.fitDetail()
 		return nil
 	}
-	m.detail.reader = msg.r
-	m.detail.pump = startOutputPump(msg.r, m.wake)
+	d.reader = msg.r
+	d.pump = startOutputPump(msg.r, m.wake, d.readEnd)
 	return m.armFrame()
 }
 
@@ -214,7 +282,8 @@ func (m *Model) drainStreams() tea.Cmd {
 	if d.pump == nil {
 		return nil
 	}
-	data, times, dropped, done, err := d.pump.take()
+	p := d.pump
+	data, times, dropped, done, err := p.take()
 	if dropped > 0 {
 		m.cur.events.add(m.now(), levelWarn, "output flood: skipped %d bytes to stay live", dropped)
 	}
@@ -228,6 +297,8 @@ func (m *Model) drainStreams() tea.Cmd {
 	}
 	if done {
 		d.pump, d.ended, d.err = nil, true, err
+		d.endedAt = p.endedAt()
+		m.fitDetail() // the outcome goes below the output
 		if m.focus == focusAttached {
 			m.cur.events.add(m.now(), levelInfo, "terminal %d ended; detached", d.pid)
 			m.focus = focusList

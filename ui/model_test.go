@@ -547,9 +547,9 @@ func TestExitColumnNamesSignals(t *testing.T) {
 	}
 }
 
-// A finished group has no output stream any more: the detail pane says so,
-// and where to find what was kept, rather than blaming another client.
-func TestFinishedGroupDetailSaysItFinished(t *testing.T) {
+// A finished group shows what it kept, read back by its pgid (the table
+// names no leader for it), then how it ended and when.
+func TestFinishedGroupDetailShowsKeptOutputAndExit(t *testing.T) {
 	m, src := newTestModel(t, 160, 45)
 	snap := demoSnapshot(testNow)
 	for i := range snap.Groups {
@@ -557,6 +557,8 @@ func TestFinishedGroupDetailSaysItFinished(t *testing.T) {
 			snap.Groups[i].LeaderPID = 0 // as the seam reports a finished group
 		}
 	}
+	src.outputs[4500] = "ok  \tsandbox/api\nFAIL\tsandbox/db\n"
+	src.details = map[string]GroupDetails{"/run/sandtop/groups/7a1e": {Ended: testNow.Add(-2 * time.Minute)}}
 	m.Update(snapshotMsg{gen: 0, snap: snap, ch: src.snaps})
 	for range 20 {
 		if g := m.cur.tree.selectedGroup(); g != nil && g.PGID == 4500 {
@@ -567,9 +569,32 @@ func TestFinishedGroupDetailSaysItFinished(t *testing.T) {
 	if g := m.cur.tree.selectedGroup(); g == nil || g.PGID != 4500 {
 		t.Fatal("could not select the finished group")
 	}
+	waitFor(t, func() bool { m.drainStreams(); return m.detail.ended }, func() string { return viewOf(m) })
 	view := viewOf(m)
-	if !strings.Contains(view, "Finished: its output is no longer") || strings.Contains(view, "not started through the daemon") {
-		t.Fatalf("detail of a finished group:\n%s", view)
+	end := "── exited 2 · ended " + testNow.Add(-2*time.Minute).Local().Format("15:04:05") + " ──"
+	api, db, exit := strings.Index(view, "sandbox/api"), strings.Index(view, "FAIL    sandbox/db"), strings.Index(view, end)
+	if api < 0 || db < api || exit < db || strings.Contains(view, "not started through the daemon") {
+		t.Fatalf("detail of a finished group: want its two lines, then %q:\n%s", end, view)
+	}
+}
+
+// A finished group that kept nothing says so in one line, naming the
+// command that reads what a group kept, above how it ended.
+func TestFinishedGroupThatKeptNothingSaysSo(t *testing.T) {
+	m, src := newTestModel(t, 160, 45)
+	snap := demoSnapshot(testNow)
+	m.Update(snapshotMsg{gen: 0, snap: snap, ch: src.snaps})
+	for range 20 {
+		if g := m.cur.tree.selectedGroup(); g != nil && g.PGID == 4500 {
+			break
+		}
+		press(t, m, "down")
+	}
+	waitFor(t, func() bool { m.drainStreams(); return m.detail.ended }, func() string { return viewOf(m) })
+	view := viewOf(m)
+	note, exit := strings.Index(view, "It kept no output: 'sandtop logs 4500' has none either."), strings.Index(view, "── exited 2 ──")
+	if note < 0 || exit < note {
+		t.Fatalf("detail of a finished group that kept nothing:\n%s", view)
 	}
 }
 

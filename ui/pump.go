@@ -27,6 +27,10 @@ type pump struct {
 	// sink, when set, receives the bytes instead of the buffer (a vt.Term,
 	// which parses on its own goroutine and signals its own changes).
 	sink io.Writer
+	// afterEnd, when set, is asked once the stream has ended, before the
+	// pump says so, when the group's command ended (see endedAt).
+	afterEnd func() time.Time
+	ended    time.Time
 }
 
 // pieceTime is the arrival time of the bytes of a pump's buffer from off on.
@@ -42,9 +46,11 @@ func startPump(r io.Reader, wake chan<- struct{}, sink io.Writer) *pump {
 	return p
 }
 
-// startOutputPump follows a group's output, keeping its pieces' times.
-func startOutputPump(s OutputStream, wake chan<- struct{}) *pump {
-	p := &pump{wake: wake}
+// startOutputPump follows a group's output, keeping its pieces' times;
+// afterEnd (may be nil) reads when the group's command ended, once the
+// output has.
+func startOutputPump(s OutputStream, wake chan<- struct{}, afterEnd func() time.Time) *pump {
+	p := &pump{wake: wake, afterEnd: afterEnd}
 	go p.run(s)
 	return p
 }
@@ -52,6 +58,10 @@ func startOutputPump(s OutputStream, wake chan<- struct{}) *pump {
 func (p *pump) run(s OutputStream) {
 	for {
 		piece, err := s.Next()
+		var ended time.Time
+		if err == io.EOF && p.afterEnd != nil {
+			ended = p.afterEnd()
+		}
 		data := piece.Data
 		if len(data) > 0 && p.sink != nil {
 			_, _ = p.sink.Write(data)
@@ -68,7 +78,7 @@ func (p *pump) run(s OutputStream) {
 			}
 		}
 		if err != nil {
-			p.done = true
+			p.done, p.ended = true, ended
 			if err != io.EOF {
 				p.err = err
 			}
@@ -119,4 +129,12 @@ func (p *pump) take() (data []byte, times []pieceTime, dropped int64, done bool,
 	times, p.times = p.times, nil
 	dropped, p.dropped = p.dropped, 0
 	return data, times, dropped, p.done, p.err
+}
+
+// endedAt is when the group's command ended, as afterEnd read it once the
+// stream ended; zero before, or when not known.
+func (p *pump) endedAt() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended
 }

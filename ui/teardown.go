@@ -17,6 +17,20 @@ type teardown struct {
 	members  int
 	finished time.Time
 	err      error
+	// steps are what it did, in order, for the group's detail pane, which
+	// shows them below the group's output.
+	steps []teardownStep
+}
+
+// teardownStep is one step of a teardown as the detail pane tells it.
+type teardownStep struct {
+	at    time.Time
+	phase TeardownPhase
+	text  string
+}
+
+func (td *teardown) step(at time.Time, phase TeardownPhase, format string, args ...any) {
+	td.steps = append(td.steps, teardownStep{at: at, phase: phase, text: fmt.Sprintf(format, args...)})
 }
 
 // startTeardown begins TERM → grace → KILL → empty on one of sb's groups.
@@ -48,14 +62,23 @@ func (m *Model) onTeardownProgress(sb *sandboxState, pgid int, ev TeardownEvent)
 	switch ev.Phase {
 	case TeardownTerm:
 		sb.events.add(now, levelInfo, "SIGTERM to pgid %d (%s)", pgid, count(td.members, "member"))
+		td.step(now, ev.Phase, "SIGTERM to %s", count(td.members, "member"))
 	case TeardownWaiting:
+		// The row counts the grace down; the pane keeps its rows for
+		// the output.
 		td.deadline = now.Add(ev.Remaining)
 	case TeardownKill:
 		sb.events.add(now, levelWarn, "SIGKILL to pgid %d after %s (%s left)", pgid, roundDur(now.Sub(td.started)), count(td.members, "member"))
+		td.step(now, ev.Phase, "SIGKILL after %s (%s left)", roundDur(now.Sub(td.started)), count(td.members, "member"))
 	case TeardownEmpty:
 		sb.events.add(now, levelOK, "pgid %d empty after %s", pgid, roundDur(now.Sub(td.started)))
+		td.step(now, ev.Phase, "group empty after %s", roundDur(now.Sub(td.started)))
 	case TeardownFailed:
 		sb.events.add(now, levelError, "teardown of pgid %d failed: %v", pgid, ev.Err)
+		td.step(now, ev.Phase, "failed: %v", ev.Err)
+	}
+	if sb == m.cur {
+		m.fitDetail()
 	}
 }
 
@@ -65,14 +88,21 @@ func (m *Model) onTeardownDone(sb *sandboxState, msg teardownDoneMsg) {
 		return
 	}
 	td.finished = m.now()
+	defer func() {
+		if sb == m.cur {
+			m.fitDetail()
+		}
+	}()
 	if msg.err != nil {
 		td.phase, td.err = TeardownFailed, msg.err
 		sb.events.add(td.finished, levelError, "teardown of pgid %d stopped: %v", msg.pgid, msg.err)
+		td.step(td.finished, TeardownFailed, "stopped: %v", msg.err)
 		return
 	}
 	if td.phase != TeardownEmpty {
 		td.phase = TeardownEmpty
 		sb.events.add(td.finished, levelOK, "pgid %d empty after %s", msg.pgid, roundDur(td.finished.Sub(td.started)))
+		td.step(td.finished, TeardownEmpty, "group empty after %s", roundDur(td.finished.Sub(td.started)))
 	}
 }
 

@@ -11,15 +11,17 @@ import (
 	"sandtop/sandbox"
 )
 
-// groupDetailHeader is how many lines a group's summary takes above its
-// output.
-const groupDetailHeader = 3
-
+// detailHeaderLines is how many rows a group's pane takes besides its
+// output: the summary above it and the outcome below it (see groupAbove
+// and groupBelow).
 func (m *Model) detailHeaderLines() int {
-	if m.detail.kind == detailGroup {
-		return groupDetailHeader
+	if m.detail.kind != detailGroup {
+		return 0
 	}
-	return 0
+	g := m.groupByPGID(m.detail.pgid)
+	_, h := m.detailInner()
+	above := m.groupAbove(g, 0)
+	return len(above) + len(m.groupBelow(g, h-len(above)))
 }
 
 func (m *Model) viewDetail() string {
@@ -63,21 +65,55 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 	d := &m.detail
 	g := m.groupByPGID(d.pgid)
 	title := st.title.Render(fmt.Sprintf("Output · pgid %d", d.pgid))
+	lines := m.groupAbove(g, w)
+	below := m.groupBelow(g, h-len(lines))
+	o := &d.out
+	switch {
+	case d.pid == 0 && !finished(g):
+		lines = append(lines, st.muted.Render("No output stream: this group was not started through the daemon."))
+	case d.err != nil:
+		lines = append(lines, st.danger.Render("output: "+safetext.Line(d.err.Error())))
+	default:
+		lines = append(lines, o.render(st, w)...)
+		if d.ended && len(below) == 0 && len(lines) < h {
+			lines = append(lines, st.muted.Render("── end of output ──"))
+		}
+	}
+	return title, append(lines, below...)
+}
+
+// finished says the group has no live member left (nil: it left the
+// table altogether).
+func finished(g *sandbox.Group) bool { return g != nil && g.State == groupstate.Settled }
+
+// groupAbove is the group's summary and the output's status rule. A
+// finished group with no member left has its summary on the rule: the
+// rows go to its output. w is the pane's width (0: only the count counts).
+func (m *Model) groupAbove(g *sandbox.Group, w int) []string {
+	st := m.st
+	o := &m.detail.out
 	var lines []string
-	if g != nil {
+	var status string
+	switch {
+	case g == nil:
+		lines = append(lines, st.settled.Render("gone"), "")
+	case finished(g) && len(g.Members) == 0:
+		status = m.stateCell(g, m.now()) + st.muted.Render(" · ") + m.originCell(g.Origin) + st.muted.Render(" · ")
+	default:
 		lines = append(lines, fmt.Sprintf("%s · %s · %s · sid %d", m.stateCell(g, m.now()), count(g.LiveMembers(), "member"), m.originCell(g.Origin), g.SID))
 		var pids []string
 		for _, p := range g.Members {
 			pids = append(pids, fmt.Sprintf("%d %s", p.PID, safetext.Line(p.Comm)))
 		}
 		lines = append(lines, st.muted.Render("members: "+strings.Join(pids, ", ")))
-	} else {
-		lines = append(lines, st.settled.Render("gone"), "")
 	}
-	o := &d.out
-	status := st.ok.Render("● follow")
-	if !o.follow {
-		status = st.warning.Render("⏸ paused") + st.muted.Render(" (f follows)")
+	if w <= 0 {
+		return append(lines, "")
+	}
+	if o.follow {
+		status += st.ok.Render("● follow")
+	} else {
+		status += st.warning.Render("⏸ paused") + st.muted.Render(" (f follows)")
 	}
 	switch {
 	case o.wrap:
@@ -106,22 +142,70 @@ func (m *Model) groupDetail(w, h int) (string, []string) {
 		status = fit(status, max(0, w-4))
 	}
 	rest := max(0, w-4-ansi.StringWidth(status))
-	lines = append(lines, st.border.Render(strings.Repeat("─", 2))+" "+status+" "+st.border.Render(strings.Repeat("─", rest)))
-	switch {
-	case d.pid == 0 && g != nil && g.State == groupstate.Settled:
-		// The daemon streams a group's output only while it runs.
-		lines = append(lines, st.muted.Render(fmt.Sprintf("Finished: its output is no longer streamed ('sandtop logs %d' shows what the sandbox kept).", g.PGID)))
-	case d.pid == 0:
-		lines = append(lines, st.muted.Render("No output stream: this group was not started through the daemon."))
-	case d.err != nil:
-		lines = append(lines, st.danger.Render("output: "+safetext.Line(d.err.Error())))
-	default:
-		lines = append(lines, o.render(st, w)...)
-		if d.ended && len(lines) < h {
-			lines = append(lines, st.muted.Render("── end of output ──"))
+	return append(lines, st.border.Render(strings.Repeat("─", 2))+" "+status+" "+st.border.Render(strings.Repeat("─", rest)))
+}
+
+// groupBelow is what the pane says under a group's output: that nothing
+// was kept, where that is so; the steps of its teardown; and, once the
+// group is finished and its output read to the end, how its command
+// ended. It takes at most rows-1 rows, the newest kept, so one row of
+// output stays in view.
+func (m *Model) groupBelow(g *sandbox.Group, rows int) []string {
+	st := m.st
+	d := &m.detail
+	var lines []string
+	over := finished(g) && (d.ended || d.err != nil || d.pid == 0)
+	if over && d.err == nil && d.out.count() == 0 && d.out.dropped == 0 {
+		lines = append(lines, st.muted.Render(fmt.Sprintf("It kept no output: 'sandtop logs %d' has none either.", g.PGID)))
+	}
+	if td := d.teardown; td != nil {
+		for _, s := range td.steps {
+			sty := st.muted
+			switch s.phase {
+			case TeardownKill:
+				sty = st.warning
+			case TeardownEmpty:
+				sty = st.ok
+			case TeardownFailed:
+				sty = st.danger
+			}
+			lines = append(lines, sty.Render(fmt.Sprintf("── %s teardown: %s", s.at.Format("15:04:05"), safetext.Line(s.text))))
 		}
 	}
-	return title, lines
+	if over {
+		lines = append(lines, m.exitLine(g))
+	}
+	if keep := max(0, rows-1); len(lines) > keep {
+		lines = lines[len(lines)-keep:]
+	}
+	return lines
+}
+
+// exitLine says how a finished group's command ended, and when where the
+// state directory says: the facts 'sandtop describe' reports.
+func (m *Model) exitLine(g *sandbox.Group) string {
+	st := m.st
+	var text string
+	sty := st.muted
+	switch e := g.Exit; {
+	case e != nil && e.Signal != "":
+		text, sty = "killed by "+safetext.Line(e.Signal), st.danger
+	case e != nil && e.Code == 0:
+		text, sty = "exited 0", st.ok
+	case e != nil:
+		text, sty = fmt.Sprintf("exited %d", e.Code), st.danger
+	default:
+		text = "finished; its status was not published"
+	}
+	if t := m.detail.endedAt; !t.IsZero() {
+		t, now := t.Local(), m.now().Local()
+		layout := "15:04:05"
+		if t.Year() != now.Year() || t.YearDay() != now.YearDay() {
+			layout = "2006-01-02 15:04:05"
+		}
+		text += " · ended " + t.Format(layout)
+	}
+	return sty.Render("── " + text + " ──")
 }
 
 func (m *Model) groupByPGID(pgid int) *sandbox.Group {

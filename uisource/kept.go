@@ -59,9 +59,12 @@ type groupAliver interface {
 	GroupAlive(ctx context.Context, pgid int) (bool, error)
 }
 
+// newKeptStream follows what rd reads. Without alive to ask whether the
+// group still runs, the group is known to be over: the stream reads what
+// was kept and ends.
 func newKeptStream(ctx context.Context, alive groupAliver, pgid int, rd *outlog.Reader, poll time.Duration, live io.ReadCloser) *keptStream {
 	ctx, cancel := context.WithCancel(ctx)
-	k := &keptStream{ctx: ctx, cancel: cancel, alive: alive, pgid: pgid, rd: rd, poll: poll, keptAt: time.Now()}
+	k := &keptStream{ctx: ctx, cancel: cancel, alive: alive, pgid: pgid, rd: rd, poll: poll, keptAt: time.Now(), final: alive == nil}
 	if live != nil {
 		k.live = startLiveTail(live)
 	}
