@@ -125,6 +125,11 @@ func run(t testing.TB, m *Model, cmd tea.Cmd) {
 	}
 }
 
+// waitBound bounds a test's wait for what a goroutine of the model does
+// (a stream pumped, a key written): only a hang reaches it, and loaded
+// machines take seconds.
+const waitBound = 30 * time.Second
+
 // cmdDeadline bounds a command that should finish: the fakes answer at
 // once, so only a hang reaches it, however loaded the machine.
 const cmdDeadline = 20 * time.Second
