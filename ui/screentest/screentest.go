@@ -5,11 +5,13 @@
 package screentest
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"sandtop/testwait"
 	"sandtop/vt"
 )
 
@@ -31,20 +33,17 @@ func (s *Screen) Text() string {
 	return vt.Capture(s.emu).Text()
 }
 
-// WaitFunc polls the screen until ok holds, failing the test after d.
+// WaitFunc polls the screen until ok holds, failing the test after d
+// with the last screen; it returns the screen that held.
 func (s *Screen) WaitFunc(t testing.TB, what string, d time.Duration, ok func(screen string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	return testwait.Value(t, d, func() (string, error) {
 		text := s.Text()
-		if ok(text) {
-			return text
+		if !ok(text) {
+			return text, fmt.Errorf("screen never showed %s; last screen:\n%s", what, text)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("screen never showed %s within %v; last screen:\n%s", what, d, text)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return text, nil
+	})
 }
 
 // Wait waits until every phrase in want is on screen.
