@@ -14,6 +14,7 @@ import (
 // Golden views at two widths, colour profile pinned to ASCII (helpers_test
 // init). Rewrite with: go test ./ui -run TestGolden -update
 func TestGoldenViews(t *testing.T) {
+	t.Parallel() // each scene has a model and source of its own
 	scenes := map[string]func(t *testing.T, m *Model, src *fakeSource){
 		"overview": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "j", "space")

@@ -12,7 +12,8 @@ import (
 )
 
 // flow is a model running in a real Bubble Tea program loop, with its
-// screen.
+// screen. Each flow has a program, model and source of its own: the flow
+// tests run side by side.
 type flow struct {
 	*teatest.TestModel
 	scr *screentest.Screen
@@ -53,6 +54,7 @@ func finish(t *testing.T, tm *flow) *Model {
 }
 
 func TestFlowFilter(t *testing.T) {
+	t.Parallel()
 	tm, _ := startProgram(t, false)
 	send(tm, "/")
 	tm.Type("python")
@@ -65,6 +67,7 @@ func TestFlowFilter(t *testing.T) {
 }
 
 func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
+	t.Parallel()
 	tm, src := startProgram(t, false)
 	send(tm, "j", "space", "space")
 	waitScreen(t, tm, "2 marked")
@@ -88,6 +91,7 @@ func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
 }
 
 func TestFlowCancelSendsNothing(t *testing.T) {
+	t.Parallel()
 	tm, src := startProgram(t, false)
 	send(tm, "j", "s")
 	waitScreen(t, tm, "Send signal")
@@ -105,6 +109,7 @@ func TestFlowCancelSendsNothing(t *testing.T) {
 }
 
 func TestFlowConfirmSignal(t *testing.T) {
+	t.Parallel()
 	tm, src := startProgram(t, false)
 	send(tm, "j", "s", "enter")
 	waitScreen(t, tm, "Send SIGTERM?")
@@ -117,6 +122,7 @@ func TestFlowConfirmSignal(t *testing.T) {
 }
 
 func TestFlowReadOnlyRefusal(t *testing.T) {
+	t.Parallel()
 	tm, src := startProgram(t, true) // its first screen already showed READ-ONLY
 	send(tm, "j", "x")
 	waitScreen(t, tm, "read-only: teardown refused")

@@ -18,6 +18,7 @@ import (
 	"sandtop/backend/gen/process"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/seam"
+	"sandtop/testwait"
 	"sandtop/wrapper"
 )
 
@@ -155,17 +156,13 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 
 func pollDsh(ctx context.Context, t *testing.T, proc processconnect.ProcessClient, root string, ok func(seam.DshDiscovery) bool) seam.DshDiscovery {
 	t.Helper()
-	var last seam.DshDiscovery
-	var lastErr error
-	for ctx.Err() == nil {
-		last, lastErr = seam.DiscoverDsh(ctx, proc, root)
-		if lastErr == nil && ok(last) {
-			return last
+	return testwait.Value(t, 30*time.Second, func() (seam.DshDiscovery, error) {
+		d, err := seam.DiscoverDsh(ctx, proc, root)
+		if err == nil && !ok(d) {
+			err = fmt.Errorf("last discovery %+v", d)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("deadline: last discovery %+v, err %v", last, lastErr)
-	return last
+		return d, err
+	})
 }
 
 // liveMembers reads /proc for a non-zombie member of pgid.
