@@ -13,6 +13,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/seam"
+	"sandtop/testwait"
 	"sandtop/ui"
 )
 
@@ -112,20 +113,18 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for settled := false; !settled; {
+			testwait.For(t, 30*time.Second, "the job to settle", func() bool {
 				infos, err := src.rt.ListGroups(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, g := range infos {
-					settled = settled || (g.Pgid == pgid && g.State == seam.GroupSettled)
+					if g.Pgid == pgid && g.State == seam.GroupSettled {
+						return true
+					}
 				}
-				if time.Now().After(deadline) {
-					t.Fatal("the job never settled")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return false
+			})
 			watch, err := src.Watch(ctx)
 			if err != nil {
 				t.Fatal(err)
