@@ -38,7 +38,7 @@ func startProgram(t *testing.T, readOnly bool) (*flow, *fakeSource) {
 
 func waitScreen(t *testing.T, tm *flow, want ...string) {
 	t.Helper()
-	tm.scr.Wait(t, 5*time.Second, want...)
+	tm.scr.Wait(t, waitBound, want...)
 }
 
 func send(tm *flow, keys ...string) {
@@ -50,7 +50,7 @@ func send(tm *flow, keys ...string) {
 func finish(t *testing.T, tm *flow) *Model {
 	t.Helper()
 	tm.Send(keyMsg("q"))
-	return tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	return tm.FinalModel(t, teatest.WithFinalTimeout(waitBound)).(*Model)
 }
 
 func TestFlowFilter(t *testing.T) {
@@ -79,7 +79,7 @@ func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
 	// Not "q": until each teardown's done message has been handled (it
 	// follows its "empty" progress), q rightly asks before quitting.
 	tm.Send(tea.QuitMsg{})
-	m := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	m := tm.FinalModel(t, teatest.WithFinalTimeout(waitBound)).(*Model)
 	if _, _, tds := src.calls(); len(tds) != 2 {
 		t.Fatalf("teardowns = %v", tds)
 	}

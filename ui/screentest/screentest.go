@@ -5,6 +5,7 @@
 package screentest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -29,7 +30,7 @@ func New(out io.Reader, cols, rows int) *Screen {
 // Text reads what output there is and returns the screen's text.
 func (s *Screen) Text() string {
 	b, _ := io.ReadAll(s.out)
-	_, _ = s.emu.Write(b)
+	_, _ = s.emu.Write(onlcr(b))
 	return vt.Capture(s.emu).Text()
 }
 
@@ -57,4 +58,13 @@ func (s *Screen) Wait(t testing.TB, d time.Duration, want ...string) string {
 		}
 		return true
 	})
+}
+
+// onlcr does what a terminal's line discipline does to output by default
+// (OPOST, ONLCR): a newline becomes carriage return and newline. A program
+// with no terminal for input, as under test, is drawn by Bubble Tea on
+// that assumption: it may end a row with a bare newline and expect the
+// next row to start at the left edge.
+func onlcr(b []byte) []byte {
+	return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n"))
 }
