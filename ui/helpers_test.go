@@ -87,6 +87,12 @@ func typeText(t testing.TB, m *Model, s string) {
 // testTick), which a test delivers itself when it means to.
 func run(t testing.TB, m *Model, cmd tea.Cmd) {
 	t.Helper()
+	runWithin(t, m, cmd, cmdDeadline)
+}
+
+// runWithin is run with a deadline of its own, for run's own tests.
+func runWithin(t testing.TB, m *Model, cmd tea.Cmd, deadline time.Duration) {
+	t.Helper()
 	if cmd == nil {
 		return
 	}
@@ -96,20 +102,22 @@ func run(t testing.TB, m *Model, cmd tea.Cmd) {
 	}
 	if strings.HasPrefix(origin, "charm.land/bubbletea/v2.Tick.") {
 		t.Fatalf("the model waits on the wall clock (%s): build it with Options.Tick = testTick", origin)
+		return
 	}
 	done := make(chan tea.Msg, 1)
 	go func() { done <- cmd() }()
 	var msg tea.Msg
 	select {
 	case msg = <-done:
-	case <-time.After(cmdDeadline):
-		t.Fatalf("command made by %s did not finish within %s", origin, cmdDeadline)
+	case <-time.After(deadline):
+		t.Fatalf("command made by %s did not finish within %s", origin, deadline)
+		return
 	}
 	switch msg := msg.(type) {
 	case nil:
 	case tea.BatchMsg:
 		for _, c := range msg {
-			run(t, m, c)
+			runWithin(t, m, c, deadline)
 		}
 	case tea.QuitMsg:
 	case timerMsg:
@@ -118,10 +126,10 @@ func run(t testing.TB, m *Model, cmd tea.Cmd) {
 			return
 		}
 		_, next := m.Update(fired)
-		run(t, m, next)
+		runWithin(t, m, next, deadline)
 	default:
 		_, next := m.Update(msg)
-		run(t, m, next)
+		runWithin(t, m, next, deadline)
 	}
 }
 
