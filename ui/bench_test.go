@@ -73,13 +73,17 @@ func TestIdleCPU(t *testing.T) {
 	}
 	share := float64(used) / float64(wall)
 	t.Logf("idle: %v CPU over %v = %.2f%% of a core", used, wall.Round(time.Millisecond), share*100)
-	limit := 0.02
-	if raceEnabled {
-		limit = 0.08
-	}
-	if share > limit {
+	if limit := idleLimit(); share > limit {
 		t.Fatalf("idle CPU %.2f%% of a core, want < %.0f%%", share*100, limit*100)
 	}
+}
+
+// idleLimit is the share of a core an idle TUI may use.
+func idleLimit() float64 {
+	if raceEnabled {
+		return 0.08
+	}
+	return 0.02
 }
 
 // idleCPUEnv set in its environment makes this test binary the idle
@@ -107,10 +111,18 @@ func idleCPUChild() error {
 	case <-time.After(30 * time.Second):
 		return errors.New("the program never took its snapshot")
 	}
-	// A warm-up, not a wait for anything: the first frames and the
-	// detail pane's stream (opened once the selection has rested) are
-	// work of the start, not of idling.
-	time.Sleep(300 * time.Millisecond)
+	// The start's work (the first frames, the detail pane's stream opened
+	// once the selection has rested) is not idling, and on a loaded
+	// machine it runs late: the measure begins after a second that stayed
+	// under the limit. A program that never gets there is measured all the
+	// same, and fails.
+	for range 15 {
+		before := cpuTime()
+		time.Sleep(time.Second)
+		if float64(cpuTime()-before) < idleLimit()*float64(time.Second) {
+			break
+		}
+	}
 	before, start := cpuTime(), time.Now()
 	time.Sleep(3 * time.Second)
 	fmt.Printf("idle %d %d\n", cpuTime()-before, time.Since(start))
