@@ -142,7 +142,14 @@ func newE2E(t *testing.T) *e2e {
 // (seconds on a loaded machine); `go run` keeps the linked binary in the
 // build cache, and with -exec cp what it runs is a copy of it to buildDir.
 var sandtopBinary = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(buildDir, "sandtop")
+	dir, err := os.MkdirTemp("", "sandtop-e2e-bin-")
+	if err != nil {
+		return "", err
+	}
+	buildDir.Lock()
+	buildDir.path = dir
+	buildDir.Unlock()
+	bin := filepath.Join(dir, "sandtop")
 	cmd := exec.Command("go", "run", "-exec", "cp", "sandtop", bin)
 	dieWithTest(cmd, syscall.SIGKILL)
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -151,8 +158,11 @@ var sandtopBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-// buildDir is where sandtopBinary builds; TestMain makes and removes it.
-var buildDir string
+// buildDir is where sandtopBinary built, if it did; TestMain removes it.
+var buildDir struct {
+	sync.Mutex
+	path string
+}
 
 // dieWithTest has cmd's process get sig when this test binary dies, be it
 // killed by go test's timeout.

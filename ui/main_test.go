@@ -11,9 +11,8 @@ import (
 
 // The fleet test runs a daemon in this binary, whose shims are this binary
 // started again: it must enter the shim before the tests run, and so must
-// TestIdleCPU's idle program. The
-// end-to-end tests share one build of sandtop; on a whole run it is built
-// while the quick tests run.
+// TestIdleCPU's idle program. The end-to-end tests share one build of
+// sandtop; on a whole run it is built while the quick tests run.
 func TestMain(m *testing.M) {
 	shim.RunIfSubcommand()
 	if os.Getenv(idleCPUEnv) != "" {
@@ -32,16 +31,14 @@ func TestMain(m *testing.M) {
 	if !set {
 		_ = flag.Set("test.parallel", "8")
 	}
-	dir, err := os.MkdirTemp("", "sandtop-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	buildDir = dir
 	if !testing.Short() && flag.Lookup("test.run").Value.String() == "" {
 		go func() { _, _ = sandtopBinary() }()
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	buildDir.Lock()
+	if buildDir.path != "" {
+		os.RemoveAll(buildDir.path)
+	}
+	buildDir.Unlock()
 	os.Exit(code)
 }
