@@ -23,6 +23,7 @@ import (
 	"sandtop/backend/daemontest"
 	"sandtop/backend/e2b/e2bfake"
 	"sandtop/config"
+	"sandtop/testwait"
 	"sandtop/themes"
 	"sandtop/ui"
 	"sandtop/ui/screentest"
@@ -271,12 +272,7 @@ func watchTeam(t *testing.T, team *e2bTeam, watch, planeEvery, metricsEvery time
 	}
 	// A few more refresh cycles: still exactly one.
 	more := lists() + min(3, minCycles) // with E2B's own 30 s period, one
-	for lists() < more {
-		time.Sleep(20 * time.Millisecond)
-		if time.Now().After(deadline.Add(60 * time.Second)) {
-			t.Fatal("refreshes stopped after the resume")
-		}
-	}
+	testwait.For(t, time.Until(deadline.Add(60*time.Second)), "refreshes after the resume", func() bool { return lists() >= more })
 	if calls := team.fake.MutatingCalls(); len(calls) != 1 {
 		t.Fatalf("after the resume and more watching: %+v", calls)
 	}

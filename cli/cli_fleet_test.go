@@ -30,6 +30,7 @@ import (
 	"sandtop/backend/seam"
 	"sandtop/config"
 	"sandtop/stuck"
+	"sandtop/testwait"
 	"sandtop/themes"
 	"sandtop/ui"
 	"sandtop/ui/screentest"
@@ -255,14 +256,13 @@ func TestFleetBacksOffOn429(t *testing.T) {
 	if n := seen.Load() - before; n != 1 || calls < 10 {
 		t.Fatalf("%d requests for %d describes during the backoff; want only the refused one", n, calls)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for f.backoff.Failures() < 2 || seen.Load()-before < 3 {
-		_, _ = f.describe(ctx, "sbxa")
-		if time.Now().After(deadline) {
-			t.Fatalf("the listing was not tried again: %d requests, %d failures", seen.Load()-before, f.backoff.Failures())
+	testwait.NoError(t, 10*time.Second, func() error {
+		if f.backoff.Failures() >= 2 && seen.Load()-before >= 3 {
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		_, _ = f.describe(ctx, "sbxa")
+		return fmt.Errorf("the listing was not tried again: %d requests, %d failures", seen.Load()-before, f.backoff.Failures())
+	})
 	if w, _ := f.Backoff(); w > 0 {
 		t.Fatalf("still backing off after a success: %v", w)
 	}
@@ -297,25 +297,20 @@ func TestStuckEndToEnd(t *testing.T) {
 	quiet := spawn("sleep", "600")
 	orphaned := spawn("sh", "-c", "sleep 601 & exit 0")
 	rules := stuck.Rules{After: time.Second, IdleCPU: 1, SpinCPU: 95}
-	var got map[int]string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.NoError(t, 30*time.Second, func() error {
 		snap, err := rt.Snapshot(ctx, seam.WatchOptions{Workspaces: []string{"/"}, Stuck: &rules})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = map[int]string{}
+		got := map[int]string{}
 		for _, g := range snap.Groups {
 			got[g.PGID] = g.Stuck
 		}
-		if strings.HasPrefix(got[quiet], "idle ") && got[orphaned] == stuck.LeaderGone {
-			break
+		if !strings.HasPrefix(got[quiet], "idle ") || got[orphaned] != stuck.LeaderGone {
+			return fmt.Errorf("quiet %q, orphaned %q; want idle and leader gone", got[quiet], got[orphaned])
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30 s: quiet %q, orphaned %q; want idle and leader gone", got[quiet], got[orphaned])
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	r := sandtopEnv(t, testEnv, "--socket", d.Socket, "ls", "-o", "json")
 	if r.code != 0 {
 		t.Fatalf("ls: exit %d: %s", r.code, r.stderr)

@@ -423,13 +423,12 @@ func TestKubeTUIInTmux(t *testing.T) {
 	testwait.For(t, 30*time.Second, "the TUI on agent-1", func() bool { return strings.Contains(screen(), "kube:"+ns+"/agent-1") })
 	tmux("send-keys", "-t", "k", "c")
 	rows := regexp.MustCompile(`kube:` + ns + `/agent-1 +running +- +- +- +1 [\s\S]*kube:` + ns + `/agent-2 +running +- +- +- +2 `)
-	deadline := time.Now().Add(60 * time.Second)
-	for !rows.MatchString(screen()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the fleet view does not show both pods with their counts:\n%s", screen())
+	testwait.NoError(t, 60*time.Second, func() error {
+		if s := screen(); !rows.MatchString(s) {
+			return fmt.Errorf("the fleet view does not show both pods with their counts:\n%s", s)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	tmux("send-keys", "-t", "k", "q")
 	testwait.For(t, 10*time.Second, "the TUI to exit", func() bool {
 		return exec.Command("tmux", "-L", server, "has-session", "-t", "k").Run() != nil

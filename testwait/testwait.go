@@ -31,19 +31,28 @@ func For(t testing.TB, within time.Duration, what string, cond func() bool) {
 }
 
 // NoError polls f until it returns nil, and fails t with f's last error if
-// it still does not after within.
+// it still does not after within: an error that says what f last saw (a
+// screen, a state) is the failure's explanation.
 func NoError(t testing.TB, within time.Duration, f func() error) {
+	t.Helper()
+	Value(t, within, func() (struct{}, error) { return struct{}{}, f() })
+}
+
+// Value polls f until it returns a nil error, and returns the value it
+// returned then; it fails t with f's last error if that does not happen
+// within.
+func Value[T any](t testing.TB, within time.Duration, f func() (T, error)) T {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	pause := firstPause
 	for {
-		err := f()
+		v, err := f()
 		if err == nil {
-			return
+			return v
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s: %v", within, err)
-			return
+			return v
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, maxPause)

@@ -50,3 +50,27 @@ func TestNoErrorReportsTheLastError(t *testing.T) {
 		t.Fatalf("failure %q, want the last error (%s)", r.failed, want)
 	}
 }
+
+func TestValueReturnsWhatTheLastCallReturned(t *testing.T) {
+	r := &recorder{TB: t}
+	n := 0
+	got := Value(r, 10*time.Second, func() (int, error) {
+		n++
+		if n < 3 {
+			return n, fmt.Errorf("only %d", n)
+		}
+		return n * 10, nil
+	})
+	if r.failed != "" || got != 30 {
+		t.Fatalf("failed %q, got %d; want 30 from the third call", r.failed, got)
+	}
+}
+
+func TestValueFailsWithTheLastError(t *testing.T) {
+	r := &recorder{TB: t}
+	n := 0
+	Value(r, 20*time.Millisecond, func() (string, error) { n++; return "", fmt.Errorf("screen %d", n) })
+	if want := fmt.Sprintf("timed out after 20ms: screen %d", n); r.failed != want {
+		t.Fatalf("failure %q, want %q", r.failed, want)
+	}
+}

@@ -169,8 +169,8 @@ func closeCmd(c io.Closer) tea.Cmd {
 	}
 }
 
-func clockCmd(d time.Duration) tea.Cmd {
-	return tea.Tick(d, func(t time.Time) tea.Msg { return clockMsg(t) })
+func (m *Model) clockCmd(d time.Duration) tea.Cmd {
+	return m.opts.Tick(d, func(t time.Time) tea.Msg { return clockMsg(t) })
 }
 
 // waitFrameCmd waits for streamed bytes, then for the rest of the current

@@ -160,7 +160,7 @@ func (m *Model) syncDetail() tea.Cmd {
 	if m.attachReq == pid {
 		delay = 0
 	}
-	return tea.Batch(cmd, tea.Tick(delay, func(time.Time) tea.Msg { return openDetailMsg{gen: gen} }))
+	return tea.Batch(cmd, m.opts.Tick(delay, func(time.Time) tea.Msg { return openDetailMsg{gen: gen} }))
 }
 
 // newTermPaneFor sizes a viewing emulator like the remote PTY, so the

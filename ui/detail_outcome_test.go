@@ -3,6 +3,7 @@ package ui
 import (
 	"sandtop/groupstate"
 	"sandtop/sandbox"
+	"sandtop/testwait"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,7 @@ func TestTeardownOutcomeFollowsTheOutput(t *testing.T) {
 	if g := m.cur.tree.selectedGroup(); g == nil || g.PGID != 4123 {
 		t.Fatal("could not select group 4123")
 	}
-	waitFor(t, func() bool { m.drainStreams(); return m.detail.ended }, func() string { return viewOf(m) })
+	testwait.For(t, waitBound, "the output to end", func() bool { m.drainStreams(); return m.detail.ended })
 	reader := m.detail.reader
 	press(t, m, "x", "y")
 

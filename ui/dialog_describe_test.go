@@ -9,6 +9,7 @@ import (
 // d shows a group's full facts, its whole command included, however
 // narrow the screen.
 func TestDescribeShowsTheWholeGroup(t *testing.T) {
+	t.Parallel() // its model and source are its own
 	for _, size := range [][2]int{{80, 24}, {160, 45}} {
 		m, _ := newTestModel(t, size[0], size[1])
 		long := []string{"python3", "-m", "pytest", "--maxfail=1", "tests/integration/test_the_very_long_module_name.py", "-k", "not slow and not flaky", "--junitxml=/tmp/report-end.xml"}
@@ -68,6 +69,7 @@ func TestDescribeAnAgentsGroup(t *testing.T) {
 // supervisor published, when the group started and ended) is read once
 // when describe opens, from a Source that can (GroupDescriber).
 func TestDescribeReadsTheStateDirectorysDetails(t *testing.T) {
+	t.Parallel() // its model and source are its own
 	m, src := newTestModel(t, 160, 45)
 	src.details = map[string]GroupDetails{"/run/sandtop/groups/7a1e": {
 		Cwd: "/srv/checkout", Started: testNow.Add(-5 * time.Minute), Ended: testNow.Add(-90 * time.Second),

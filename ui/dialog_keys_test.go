@@ -1,7 +1,10 @@
 package ui
 
 import (
+	"fmt"
 	"testing"
+
+	"sandtop/testwait"
 )
 
 func TestDialogsFollowTheKeymap(t *testing.T) {
@@ -41,7 +44,12 @@ func TestAttachZoomsANarrowPane(t *testing.T) {
 		t.Fatalf("pane %d wide; the test needs one narrower than the terminal", w)
 	}
 	press(t, m, "tab", "enter")
-	waitFor(t, func() bool { return m.focus == focusAttached }, func() string { return m.focus.String() })
+	testwait.NoError(t, waitBound, func() error {
+		if m.focus != focusAttached {
+			return fmt.Errorf("focus is %s, not attached", m.focus)
+		}
+		return nil
+	})
 	if w, _ := m.detailInner(); !m.zoomed || w < 78 {
 		t.Fatalf("attached in a narrow pane: zoomed %v, pane %d wide", m.zoomed, w)
 	}

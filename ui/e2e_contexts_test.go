@@ -19,7 +19,7 @@ func TestEndToEndTwoSandboxes(t *testing.T) {
 	tm.wait("A connected", "socket:a.sock (1/2")
 	tm.wait("A's table", "● connected")
 
-	tm.runStubborn(stubborn("a"))
+	tm.runStubborn(e.stubborn("a"))
 	tm.keys("Escape")
 	tm.waitFunc("the filter cleared", func(s string) bool { return !strings.Contains(s, "· filter ") })
 
@@ -28,17 +28,17 @@ func TestEndToEndTwoSandboxes(t *testing.T) {
 	tm.keys("Enter")
 	tm.wait("B on screen", "socket:b.sock (2/2")
 	tm.wait("B's own (empty) table", "Groups 0")
-	tm.teardownSelected(tm.runStubborn(stubborn("b")))
+	tm.teardownSelected(tm.runStubborn(e.stubborn("b")))
 	tm.wait("the teardown logged under B", "socket:b.sock SIGKILL to pgid")
 
 	tm.quit()
-	if n := len(pidsByCmdline(stubborn("b") + "\x00")); n != 0 {
+	if n := len(pidsByCmdline(e.stubborn("b") + "\x00")); n != 0 {
 		t.Fatalf("B's torn-down group still has %d processes", n)
 	}
-	if !stubbornRunning(t, e.sandtop("ls", "--socket", "a.sock", "-o", "json"), stubborn("a")) {
+	if !stubbornRunning(t, e.sandtop("ls", "--socket", "a.sock", "-o", "json"), e.stubborn("a")) {
 		t.Fatalf("A's group is not running after B's teardown")
 	}
-	if len(pidsByCmdline(stubborn("a")+"\x00")) == 0 {
+	if len(pidsByCmdline(e.stubborn("a")+"\x00")) == 0 {
 		t.Fatalf("A's process is gone")
 	}
 }

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+	"sandtop/testwait"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +25,7 @@ func TestDemoFailedJobInTmux(t *testing.T) {
 	// until the pane shows the job.
 	var pressed time.Time
 	var screen string
-	poll(t, "the failed job's output and exit in its pane", 30*time.Second, func() (bool, string) {
+	testwait.NoError(t, 30*time.Second, func() error {
 		screen = tm.screen()
 		if inOrder(screen, "Output · pgid",
 			"running migrations (3 pending)",
@@ -31,13 +33,13 @@ func TestDemoFailedJobInTmux(t *testing.T) {
 			"002_add_index_users_email ...",
 			`error: relation "users" does not exist`,
 			"── exited 3") {
-			return true, screen
+			return nil
 		}
 		if time.Since(pressed) > 300*time.Millisecond {
 			tm.keys("G")
 			pressed = time.Now()
 		}
-		return false, screen
+		return fmt.Errorf("the failed job's output and exit in its pane; screen:\n%s", screen)
 	})
 	t.Logf("80x24:\n%s", screen)
 	for _, l := range strings.Split(screen, "\n") {

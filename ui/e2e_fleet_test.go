@@ -32,7 +32,7 @@ func TestEndToEndFleetInTmux(t *testing.T) {
 		}
 		fake.Add(sb)
 	}
-	cfg := fmt.Sprintf("grace = \"2s\"\n[targets.team]\ne2b_metadata = { team = \"t\" }\nuser = %q\n", me.Username)
+	cfg := fmt.Sprintf("grace = \"1s\"\n[targets.team]\ne2b_metadata = { team = \"t\" }\nuser = %q\n", me.Username)
 	if err := os.WriteFile(filepath.Join(e.dir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -17,9 +19,12 @@ func TestOutputPaneInTmux(t *testing.T) {
 	const w, h = 160, 45
 	tm := e.tuiSized("out", w, h, "--socket", "d.sock")
 	tm.wait("the TUI connected", "● connected")
-	script := `printf 'a\tb\tc\n\033[31mRED\033[0m plain\a\n'; printf S; printf '%0498d' 0 | tr 0 x; printf 'E\n'; exec sleep 4243`
+	// The sleep's argument is this binary's own, so that no other run on
+	// the machine shares it.
+	sleep := fmt.Sprint(200000 + os.Getpid())
+	script := `printf 'a\tb\tc\n\033[31mRED\033[0m plain\a\n'; printf S; printf '%0498d' 0 | tr 0 x; printf 'E\n'; exec sleep ` + sleep
+	t.Cleanup(func() { killByCmdline(t, "sleep\x00"+sleep) })
 	e.sandtop("--socket", "d.sock", "run", "--tag", "e2e-out", "--", "bash", "-c", script)
-	t.Cleanup(func() { killByCmdline(t, "sleep\x004243") })
 	tm.keys("/")
 	tm.text("e2e-out")
 	tm.keys("Enter")

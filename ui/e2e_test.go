@@ -2,14 +2,19 @@ package ui
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // TestEndToEndInTmux builds the real sandtop binary, starts a daemon with
@@ -23,15 +28,21 @@ func TestEndToEndInTmux(t *testing.T) {
 	tm.wait("the TUI connected", "● connected")
 	tm.wait("the sandbox named in the header", "socket:d.sock")
 
-	// Start a process and see it listed.
+	// Start a process and see it listed. Its argument is this binary's
+	// own, so that no other run on the machine shares it.
+	sleep := fmt.Sprintf("sleep %d", 100000+os.Getpid())
+	t.Cleanup(func() { killByCmdline(t, strings.ReplaceAll(sleep, " ", "\x00")) })
 	tm.keys(":")
-	tm.text("run sleep 4242")
+	tm.text("run " + sleep)
 	tm.keys("Enter")
-	tm.wait("the process listed", "sleep 4242")
+	tm.wait("the process listed", sleep)
 
-	// Open a terminal (it attaches at once), type, see the echo, detach.
+	// Open a terminal (it attaches at once), wait for the shell's prompt,
+	// type, see the echo, detach. Keys typed before the prompt would reach
+	// a shell still reading its startup files.
 	tm.keys("t", "Enter")
 	tm.wait("attached", "attached to terminal")
+	tm.wait("the shell's prompt", shellPrompt)
 	tm.text("echo h''i")
 	tm.keys("Enter")
 	tm.waitFunc("hi echoed", func(screen string) bool {
@@ -47,26 +58,34 @@ func TestEndToEndInTmux(t *testing.T) {
 
 	// Tear down a group that ignores SIGTERM: confirm, watch it escalate
 	// and settle.
-	tm.teardownSelected(tm.runStubborn(stubborn("main")))
+	tm.teardownSelected(tm.runStubborn(e.stubborn("main")))
 
 	// Quit: remote work keeps running.
 	tm.quit()
-	if len(pidsByCmdline("sleep\x004242")) == 0 {
-		t.Fatalf("quitting the TUI stopped `sleep 4242`")
+	if len(pidsByCmdline(strings.ReplaceAll(sleep, " ", "\x00"))) == 0 {
+		t.Fatalf("quitting the TUI stopped `%s`", sleep)
 	}
-	if len(pidsByCmdline(stubborn("main")+"\x00")) != 0 {
+	if len(pidsByCmdline(e.stubborn("main")+"\x00")) != 0 {
 		t.Fatalf("the torn-down group is still alive")
 	}
 }
 
-// e2e is one end-to-end run: a temp dir with the built binary, the
-// daemons it started and a tmux server; all of it goes at cleanup.
+// e2e is one end-to-end run: a temp dir, the daemons it started and a
+// tmux server; all of it goes at cleanup. The tests run in parallel, each
+// with its own dir, home, daemons, tmux server and process names.
 type e2e struct {
-	t   *testing.T
-	dir string
-	bin string
-	env []string
+	t         *testing.T
+	dir       string
+	bin       string
+	env       []string
+	stubborns []string
+	tuis      int
 }
+
+// shellPrompt is the prompt of the shells the tests' terminals start: the
+// home the tests give them holds a .bashrc that sets it and nothing else,
+// so a shell is ready as soon as it shows.
+const shellPrompt = "e2e-ready> "
 
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
@@ -76,30 +95,79 @@ func newE2E(t *testing.T) *e2e {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is required for the end-to-end test (CI installs it): %v", err)
 	}
+	t.Parallel()
+	bin, err := sandtopBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir, err := os.MkdirTemp("", "sandtop-e2e-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	e := &e2e{t: t, dir: dir, bin: filepath.Join(dir, "sandtop")}
-	build(t, e.bin, "sandtop")
-	// A private config (short grace) and private local-sandbox dirs: the
-	// run never touches the operator's own sandbox or settings.
+	e := &e2e{t: t, dir: dir, bin: bin}
+	// A private config (short grace), private local-sandbox dirs and a
+	// private home: the run never touches the operator's own sandbox or
+	// settings, and a terminal's shell does not read the operator's
+	// startup files (which may take any time: one that waits on a lock
+	// held elsewhere kept a shell from its prompt for a minute).
 	cfg := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(cfg, []byte("grace = \"2s\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("grace = \"1s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte("PS1='"+shellPrompt+"'\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	e.env = []string{
+		"HOME=" + home,
 		"SANDTOP_CONFIG=" + cfg,
 		"SANDTOP_RUNTIME_DIR=" + filepath.Join(dir, "run"),
 		"SANDTOP_STATE_DIR=" + filepath.Join(dir, "state"),
 		"XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg"),
 	}
 	t.Cleanup(func() {
-		killByCmdline(t, "sleep\x004242")
-		killByCmdline(t, stubborn(""))
+		for _, s := range e.stubborns {
+			killByCmdline(t, s)
+		}
 	})
 	return e
+}
+
+// sandtopBinary is the sandtop binary, built once for every end-to-end
+// test of this run into buildDir. `go build -o` links anew every time
+// (seconds on a loaded machine); `go run` keeps the linked binary in the
+// build cache, and with -exec cp what it runs is a copy of it to buildDir.
+var sandtopBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "sandtop-e2e-bin-")
+	if err != nil {
+		return "", err
+	}
+	buildDir.Lock()
+	buildDir.path = dir
+	buildDir.Unlock()
+	bin := filepath.Join(dir, "sandtop")
+	cmd := exec.Command("go", "run", "-exec", "cp", "sandtop", bin)
+	dieWithTest(cmd, syscall.SIGKILL)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go run -exec cp sandtop: %v\n%s", err, b)
+	}
+	return bin, nil
+})
+
+// buildDir is where sandtopBinary built, if it did; TestMain removes it.
+var buildDir struct {
+	sync.Mutex
+	path string
+}
+
+// dieWithTest has cmd's process get sig when this test binary dies, be it
+// killed by go test's timeout.
+func dieWithTest(cmd *exec.Cmd, sig syscall.Signal) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: sig}
 }
 
 // serve starts `sandtop serve` on dir/name and waits for its socket. It
@@ -111,6 +179,7 @@ func (e *e2e) serve(name string) string {
 	cmd := exec.Command(e.bin, "serve", "--listen", "unix:"+sock, "--state-dir", filepath.Join(e.dir, "state-"+name), "--kill-on-exit")
 	cmd.Env = append(os.Environ(), e.env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	dieWithTest(cmd, syscall.SIGTERM) // --kill-on-exit ends its groups
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start daemon: %v", err)
 	}
@@ -125,9 +194,9 @@ func (e *e2e) serve(name string) string {
 			<-done
 		}
 	})
-	poll(t, "daemon socket "+name, 15*time.Second, func() (bool, string) {
+	testwait.NoError(t, 15*time.Second, func() error {
 		_, err := os.Stat(sock)
-		return err == nil, fmt.Sprint(err)
+		return err
 	})
 	return sock
 }
@@ -138,12 +207,10 @@ func (e *e2e) tui(session string, args ...string) *tmux {
 	return e.tuiSized(session, 160, 50, args...)
 }
 
-// tuiSized is tui in a window of w×h.
+// tuiSized is tui in a window of w×h. Each has a tmux server of its own.
 func (e *e2e) tuiSized(session string, w, h int, args ...string) *tmux {
-	t := e.t
-	t.Helper()
-	tm := &tmux{t: t, server: fmt.Sprintf("sandtop-%s-%d", session, os.Getpid()), target: session}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tm.server, "kill-server").Run() })
+	e.t.Helper()
+	e.tuis++
 	line := "env"
 	for _, kv := range e.env {
 		line += " " + shellQuote(kv)
@@ -152,8 +219,8 @@ func (e *e2e) tuiSized(session string, w, h int, args ...string) *tmux {
 	for _, a := range args {
 		line += " " + shellQuote(a)
 	}
-	tm.run("new-session", "-d", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-s", session, "-c", e.dir, line)
-	return tm
+	server := fmt.Sprintf("sandtop-%s-%d-%d", session, os.Getpid(), e.tuis)
+	return startTmux(e.t, server, session, e.dir, w, h, line)
 }
 
 // sandtop runs the binary as a CLI command and returns its stdout.
@@ -162,6 +229,7 @@ func (e *e2e) sandtop(args ...string) string {
 	cmd := exec.Command(e.bin, args...)
 	cmd.Dir = e.dir
 	cmd.Env = append(os.Environ(), e.env...)
+	dieWithTest(cmd, syscall.SIGKILL)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -181,15 +249,13 @@ func (x *tmux) runStubborn(comm string) int {
 	x.keys(":")
 	x.text(`run bash -c 'trap "" TERM; exec -a ` + comm + ` sleep 600'`)
 	x.keys("Enter")
-	var pgid int
-	poll(x.t, "the stubborn process to start", 20*time.Second, func() (bool, string) {
+	pgid := testwait.Value(x.t, 20*time.Second, func() (int, error) {
 		for _, pid := range pidsByCmdline(comm) {
 			if g, err := syscall.Getpgid(pid); err == nil {
-				pgid = g
-				return true, ""
+				return g, nil
 			}
 		}
-		return false, "no process named " + comm
+		return 0, errors.New("no process named " + comm)
 	})
 	x.keys("/")
 	x.text(comm)
@@ -199,13 +265,13 @@ func (x *tmux) runStubborn(comm string) int {
 	// key can reach the list before the filtered rows do, so the test
 	// presses it again until the detail pane names this very pgid.
 	want := fmt.Sprintf("Output · pgid %d ", pgid)
-	poll(x.t, "the stubborn group selected", 20*time.Second, func() (bool, string) {
+	testwait.NoError(x.t, 20*time.Second, func() error {
 		s := x.screen()
 		if strings.Contains(s, want) {
-			return true, s
+			return nil
 		}
 		x.keys("G")
-		return false, s
+		return fmt.Errorf("the stubborn group selected; last screen:\n%s", s)
 	})
 	return pgid
 }
@@ -225,77 +291,16 @@ func (x *tmux) teardownSelected(pgid int) {
 	x.waitFunc("the filter cleared", func(s string) bool { return !strings.Contains(s, "· filter ") })
 }
 
-// quit leaves the TUI and waits for it to exit.
-func (x *tmux) quit() {
-	x.t.Helper()
-	x.keys("q")
-	poll(x.t, "the TUI to exit", 10*time.Second, func() (bool, string) {
-		return exec.Command("tmux", "-L", x.server, "has-session", "-t", x.target).Run() != nil, "still running"
-	})
-}
-
-func build(t *testing.T, out, pkg string) {
-	t.Helper()
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+// stubborn names a TERM-ignoring process of this test (its argv[0]), to
+// be killed at cleanup. The pid keeps another test run on the machine from
+// matching, or having its cleanup kill, ours; name tells this run's tests
+// apart.
+func (e *e2e) stubborn(name string) string {
+	s := fmt.Sprintf("e2e-stubborn-%d-%s", os.Getpid(), name)
+	if !slices.Contains(e.stubborns, s) {
+		e.stubborns = append(e.stubborns, s)
 	}
-}
-
-type tmux struct {
-	t              *testing.T
-	server, target string
-}
-
-func (x *tmux) run(args ...string) string {
-	x.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", x.server}, args...)...).CombinedOutput()
-	if err != nil {
-		x.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-func (x *tmux) keys(keys ...string) { x.run(append([]string{"send-keys", "-t", x.target}, keys...)...) }
-
-func (x *tmux) text(s string) { x.run("send-keys", "-t", x.target, "-l", s) }
-
-func (x *tmux) screen() string { return x.run("capture-pane", "-p", "-t", x.target) }
-
-func (x *tmux) wait(what, want string) {
-	x.t.Helper()
-	x.waitFunc(what, func(s string) bool { return strings.Contains(s, want) })
-}
-
-func (x *tmux) waitFunc(what string, ok func(string) bool) {
-	x.t.Helper()
-	poll(x.t, what, 20*time.Second, func() (bool, string) {
-		s := x.screen()
-		return ok(s), s
-	})
-}
-
-// poll checks cond every 50 ms until it holds or the deadline passes.
-func poll(t *testing.T, what string, d time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; last state:\n%s", what, state)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// stubborn names a TERM-ignoring process of this test binary (its argv[0]).
-// The pid keeps another test run on the machine from matching, or having
-// its cleanup kill, ours.
-func stubborn(name string) string {
-	return fmt.Sprintf("e2e-stubborn-%d-%s", os.Getpid(), name)
+	return s
 }
 
 // pidsByCmdline finds processes whose NUL-separated cmdline contains s.

@@ -51,8 +51,7 @@ func newFleetModel(t *testing.T) (m *Model, summaries map[string]int, opens *int
 				return snap, nil
 			}})
 	}
-	m = NewModel(Options{Contexts: ctxs, Theme: themes.MustLoad("dark"), Now: func() time.Time { return testNow }})
-	t.Cleanup(m.Close)
+	m = newModel(t, Options{Contexts: ctxs, Theme: themes.MustLoad("dark"), Now: func() time.Time { return testNow }})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
 	run(t, m, m.Init())
 	// The clock asks for the summaries that did not fit the first batch.

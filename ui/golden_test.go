@@ -7,11 +7,14 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
+
+	"sandtop/testwait"
 )
 
 // Golden views at two widths, colour profile pinned to ASCII (helpers_test
 // init). Rewrite with: go test ./ui -run TestGolden -update
 func TestGoldenViews(t *testing.T) {
+	t.Parallel() // each scene has a model and source of its own
 	scenes := map[string]func(t *testing.T, m *Model, src *fakeSource){
 		"overview": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "j", "j", "space")
@@ -51,7 +54,12 @@ func TestGoldenViews(t *testing.T) {
 			press(t, m, "tab", "enter")
 			conn := src.conn(4600)
 			go func() { _, _ = conn.pw.Write([]byte("\x1b[2J\x1b[H$ echo hi\r\nhi\r\n$ ")) }()
-			waitFor(t, func() bool { return m.detail.term.term.Snapshot().Line(1) == "hi" }, func() string { return m.detail.term.term.Snapshot().Text() })
+			testwait.NoError(t, waitBound, func() error {
+				if s := m.detail.term.term.Snapshot(); s.Line(1) != "hi" {
+					return fmt.Errorf("the terminal shows %q", s.Text())
+				}
+				return nil
+			})
 		},
 		"sorted_by_cpu": func(t *testing.T, m *Model, src *fakeSource) {
 			press(t, m, "P")
@@ -59,7 +67,7 @@ func TestGoldenViews(t *testing.T) {
 		"output_times_wrapped": func(t *testing.T, m *Model, src *fakeSource) {
 			src.outputs[4100] = "ok  \tsandbox/events\t0.201s\n\x1b[31mFAIL\x1b[0m\tsandbox/api\a\n" + strings.Repeat("0123456789", 30) + "\n"
 			press(t, m, "j", "enter")
-			waitFor(t, func() bool { m.drainStreams(); return m.detail.out.count() == 3 }, func() string { return "output lines" })
+			testwait.For(t, waitBound, "three output lines", func() bool { m.drainStreams(); return m.detail.out.count() == 3 })
 			press(t, m, "T", "w")
 		},
 		"read_only_refusal": func(t *testing.T, m *Model, src *fakeSource) {
@@ -75,7 +83,7 @@ func TestGoldenViews(t *testing.T) {
 				// The detail pane's stream ends on a goroutine of its own: the
 				// view is of the state after that, however loaded the machine.
 				if m.focus != focusAttached {
-					waitFor(t, func() bool { m.drainStreams(); return m.detail.pump == nil }, func() string { return "the detail pane's stream to end" })
+					testwait.For(t, waitBound, "the detail pane's stream to end", func() bool { m.drainStreams(); return m.detail.pump == nil })
 				}
 				view := viewOf(m)
 				// Help and quit stay in reach at any width, whatever the

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -27,8 +29,7 @@ func newTestModel(t testing.TB, w, h int, mod ...func(*Options)) (*Model, *fakeS
 	for _, f := range mod {
 		f(&opts)
 	}
-	m := NewModel(opts)
-	t.Cleanup(m.Close)
+	m := newModel(t, opts)
 	m.Init()
 	m.Update(infoMsg{info: src.info})
 	m.Update(watchStartedMsg{gen: 0, ch: src.snaps})
@@ -79,11 +80,28 @@ func typeText(t testing.TB, m *Model, s string) {
 }
 
 // run executes a command and feeds its messages back into the model,
-// following batches. Commands that wait (ticks, frames, the watch) are
-// given a short while and dropped if they are still waiting.
+// following batches. A command must finish within cmdDeadline, or the
+// test fails naming where the command was made; the only ones not run are
+// those that wait for something from outside the model with no end of
+// their own (see waits), and the clocks that repeat for ever (see
+// testTick), which a test delivers itself when it means to.
 func run(t testing.TB, m *Model, cmd tea.Cmd) {
 	t.Helper()
+	runWithin(t, m, cmd, cmdDeadline)
+}
+
+// runWithin is run with a deadline of its own, for run's own tests.
+func runWithin(t testing.TB, m *Model, cmd tea.Cmd, deadline time.Duration) {
+	t.Helper()
 	if cmd == nil {
+		return
+	}
+	origin := cmdOrigin(cmd)
+	if waiting(origin) {
+		return
+	}
+	if strings.HasPrefix(origin, "charm.land/bubbletea/v2.Tick.") {
+		t.Fatalf("the model waits on the wall clock (%s): build it with Options.Tick = testTick", origin)
 		return
 	}
 	done := make(chan tea.Msg, 1)
@@ -91,21 +109,99 @@ func run(t testing.TB, m *Model, cmd tea.Cmd) {
 	var msg tea.Msg
 	select {
 	case msg = <-done:
-	case <-time.After(300 * time.Millisecond):
+	case <-time.After(deadline):
+		t.Fatalf("command made by %s did not finish within %s", origin, deadline)
 		return
 	}
 	switch msg := msg.(type) {
 	case nil:
 	case tea.BatchMsg:
 		for _, c := range msg {
-			run(t, m, c)
+			runWithin(t, m, c, deadline)
 		}
 	case tea.QuitMsg:
-	case clockMsg, reconnectMsg:
+	case timerMsg:
+		fired := msg.fire(testNow.Add(msg.after))
+		if repeats(fired) {
+			return
+		}
+		_, next := m.Update(fired)
+		runWithin(t, m, next, deadline)
 	default:
 		_, next := m.Update(msg)
-		run(t, m, next)
+		runWithin(t, m, next, deadline)
 	}
+}
+
+// waitBound bounds a test's wait for what a goroutine of the model does
+// (a stream pumped, a key written): only a hang reaches it, and loaded
+// machines take seconds.
+const waitBound = 30 * time.Second
+
+// cmdDeadline bounds a command that should finish: the fakes answer at
+// once, so only a hang reaches it, however loaded the machine.
+const cmdDeadline = 20 * time.Second
+
+// waits name the commands that block until something outside the model
+// happens, with no end of their own: the watch (a test feeds snapshots
+// with Update), the frame that follows streamed output (a test drains the
+// streams) and the arrivals channel (a test sends arrivalsMsg). A renamed
+// one is run like any other command and fails the test at the deadline.
+var waits = []string{".nextSnapshotCmd.func", ".waitFrameCmd.func", ".awaitArrivals.func"}
+
+func waiting(origin string) bool {
+	for _, w := range waits {
+		if strings.Contains(origin, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// cmdOrigin names the function that made cmd (a closure is named after
+// it), for failures and for waits.
+func cmdOrigin(cmd tea.Cmd) string {
+	if f := runtime.FuncForPC(reflect.ValueOf(cmd).Pointer()); f != nil {
+		return f.Name()
+	}
+	return "an unknown function"
+}
+
+// testTick is the models' timer in tests (Options.Tick): instead of
+// waiting, its command hands run the timer, which fires it at once.
+func testTick(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	return func() tea.Msg { return timerMsg{after: d, fire: fn} }
+}
+
+type timerMsg struct {
+	after time.Duration
+	fire  func(time.Time) tea.Msg
+}
+
+// repeats says whether msg is a clock that sets itself again each time
+// it fires (the clock, the providers' refresh) or a retry after a lost
+// watch: firing those at once would never end, so run leaves them to the
+// test, which delivers clockMsg or planeTickMsg when it means to.
+func repeats(msg tea.Msg) bool {
+	if sm, ok := msg.(scopedMsg); ok {
+		msg = sm.msg
+	}
+	switch msg.(type) {
+	case clockMsg, planeTickMsg, reconnectMsg:
+		return true
+	}
+	return false
+}
+
+// newModel is NewModel for tests: the test's timer, closed at cleanup.
+func newModel(t testing.TB, opts Options) *Model {
+	t.Helper()
+	if opts.Tick == nil {
+		opts.Tick = testTick
+	}
+	m := NewModel(opts)
+	t.Cleanup(m.Close)
+	return m
 }
 
 // plain is drawn text without its styling.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"sandtop/testwait"
 )
 
 // Below a width the detail pane goes under the lists, full width; above
@@ -53,7 +55,7 @@ func TestNewTerminalOnASmallScreenIsUsable(t *testing.T) {
 		t.Fatalf("new terminal not attached zoomed (focus %v zoomed %v)", m.focus, m.zoomed)
 	}
 	conn := src.conn(m.detail.pid)
-	waitFor(t, func() bool { r := conn.lastResize(); return r[0] >= 10 && r[1] >= 38 }, func() string { return "a usable remote size" })
+	testwait.For(t, waitBound, "a usable remote size", func() bool { r := conn.lastResize(); return r[0] >= 10 && r[1] >= 38 })
 }
 
 // Detaching gives the remote terminal back the size it had, unless the
@@ -64,13 +66,13 @@ func TestDetachRestoresTheTerminalSize(t *testing.T) {
 		press(t, m, "tab", "enter") // terminal 4600, 78x40: larger than the pane, so it zooms
 		conn := src.conn(4600)
 		w, h := m.detailInner()
-		waitFor(t, func() bool { return conn.lastResize() == [2]int{h, w} }, func() string { return "the attach's resize" })
+		testwait.For(t, waitBound, "the attach's resize", func() bool { return conn.lastResize() == [2]int{h, w} })
 		press(t, m, "ctrl+]")
 		want := [2]int{40, 78}
 		if keep {
 			want = [2]int{h, w}
 		}
-		waitFor(t, func() bool { return conn.lastResize() == want }, func() string { return "the size after detach" })
+		testwait.For(t, waitBound, "the size after detach", func() bool { return conn.lastResize() == want })
 		if keep {
 			continue
 		}

@@ -160,7 +160,7 @@ func (m *Model) Init() tea.Cmd {
 	for _, w := range m.opts.Warnings {
 		m.log.add(m.now(), levelWarn, "", "%s", w)
 	}
-	cmds := []tea.Cmd{clockCmd(time.Second), m.startPlanes(), m.awaitArrivals()}
+	cmds := []tea.Cmd{m.clockCmd(time.Second), m.startPlanes(), m.awaitArrivals()}
 	if m.fleetFirst() {
 		m.openContextPicker()
 	}
@@ -363,7 +363,7 @@ func (m *Model) onWatchLost(sb *sandboxState, gen int, err error) tea.Cmd {
 		// finds it running again restarts the watch.
 		return nil
 	}
-	return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return scopedMsg{sb, reconnectMsg{gen: gen}} })
+	return m.opts.Tick(2*time.Second, func(time.Time) tea.Msg { return scopedMsg{sb, reconnectMsg{gen: gen}} })
 }
 
 // applySnapshot gives sb a new process table: it keeps vanished groups as
@@ -512,7 +512,7 @@ func (m *Model) onClock() tea.Cmd {
 			}
 		}
 	}
-	return tea.Batch(clockCmd(every), sync, m.scheduleSummaries(now))
+	return tea.Batch(m.clockCmd(every), sync, m.scheduleSummaries(now))
 }
 
 // fleetFirst says whether the TUI opens on the fleet view: when there are
@@ -618,7 +618,7 @@ func (m *Model) layoutChanged() tea.Cmd {
 	}
 	m.resizeGen++
 	gen := m.resizeGen
-	return tea.Tick(50*time.Millisecond, func(time.Time) tea.Msg { return resizeMsg{gen: gen} })
+	return m.opts.Tick(50*time.Millisecond, func(time.Time) tea.Msg { return resizeMsg{gen: gen} })
 }
 
 func (m *Model) detailInner() (int, int) { return m.lay.detail.inner() }

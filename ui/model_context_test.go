@@ -36,8 +36,7 @@ func newContextsModel(t testing.TB, mod ...func(*Options)) (*Model, *fakeSource,
 	for _, f := range mod {
 		f(&opts)
 	}
-	m := NewModel(opts)
-	t.Cleanup(m.Close)
+	m := newModel(t, opts)
 	run(t, m, m.Init())
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
 	feed(m, m.ctxs[0], a)

@@ -11,6 +11,7 @@ import (
 
 	"sandtop/groupstate"
 	"sandtop/sandbox"
+	"sandtop/testwait"
 )
 
 func TestCursorMovesAndTreeFolds(t *testing.T) {
@@ -306,7 +307,12 @@ func TestAttachForwardsKeysAndDetachKeyComesBack(t *testing.T) {
 	press(t, m, "e", "c", "h", "o", "space", "enter", "ctrl+c", "up", "q", "?", ":")
 	conn := src.conn(4600)
 	want := "echo \r\x03\x1b[Aq?:"
-	waitFor(t, func() bool { return conn.typed() == want }, func() string { return conn.typed() })
+	testwait.NoError(t, waitBound, func() error {
+		if got := conn.typed(); got != want {
+			return fmt.Errorf("typed %q, want %q", got, want)
+		}
+		return nil
+	})
 	// The remote PTY follows the pane.
 	w, h := m.detailInner()
 	if got := conn.lastResize(); got != [2]int{h, w} {
@@ -319,7 +325,7 @@ func TestAttachForwardsKeysAndDetachKeyComesBack(t *testing.T) {
 	press(t, m, "z") // zoom is a layout change: it must reach the remote PTY once attached again
 	press(t, m, "enter")
 	w, h = m.detailInner()
-	waitFor(t, func() bool { return conn.lastResize() == [2]int{h, w} }, func() string { return "resize" })
+	testwait.For(t, waitBound, "the resize", func() bool { return conn.lastResize() == [2]int{h, w} })
 }
 
 func TestDetachKeyIsConfigurable(t *testing.T) {
@@ -405,7 +411,7 @@ func TestGroupOutputStreamsFollowsAndSearches(t *testing.T) {
 	if m.focus != focusOutput {
 		t.Fatalf("enter on a group should focus its output")
 	}
-	waitFor(t, func() bool { m.drainStreams(); return m.detail.out.count() == 100 }, func() string { return "output lines" })
+	testwait.For(t, waitBound, "100 output lines", func() bool { m.drainStreams(); return m.detail.out.count() == 100 })
 	if !m.detail.out.follow || m.detail.out.offset != m.detail.out.maxOffset() {
 		t.Fatalf("output should follow the tail")
 	}
@@ -431,7 +437,7 @@ func TestStaleStreamsAreClosed(t *testing.T) {
 	c := newFakeConn()
 	_, cmd := m.Update(attachedMsg{gen: m.detailGen - 1, pid: 1, conn: c})
 	run(t, m, cmd)
-	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.closed }, func() string { return "stale conn left open" })
+	testwait.For(t, waitBound, "the stale connection closed", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.closed })
 }
 
 func TestSplitArgs(t *testing.T) {
@@ -468,19 +474,6 @@ func eventsText(m *Model) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// waitFor polls cond until a deadline; what describes the state on failure.
-func waitFor(t testing.TB, cond func() bool, what func() string) {
-	t.Helper()
-	// Only a bound on a hang: loaded CI machines take seconds here.
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting; last state: %q", what())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestHeaderShowsCapabilitiesAndFlagsCompat(t *testing.T) {
@@ -521,7 +514,12 @@ func TestEnterOnATerminalsGroupAttaches(t *testing.T) {
 	}
 	press(t, m, "x")
 	conn := src.conn(4600)
-	waitFor(t, func() bool { return conn.typed() == "x" }, func() string { return conn.typed() })
+	testwait.NoError(t, waitBound, func() error {
+		if got := conn.typed(); got != "x" {
+			return fmt.Errorf("typed %q, want x", got)
+		}
+		return nil
+	})
 	// Detaching returns to the groups, where the cursor moves again.
 	press(t, m, "ctrl+]")
 	if m.focus != focusList || m.pane != paneTree {
@@ -569,7 +567,7 @@ func TestFinishedGroupDetailShowsKeptOutputAndExit(t *testing.T) {
 	if g := m.cur.tree.selectedGroup(); g == nil || g.PGID != 4500 {
 		t.Fatal("could not select the finished group")
 	}
-	waitFor(t, func() bool { m.drainStreams(); return m.detail.ended }, func() string { return viewOf(m) })
+	testwait.For(t, waitBound, "the output to end", func() bool { m.drainStreams(); return m.detail.ended })
 	view := viewOf(m)
 	end := "── exited 2 · ended " + testNow.Add(-2*time.Minute).Local().Format("15:04:05") + " ──"
 	api, db, exit := strings.Index(view, "sandbox/api"), strings.Index(view, "FAIL    sandbox/db"), strings.Index(view, end)
@@ -590,7 +588,7 @@ func TestFinishedGroupThatKeptNothingSaysSo(t *testing.T) {
 		}
 		press(t, m, "down")
 	}
-	waitFor(t, func() bool { m.drainStreams(); return m.detail.ended }, func() string { return viewOf(m) })
+	testwait.For(t, waitBound, "the output to end", func() bool { m.drainStreams(); return m.detail.ended })
 	view := viewOf(m)
 	note, exit := strings.Index(view, "It kept no output: 'sandtop logs 4500' has none either."), strings.Index(view, "── exited 2 ──")
 	if note < 0 || exit < note {

@@ -80,6 +80,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock, for tests; nil means time.Now.
 	Now func() time.Time
+	// Tick is how the model waits: it returns a command that delivers
+	// fn's message after d. nil means tea.Tick; tests give their own so
+	// that no test waits for the wall clock.
+	Tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 	// ProgramOptions are passed to tea.NewProgram by Run (input, output).
 	ProgramOptions []tea.ProgramOption
 }
@@ -141,6 +145,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Tick == nil {
+		o.Tick = tea.Tick
 	}
 	if o.PlaneRefresh <= 0 {
 		o.PlaneRefresh = DefaultPlaneRefresh

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"sandtop/testwait"
 )
 
 // outputOf opens 4100's output pane with two lines in it.
@@ -17,7 +19,7 @@ func outputOf(t *testing.T, mod ...func(*Options)) *Model {
 	m, src := newTestModel(t, 160, 45, mod...)
 	src.outputs[4100] = "first line\nsecond line\n"
 	press(t, m, "j", "enter")
-	waitFor(t, func() bool { m.drainStreams(); return m.detail.out.count() == 2 }, func() string { return "output lines" })
+	testwait.For(t, waitBound, "two output lines", func() bool { m.drainStreams(); return m.detail.out.count() == 2 })
 	return m
 }
 

@@ -73,7 +73,7 @@ func (m *Model) startPlanes() tea.Cmd {
 
 func (m *Model) planeTickCmd() tea.Cmd {
 	every := min(m.opts.PlaneRefresh, m.opts.MetricsRefresh)
-	return tea.Tick(every, func(time.Time) tea.Msg { return planeTickMsg{} })
+	return m.opts.Tick(every, func(time.Time) tea.Msg { return planeTickMsg{} })
 }
 
 // onPlaneTick asks each provider for what is due.

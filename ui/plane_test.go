@@ -111,8 +111,7 @@ func newPlaneModel(t testing.TB, mod ...func(*Options)) (m *Model, running, paus
 	for _, f := range mod {
 		f(&opts)
 	}
-	m = NewModel(opts)
-	t.Cleanup(m.Close)
+	m = newModel(t, opts)
 	run(t, m, m.Init())
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
 	feed(m, m.ctxs[0], src)

@@ -12,7 +12,8 @@ import (
 )
 
 // flow is a model running in a real Bubble Tea program loop, with its
-// screen.
+// screen. Each flow has a program, model and source of its own: the flow
+// tests run side by side.
 type flow struct {
 	*teatest.TestModel
 	scr *screentest.Screen
@@ -37,7 +38,7 @@ func startProgram(t *testing.T, readOnly bool) (*flow, *fakeSource) {
 
 func waitScreen(t *testing.T, tm *flow, want ...string) {
 	t.Helper()
-	tm.scr.Wait(t, 5*time.Second, want...)
+	tm.scr.Wait(t, waitBound, want...)
 }
 
 func send(tm *flow, keys ...string) {
@@ -49,10 +50,11 @@ func send(tm *flow, keys ...string) {
 func finish(t *testing.T, tm *flow) *Model {
 	t.Helper()
 	tm.Send(keyMsg("q"))
-	return tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	return tm.FinalModel(t, teatest.WithFinalTimeout(waitBound)).(*Model)
 }
 
 func TestFlowFilter(t *testing.T) {
+	t.Parallel()
 	tm, _ := startProgram(t, false)
 	send(tm, "/")
 	tm.Type("python")
@@ -65,6 +67,7 @@ func TestFlowFilter(t *testing.T) {
 }
 
 func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
+	t.Parallel()
 	tm, src := startProgram(t, false)
 	send(tm, "j", "space", "space")
 	waitScreen(t, tm, "2 marked")
@@ -76,7 +79,7 @@ func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
 	// Not "q": until each teardown's done message has been handled (it
 	// follows its "empty" progress), q rightly asks before quitting.
 	tm.Send(tea.QuitMsg{})
-	m := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	m := tm.FinalModel(t, teatest.WithFinalTimeout(waitBound)).(*Model)
 	if _, _, tds := src.calls(); len(tds) != 2 {
 		t.Fatalf("teardowns = %v", tds)
 	}
@@ -88,6 +91,7 @@ func TestFlowMarkConfirmBulkTeardown(t *testing.T) {
 }
 
 func TestFlowCancelSendsNothing(t *testing.T) {
+	t.Parallel()
 	tm, src := startProgram(t, false)
 	send(tm, "j", "s")
 	waitScreen(t, tm, "Send signal")
@@ -105,6 +109,7 @@ func TestFlowCancelSendsNothing(t *testing.T) {
 }
 
 func TestFlowConfirmSignal(t *testing.T) {
+	t.Parallel()
 	tm, src := startProgram(t, false)
 	send(tm, "j", "s", "enter")
 	waitScreen(t, tm, "Send SIGTERM?")
@@ -117,6 +122,7 @@ func TestFlowConfirmSignal(t *testing.T) {
 }
 
 func TestFlowReadOnlyRefusal(t *testing.T) {
+	t.Parallel()
 	tm, src := startProgram(t, true) // its first screen already showed READ-ONLY
 	send(tm, "j", "x")
 	waitScreen(t, tm, "read-only: teardown refused")

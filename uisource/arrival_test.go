@@ -2,6 +2,7 @@ package uisource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"sandtop/backend/daemontest"
 	"sandtop/backend/seam"
 	"sandtop/sandbox"
+	"sandtop/testwait"
 	"sandtop/themes"
 	"sandtop/ui"
 	"sandtop/ui/screentest"
@@ -224,17 +226,16 @@ func TestOutputKeptBySupervisorOnStockEnvdIsTimed(t *testing.T) {
 	leader := groupLeader(t, src, ctx, pgid)
 	// Let "early" be written before the pane opens.
 	rd := src.rt.OutputLog(findStateDir(t, src, ctx, leader))
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.NoError(t, 20*time.Second, func() error {
 		segs, err := rd.Next(ctx, false)
-		if err == nil && len(segs) > 0 {
-			break
+		if err == nil && len(segs) == 0 {
+			err = errors.New("no segments")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the group kept no output: %v", err)
+		if err != nil {
+			return fmt.Errorf("the group kept no output: %v", err)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	s, err := src.Output(ctx, leader)
 	if err != nil {
 		t.Fatal(err)
@@ -309,13 +310,7 @@ func TestOutputBeyondTheBudgetIsNotReadFromTheStart(t *testing.T) {
 	t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
 	leader := groupLeader(t, src, ctx, pgid)
 	dir := findStateDir(t, src, ctx, leader)
-	deadline := time.Now().Add(20 * time.Second)
-	for src.keptFits(ctx, dir) {
-		if time.Now().After(deadline) {
-			t.Fatal("the spill never grew past the budget")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, 20*time.Second, "the spill to grow past the budget", func() bool { return !src.keptFits(ctx, dir) })
 	s, err := src.Output(ctx, leader)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/sandbox"
+	"sandtop/testwait"
 )
 
 // Close ends every watch and leaves no goroutine of the adapter behind.
@@ -39,14 +40,13 @@ func TestSourceCloseLeavesNoGoroutines(t *testing.T) {
 			if _, err := src.Watch(ctx); err == nil {
 				t.Error("Watch after Close succeeded")
 			}
-			deadline := time.Now().Add(20 * time.Second)
-			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if n := runtime.NumGoroutine(); n > before {
-				buf := make([]byte, 1<<20)
-				t.Fatalf("%d goroutines after Close, %d before Watch:\n%s", n, before, buf[:runtime.Stack(buf, true)])
-			}
+			testwait.NoError(t, 20*time.Second, func() error {
+				if n := runtime.NumGoroutine(); n > before {
+					buf := make([]byte, 1<<20)
+					return fmt.Errorf("%d goroutines after Close, %d before Watch:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+				}
+				return nil
+			})
 		})
 	}
 }

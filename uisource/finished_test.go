@@ -15,6 +15,7 @@ import (
 	"sandtop/backend/seam"
 	"sandtop/groupstate"
 	"sandtop/sandbox"
+	"sandtop/testwait"
 )
 
 // A job that failed is listed after it is gone, settled, with its code, on
@@ -113,20 +114,18 @@ func TestSourceNamesAJobThatEndedUnseen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for settled := false; !settled; {
+			testwait.For(t, 30*time.Second, "the job to settle", func() bool {
 				snap, err := src.rt.Snapshot(ctx, seam.WatchOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, g := range snap.Groups {
-					settled = settled || (g.PGID == pgid && g.State == groupstate.Settled)
+					if g.PGID == pgid && g.State == groupstate.Settled {
+						return true
+					}
 				}
-				if time.Now().After(deadline) {
-					t.Fatal("the job never settled")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return false
+			})
 			watch, err := src.Watch(ctx)
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,7 @@
 package vt
 
 import (
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // Recorded with: go run ./vt/internal/recordsession (80x24, xterm-256color).
@@ -129,18 +132,10 @@ func TestRecordedSessions(t *testing.T) {
 // waitCaughtUp polls until the Term has parsed everything written.
 func waitCaughtUp(t testing.TB, term *Term) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st := term.Stats()
-		if st.Parsed == st.Written {
-			return
+	testwait.NoError(t, 10*time.Second, func() error {
+		if st := term.Stats(); st.Parsed != st.Written {
+			return fmt.Errorf("Term did not catch up: %+v", st)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Term did not catch up: %+v", st)
-		}
-		select {
-		case <-term.Changed():
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+		return nil
+	})
 }

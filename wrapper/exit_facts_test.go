@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sandtop/testwait"
 )
 
 // cpuHogs keeps two `yes` processes per core busy until the test ends, so
@@ -231,13 +233,9 @@ func TestWrapperPublishesSIGTERMOfAStoppedProgramOnceContinued(t *testing.T) {
 	manyTimes(t, 20, func(t *testing.T) {
 		w := startWrapped(t, []string{"/bin/sh", "-c", "echo ready; exec sleep 100"}, 1000)
 		// With a spill the program's stdout is the tee: read the spill.
-		deadline := time.Now().Add(30 * time.Second)
-		for !strings.Contains(readOr(filepath.Join(w.dir, StdoutSpillFile)), "ready") {
-			if time.Now().After(deadline) {
-				t.Fatal("program never said ready")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testwait.For(t, 30*time.Second, "the program to say ready", func() bool {
+			return strings.Contains(readOr(filepath.Join(w.dir, StdoutSpillFile)), "ready")
+		})
 		w.signal(t, syscall.SIGSTOP)
 		w.signal(t, syscall.SIGTERM)
 		time.Sleep(20 * time.Millisecond) // let the TERM sit while stopped
@@ -286,24 +284,10 @@ func TestWrapperIgnoresTheDeathOfItsTeeAndHead(t *testing.T) {
 		w := startWrapped(t, []string{"/bin/sh", "-c", `trap "exit 7" TERM; i=0; while [ $i -lt 200 ]; do echo 0123456789abcdef; i=$((i+1)); done; : >"$1"; while :; do sleep 0.05; done`, "sh", ready}, 64)
 		// Once the program has written past the cap (so the head is gone)
 		// and writes no more, kill the tee too.
-		deadline := time.Now().Add(30 * time.Second)
-		for !fileExists(ready) {
-			if time.Now().After(deadline) {
-				t.Fatal("program never got ready")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		for {
-			tee := memberNamed(w.pgid, "tee")
-			if tee > 0 {
-				_ = syscall.Kill(tee, syscall.SIGKILL)
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no tee in the group")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testwait.For(t, 30*time.Second, "the program to get ready", func() bool { return fileExists(ready) })
+		var tee int
+		testwait.For(t, 30*time.Second, "a tee in the group", func() bool { tee = memberNamed(w.pgid, "tee"); return tee > 0 })
+		_ = syscall.Kill(tee, syscall.SIGKILL)
 		time.Sleep(50 * time.Millisecond)
 		w.signal(t, syscall.SIGTERM)
 		if got := w.fact(t); got != "exit 7" {
@@ -376,19 +360,14 @@ func sessionTable(sid int) string {
 func TestWrapperSurvivesTheDeathOfItsSentinel(t *testing.T) {
 	w := startWrapped(t, []string{"/bin/sh", "-c", `trap "exit 143" TERM; echo ready; while :; do sleep 0.05; done`}, NoSpill)
 	w.ready(t)
-	sentinel := 0
-	deadline := time.Now().Add(10 * time.Second)
-	for sentinel == 0 {
+	sentinel := testwait.Value(t, 10*time.Second, func() (int, error) {
 		for _, pid := range membersNamed(w.pgid, "bash") {
 			if pid != w.pgid {
-				sentinel = pid
+				return pid, nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no sentinel in group %d:\n%s", w.pgid, sessionTable(w.pgid))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return 0, fmt.Errorf("no sentinel in group %d:\n%s", w.pgid, sessionTable(w.pgid))
+	})
 	if err := syscall.Kill(sentinel, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

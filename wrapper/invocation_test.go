@@ -3,6 +3,7 @@ package wrapper
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 type localRun struct {
@@ -270,18 +273,14 @@ func TestWrapperSpillIsWrittenWhileTheProgramRuns(t *testing.T) {
 		}
 		_ = c.Wait()
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.NoError(t, 10*time.Second, func() error {
 		out, _ := os.ReadFile(filepath.Join(inv.StateDir, StdoutSpillFile))
 		errOut, _ := os.ReadFile(filepath.Join(inv.StateDir, StderrSpillFile))
-		if string(out) == "live-out\n" && string(errOut) == "live-err\n" {
-			return
+		if string(out) != "live-out\n" || string(errOut) != "live-err\n" {
+			return fmt.Errorf("spills of a running program: stdout %q, stderr %q", out, errOut)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("spills of a running program: stdout %q, stderr %q", out, errOut)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // stdbuf is optional: without it spills are still written, only later.

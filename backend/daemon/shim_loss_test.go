@@ -76,11 +76,12 @@ func TestShimSurvivesSignals(t *testing.T) {
 		}
 		return slices.Equal(names, []string{"0", "1", "2"})
 	}
-	for deadline := time.Now().Add(5 * time.Second); !settled(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the program inherited descriptors %v; want only 0 1 2", names)
+	testwait.NoError(t, 5*time.Second, func() error {
+		if !settled() {
+			return fmt.Errorf("the program inherited descriptors %v; want only 0 1 2", names)
 		}
-	}
+		return nil
+	})
 	// TERM still ends the program: it was not handed an ignored one.
 	signalGroup(t, env.Client, g.pid, syscall.SIGTERM)
 	for g.stream.Receive() {

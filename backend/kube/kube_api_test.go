@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 
 	"sandtop/backend/kube"
 	"sandtop/backend/kube/kubetest"
+	"sandtop/testwait"
 )
 
 // These run against a real kube-apiserver (kubetest.Start skips them,
@@ -150,17 +152,12 @@ func TestADeletedPodIsGone(t *testing.T) {
 		t.Fatalf("probe of a running pod: %v", err)
 	}
 	kc.DeletePod(t, ns, "p")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err = cl.Probe(ctx, p)
-		if errors.Is(err, kube.ErrPodGone) || time.Now().After(deadline) {
-			break
+	testwait.NoError(t, 20*time.Second, func() error {
+		if err := cl.Probe(ctx, p); !errors.Is(err, kube.ErrPodGone) {
+			return fmt.Errorf("probe after delete: %v", err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if !errors.Is(err, kube.ErrPodGone) {
-		t.Fatalf("probe after delete: %v", err)
-	}
+		return nil
+	})
 	// Another pod of that name is not the one sandtop knew.
 	kc.Pod(t, kubetest.PodSpec{Namespace: ns, Name: "p", IP: "192.0.2.20", Port: 49983})
 	if err := cl.Probe(ctx, p); !errors.Is(err, kube.ErrPodGone) || !strings.Contains(err.Error(), "replaced") {

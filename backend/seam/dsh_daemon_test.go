@@ -19,6 +19,7 @@ import (
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/groupstate"
 	"sandtop/sandbox"
+	"sandtop/testwait"
 	"sandtop/wrapper"
 )
 
@@ -156,17 +157,13 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 
 func pollDsh(ctx context.Context, t *testing.T, proc processconnect.ProcessClient, root string, ok func(DshDiscovery) bool) DshDiscovery {
 	t.Helper()
-	var last DshDiscovery
-	var lastErr error
-	for ctx.Err() == nil {
-		last, lastErr = discoverDsh(ctx, proc, root)
-		if lastErr == nil && ok(last) {
-			return last
+	return testwait.Value(t, 30*time.Second, func() (DshDiscovery, error) {
+		d, err := discoverDsh(ctx, proc, root)
+		if err == nil && !ok(d) {
+			err = fmt.Errorf("last discovery %+v", d)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("deadline: last discovery %+v, err %v", last, lastErr)
-	return last
+		return d, err
+	})
 }
 
 // liveMembers reads /proc for a non-zombie member of pgid.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sandtop/backend/daemon"
+	"sandtop/testwait"
 )
 
 // reportLatencies reports p50/p99 of ds in milliseconds.
@@ -76,10 +77,7 @@ func benchTeardown(b *testing.B, script string, grace time.Duration) {
 			b.Fatal(err)
 		}
 		// Let the program reach its steady state (traps installed).
-		deadline := time.Now().Add(5 * time.Second)
-		for h.Collected.Stdout.Total() == 0 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
+		testwait.For(b, 5*time.Second, "the program's first output", func() bool { return h.Collected.Stdout.Total() > 0 })
 		start := time.Now()
 		if err := s.rt.TeardownGroup(ctx, h.Pgid(), grace, nil); err != nil {
 			b.Fatal(err)

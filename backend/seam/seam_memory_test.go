@@ -1,9 +1,12 @@
 package seam
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // liveHeap is the heap still reachable after a full collection.
@@ -34,18 +37,13 @@ func TestSettledSpawnsDoNotRetainTheirOutput(t *testing.T) {
 	}
 	// The daemon retires a process once its stream is done; give the last
 	// Start stream a moment to unsubscribe.
-	var grew int64
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		grew = int64(liveHeap()) - int64(base)
+	grew := testwait.Value(t, 5*time.Second, func() (int64, error) {
+		grew := int64(liveHeap()) - int64(base)
 		// Per process: the 256 KiB replay, the 64 KiB tail, bookkeeping.
-		if grew < n*(1<<20) || time.Now().After(deadline) {
-			break
+		if grew >= n*(1<<20) {
+			return grew, fmt.Errorf("live heap grew by %.1f MiB over %d settled spawns of %d MiB each; want under 1 MiB a spawn", float64(grew)/(1<<20), n, each>>20)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if grew >= n*(1<<20) {
-		t.Fatalf("live heap grew by %.1f MiB over %d settled spawns of %d MiB each; want under 1 MiB a spawn", float64(grew)/(1<<20), n, each>>20)
-	}
+		return grew, nil
+	})
 	t.Logf("live heap grew by %.2f MiB over %d settled spawns", float64(grew)/(1<<20), n)
 }

@@ -13,6 +13,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/groupstate"
+	"sandtop/testwait"
 )
 
 // smallDisk mounts a tmpfs of size bytes (root only) as a runtime root.
@@ -86,8 +87,7 @@ func TestShimUnpublishedExitIsListedAsUnknown(t *testing.T) {
 		"bash", "-c", "head -c 2M /dev/zero > "+filepath.Join(disk, "fill")+" 2>/dev/null; exit 7")
 	wantExit(t, settle(t, h), 7)
 	var g GroupInfo
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.For(t, 20*time.Second, "the group settled", func() bool {
 		groups, err := s.rt.listGroups(s.ctx())
 		if err != nil {
 			t.Fatal(err)
@@ -95,11 +95,8 @@ func TestShimUnpublishedExitIsListedAsUnknown(t *testing.T) {
 		if len(groups) == 1 {
 			g = groups[0]
 		}
-		if g.State == groupstate.Settled || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return g.State == groupstate.Settled
+	})
 	if g.State != groupstate.Settled || g.ExitCode != nil || !strings.Contains(g.Problem, "exit unknown") || !strings.Contains(g.Problem, "no space left on device") {
 		t.Fatalf("group %+v, want settled with exit unknown and the reason", g)
 	}

@@ -1,6 +1,7 @@
 package seam
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"sandtop/groupstate"
 	"sandtop/sandbox"
+	"sandtop/testwait"
 	"sandtop/wrapper"
 )
 
@@ -47,39 +49,34 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 		}
 		return GroupInfo{}
 	}
-	var shimPid int
-	deadline := time.Now().Add(20 * time.Second)
-	for shimPid == 0 && time.Now().Before(deadline) {
-		if b, err := os.ReadFile(filepath.Join(find().StateDir, wrapper.SupervisorFile)); err == nil {
-			shimPid, _ = strconv.Atoi(strings.Fields(string(b))[0])
+	shimPid := testwait.Value(t, 20*time.Second, func() (int, error) {
+		b, err := os.ReadFile(filepath.Join(find().StateDir, wrapper.SupervisorFile))
+		if err != nil {
+			return 0, err
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if shimPid <= 1 {
-		t.Fatal("no supervisor file")
-	}
-	// The pipeline runs, then the shim is killed and the leader too: the
-	// two sleeps are left, with no leader.
-	for time.Now().Before(deadline) {
-		if snap, err := rt2.Snapshot(s.ctx(), WatchOptions{}); err == nil {
-			if v, ok := snapshotGroup(snap, pgid); ok && liveOf(v) == 3 {
-				break
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if pid, _ := strconv.Atoi(f[0]); pid > 1 {
+				return pid, nil
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return 0, fmt.Errorf("supervisor file %q names no pid", b)
+	})
+	// The pipeline runs, then the shim is killed and the leader too: the
+	// two sleeps are left, with no leader.
+	testwait.For(t, 20*time.Second, "the pipeline's three members", func() bool {
+		snap, err := rt2.Snapshot(s.ctx(), WatchOptions{})
+		v, ok := snapshotGroup(snap, pgid)
+		return err == nil && ok && liveOf(v) == 3
+	})
 	if err := unix.Kill(shimPid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	// Listed as before, the command now from the daemon's record.
-	for time.Now().Before(deadline) {
-		if snap, err := rt2.Snapshot(s.ctx(), WatchOptions{}); err == nil {
-			if v, ok := snapshotGroup(snap, pgid); ok && liveOf(v) == 3 && slices.Equal(v.Argv, argv) {
-				break
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 20*time.Second, "the group listed with the daemon's record of its command", func() bool {
+		snap, err := rt2.Snapshot(s.ctx(), WatchOptions{})
+		v, ok := snapshotGroup(snap, pgid)
+		return err == nil && ok && liveOf(v) == 3 && slices.Equal(v.Argv, argv)
+	})
 	if g := find(); g.State != groupstate.Running || !slices.Equal(g.Argv, argv) {
 		t.Fatalf("with its shim killed: %+v, want running with %q", g, argv)
 	}
@@ -87,14 +84,14 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	var g GroupInfo
-	for g = find(); time.Now().Before(deadline); g = find() {
-		if snap, err := rt2.Snapshot(s.ctx(), WatchOptions{}); err == nil {
-			if v, ok := snapshotGroup(snap, pgid); ok && g.State == groupstate.LeaderExited && liveOf(v) == 2 && slices.Equal(v.Argv, argv) {
-				break
-			}
+	testwait.NoError(t, 20*time.Second, func() error {
+		g = find()
+		snap, err := rt2.Snapshot(s.ctx(), WatchOptions{})
+		if v, ok := snapshotGroup(snap, pgid); err == nil && ok && g.State == groupstate.LeaderExited && liveOf(v) == 2 && slices.Equal(v.Argv, argv) {
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("with its shim and leader killed: listed %+v, want leader-exited with two live members", g)
+	})
 	// The daemon's process reaped the orphaned leader and published its
 	// exit in the shim's place; its members live on.
 	if g.State != groupstate.LeaderExited || g.Signal != "SIGKILL" || !slices.Equal(g.Argv, argv) {
@@ -116,9 +113,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	if err := rt2.TeardownGroup(s.ctx(), pgid, time.Second, nil); err != nil {
 		t.Fatalf("teardown: %v", err)
 	}
-	for g = find(); g.State != groupstate.Settled && time.Now().Before(deadline); g = find() {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, 20*time.Second, "the group settled", func() bool { g = find(); return g.State == groupstate.Settled })
 	if g.State != groupstate.Settled || !slices.Equal(g.Argv, argv) || g.Signal != "SIGKILL" || g.Problem != "" {
 		t.Fatalf("after the teardown: %+v, want settled with %q and the leader's SIGKILL", g, argv)
 	}

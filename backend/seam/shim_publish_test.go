@@ -59,10 +59,7 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 		}
 	}()
 	// The program ends and stays unreaped while its shim is stopped.
-	deadline := time.Now().Add(20 * time.Second)
-	for g = list(); g.State == groupstate.Running && time.Now().Before(deadline); g = list() {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, 20*time.Second, "the program to end", func() bool { g = list(); return g.State != groupstate.Running })
 	for range 3 {
 		if g.State != groupstate.LeaderExited || g.ExitCode != nil || g.Problem != "" {
 			t.Fatalf("before the shim publishes: %+v, want leader exited, no status and no problem", g)
@@ -74,9 +71,7 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 	if err := unix.Kill(shimPid, unix.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	for g = list(); g.State != groupstate.Settled && time.Now().Before(deadline); g = list() {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, 20*time.Second, "the group settled", func() bool { g = list(); return g.State == groupstate.Settled })
 	if g.State != groupstate.Settled || g.ExitCode == nil || *g.ExitCode != 5 || strings.Join(g.Argv, " ") != strings.Join(argv, " ") || g.Problem != "" {
 		t.Fatalf("after the shim published: %+v, want settled with exit 5 and the command", g)
 	}

@@ -1,12 +1,15 @@
 package shim
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"sort"
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testwait"
 )
 
 // The walk through children files and the scan of all of /proc find the
@@ -30,21 +33,17 @@ func TestDescendantsWalkMatchesScan(t *testing.T) {
 		sort.Ints(out)
 		return out
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.NoError(t, 10*time.Second, func() error {
 		walked, scanned := pids(Descendants(os.Getpid())), pids(descendantsByScan(os.Getpid()))
 		// sh, sleep 60, sh, sleep 61 (and nothing else of this test's).
-		if len(walked) >= 4 && len(walked) == len(scanned) {
-			for i := range walked {
-				if walked[i] != scanned[i] {
-					t.Fatalf("walk %v, scan %v", walked, scanned)
-				}
+		if len(walked) < 4 || len(walked) != len(scanned) {
+			return fmt.Errorf("walk %v, scan %v: want the same four or more", walked, scanned)
+		}
+		for i := range walked {
+			if walked[i] != scanned[i] {
+				t.Fatalf("walk %v, scan %v", walked, scanned)
 			}
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("walk %v, scan %v: want the same four or more", walked, scanned)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }

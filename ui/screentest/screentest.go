@@ -5,11 +5,14 @@
 package screentest
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"sandtop/testwait"
 	"sandtop/vt"
 )
 
@@ -27,24 +30,21 @@ func New(out io.Reader, cols, rows int) *Screen {
 // Text reads what output there is and returns the screen's text.
 func (s *Screen) Text() string {
 	b, _ := io.ReadAll(s.out)
-	_, _ = s.emu.Write(b)
+	_, _ = s.emu.Write(onlcr(b))
 	return vt.Capture(s.emu).Text()
 }
 
-// WaitFunc polls the screen until ok holds, failing the test after d.
+// WaitFunc polls the screen until ok holds, failing the test after d
+// with the last screen; it returns the screen that held.
 func (s *Screen) WaitFunc(t testing.TB, what string, d time.Duration, ok func(screen string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	return testwait.Value(t, d, func() (string, error) {
 		text := s.Text()
-		if ok(text) {
-			return text
+		if !ok(text) {
+			return text, fmt.Errorf("screen never showed %s; last screen:\n%s", what, text)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("screen never showed %s within %v; last screen:\n%s", what, d, text)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return text, nil
+	})
 }
 
 // Wait waits until every phrase in want is on screen.
@@ -58,4 +58,13 @@ func (s *Screen) Wait(t testing.TB, d time.Duration, want ...string) string {
 		}
 		return true
 	})
+}
+
+// onlcr does what a terminal's line discipline does to output by default
+// (OPOST, ONLCR): a newline becomes carriage return and newline. A program
+// with no terminal for input, as under test, is drawn by Bubble Tea on
+// that assumption: it may end a row with a bare newline and expect the
+// next row to start at the left edge.
+func onlcr(b []byte) []byte {
+	return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n"))
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"sandtop/backend/procscan"
+	"sandtop/testwait"
 )
 
 // readTable parses a table as ReadProcessTable does, rows cut alike.
@@ -61,8 +62,7 @@ func TestScannerTableMatchesPs(t *testing.T) {
 	busy := startChild(t, "bash", "-c", "while :; do :; done")
 	ours := []int{odd.Process.Pid, longArgs.Process.Pid, zombieParent.Process.Pid, busy.Process.Pid}
 	var zombie int
-	deadline := time.Now().Add(10 * time.Second)
-	for zombie == 0 && time.Now().Before(deadline) {
+	testwait.For(t, 10*time.Second, "a zombie under the second sleep", func() bool {
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {
 			b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -74,11 +74,8 @@ func TestScannerTableMatchesPs(t *testing.T) {
 				fmt.Sscan(e.Name(), &zombie)
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if zombie == 0 {
-		t.Fatal("no zombie under the second sleep")
-	}
+		return zombie != 0
+	})
 	ours = append(ours, zombie)
 	time.Sleep(1100 * time.Millisecond) // the busy loop's %CPU settles off 0
 
