@@ -91,7 +91,8 @@ done
 const failedJobScript = `
 echo "running migrations (3 pending)"
 echo "  001_create_accounts ... ok"
-echo "  002_add_index_users_email ... " 
+echo "  002_add_index_users_email ... "
+sleep 0.3
 echo 'error: relation "users" does not exist' >&2
 exit 3
 `
