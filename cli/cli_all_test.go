@@ -270,7 +270,7 @@ func TestLsAllAsksAtMost16AtOnce(t *testing.T) {
 	var out, errOut bytes.Buffer
 	f := &factory{Out: &out, ErrOut: &errOut, Now: time.Now,
 		Sandboxes: func(context.Context) ([]sandboxEntry, error) { return entries, nil },
-		Open: func(ctx context.Context, r resolved) (*session, error) {
+		Open: func(ctx context.Context, r resolved) (*connection, error) {
 			mu.Lock()
 			now, calls = now+1, calls+1
 			most = max(most, now)

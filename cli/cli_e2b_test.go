@@ -179,14 +179,14 @@ func watchTeam(t *testing.T, team *e2bTeam, watch, planeEvery, metricsEvery time
 	defer cancel()
 	o := &tuiOpener{cfg: cfg, listPeriod: planeEvery, metricsGap: metricsEvery}
 	defer o.closeAll()
-	contexts, _ := o.contexts(ctx, []selection{sel}, 0)
+	contexts, _ := o.specs(ctx, []selection{sel}, 0)
 	if len(contexts) != 2 || contexts[0].Name != "e2b:"+runningID || contexts[1].Name != "e2b:"+pausedID ||
-		contexts[1].Plane == nil || !contexts[1].PlaneInfo.Paused() {
+		contexts[1].Provider == nil || !contexts[1].ProviderInfo.Paused() {
 		t.Fatalf("contexts %+v", contexts)
 	}
 	team.noSideEffects(t, "listing")
 
-	m := ui.NewModel(ui.Options{Contexts: contexts, Theme: themes.MustLoad("dark"), PlaneRefresh: planeEvery, MetricsRefresh: metricsEvery})
+	m := ui.NewModel(ui.Options{Sandboxes: contexts, Theme: themes.MustLoad("dark"), ProviderRefresh: planeEvery, MetricsRefresh: metricsEvery})
 	defer m.Close()
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(140, 40))
 	scr := screentest.New(tm.Output(), 140, 40)

@@ -147,7 +147,7 @@ func TestFleetIdleIsEconomical(t *testing.T) {
 	o := &tuiOpener{cfg: ft.cfg}
 	defer o.closeAll()
 	start := len(ft.fake.Log())
-	contexts, _ := o.contexts(ctx, []selection{ft.sel}, 0)
+	contexts, _ := o.specs(ctx, []selection{ft.sel}, 0)
 	if len(contexts) != 300 {
 		t.Fatalf("%d contexts; want 300", len(contexts))
 	}
@@ -155,14 +155,14 @@ func TestFleetIdleIsEconomical(t *testing.T) {
 		t.Fatalf("listing the fleet described %d sandboxes; the listing says all it needs", n)
 	}
 	var logs syncBuffer
-	m := ui.NewModel(ui.Options{Contexts: contexts, Theme: themes.MustLoad("dark"), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	m := ui.NewModel(ui.Options{Sandboxes: contexts, Theme: themes.MustLoad("dark"), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer m.Close()
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
 	want := fmt.Sprintf("counts shown for %d of %d sandboxes", ft.running, ft.running)
 	began := time.Now()
 	maxOpen := 0
 	for !strings.Contains(logs.String(), want) {
-		maxOpen = max(maxOpen, o.openSessions())
+		maxOpen = max(maxOpen, o.openConnections())
 		if time.Since(began) > 90*time.Second {
 			t.Fatalf("not every count shown after 90 s; log:\n%s", logs.String())
 		}
@@ -177,7 +177,7 @@ func TestFleetIdleIsEconomical(t *testing.T) {
 	idleFrom := len(ft.fake.Log())
 	idleEnd := time.Now().Add(60 * time.Second)
 	for time.Now().Before(idleEnd) {
-		maxOpen = max(maxOpen, o.openSessions())
+		maxOpen = max(maxOpen, o.openConnections())
 		time.Sleep(100 * time.Millisecond)
 	}
 	idle := ft.fake.Log()[idleFrom:]

@@ -292,14 +292,14 @@ func TestKubeFleetShowsPodsWithCounts(t *testing.T) {
 	defer cancel()
 	o := &tuiOpener{cfg: config.Defaults()}
 	defer o.closeAll()
-	contexts, _ := o.contexts(ctx, []selection{sel}, 0)
-	if len(contexts) != 2 || contexts[0].Name != "kube:"+ns+"/agent-1" || contexts[1].Summary == nil || contexts[1].Plane == nil {
+	contexts, _ := o.specs(ctx, []selection{sel}, 0)
+	if len(contexts) != 2 || contexts[0].Name != "kube:"+ns+"/agent-1" || contexts[1].Summary == nil || contexts[1].Provider == nil {
 		t.Fatalf("contexts: %+v", contexts)
 	}
-	if info := contexts[0].PlaneInfo; info.State != "running" || info.Metadata["node"] != "node-a" || info.Metadata["namespace"] != ns {
+	if info := contexts[0].ProviderInfo; info.State != "running" || info.Metadata["node"] != "node-a" || info.Metadata["namespace"] != ns {
 		t.Fatalf("agent-1's plane info: %+v", info)
 	}
-	m := ui.NewModel(ui.Options{Contexts: contexts, Arrivals: o.announced(), Theme: themes.MustLoad("dark"), PlaneRefresh: 300 * time.Millisecond})
+	m := ui.NewModel(ui.Options{Sandboxes: contexts, Arrivals: o.announced(), Theme: themes.MustLoad("dark"), ProviderRefresh: 300 * time.Millisecond})
 	defer m.Close()
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 30))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Text: "c"})

@@ -124,7 +124,7 @@ func TestE2BConfigTargetHasItsOwnKey(t *testing.T) {
 
 // TestE2BListingShowsTheSandbox lists a fake E2B team (E2B_API_URL at the
 // fake control plane, E2B_SANDBOX_URL at a daemon in stock-envd mode) and
-// checks the TUI gets the sandbox as a context it can open.
+// checks the TUI gets the sandbox in a form it can open.
 func TestE2BListingShowsTheSandbox(t *testing.T) {
 	const key = "e2b_0123456789abcdef0123456789abcdef01234567"
 	env := daemontest.StartTCP(t, daemon.Config{Compat: true, Token: "envd-token"})
@@ -142,7 +142,7 @@ func TestE2BListingShowsTheSandbox(t *testing.T) {
 	defer cancel()
 	o := &tuiOpener{cfg: config.Defaults()}
 	defer o.closeAll()
-	contexts, _ := o.contexts(ctx, sels, 0)
+	contexts, _ := o.specs(ctx, sels, 0)
 	if len(contexts) != 1 {
 		t.Fatalf("contexts %+v", contexts)
 	}
@@ -167,7 +167,7 @@ func TestUnresolvableTargetIsAContextInError(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := &tuiOpener{cfg: config.Defaults()}
-	contexts, _ := o.contexts(context.Background(), sels, 0)
+	contexts, _ := o.specs(context.Background(), sels, 0)
 	if len(contexts) != 2 || contexts[0].Err != nil || contexts[1].Err == nil || contexts[1].Open == nil {
 		t.Fatalf("contexts %+v", contexts)
 	}

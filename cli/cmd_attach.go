@@ -53,7 +53,7 @@ otherwise) leaves the program running, at the size it had before the attach
 // runAttach hands f's streams to the terminal opts.pid until the detach
 // key, the program's end, or ctx.
 func runAttach(ctx context.Context, f *factory, opts attachOptions) error {
-	s, err := f.MutableSession(ctx, "attach (attaching sends input)")
+	s, err := f.MutableConnection(ctx, "attach (attaching sends input)")
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func runAttach(ctx context.Context, f *factory, opts attachOptions) error {
 
 // terminalSize is the terminal's size before an attach changes it, from
 // one snapshot; 0, 0 when it cannot tell.
-func terminalSize(ctx context.Context, s *session, pid int) (rows, cols int) {
+func terminalSize(ctx context.Context, s *connection, pid int) (rows, cols int) {
 	snap, err := s.Runtime.Snapshot(ctx, seam.WatchOptions{})
 	if err != nil {
 		return 0, 0
@@ -92,7 +92,7 @@ func terminalSize(ctx context.Context, s *session, pid int) (rows, cols int) {
 
 // attachTo runs the attach loop on a terminal and says how it ended. It
 // never terminates the terminal.
-func attachTo(ctx context.Context, f *factory, s *session, t *seam.Terminal) error {
+func attachTo(ctx context.Context, f *factory, s *connection, t *seam.Terminal) error {
 	keyName := defaultDetachKey
 	if keys := s.cfg.Keys["detach"]; len(keys) > 0 {
 		keyName = keys[0]

@@ -38,7 +38,7 @@ is duplicated. With --no-tui it prints what it started, checks it through
 the same listing as 'sandtop ls', and exits 0 (CI's smoke test).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := f.MutableSession(cmd.Context(), "start the demo")
+			s, err := f.MutableConnection(cmd.Context(), "start the demo")
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ type demoStarted struct {
 }
 
 // startDemo removes the previous run's items and starts the workload.
-func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, error) {
+func startDemo(ctx context.Context, s *connection, w io.Writer) ([]demoStarted, error) {
 	if n, err := removeOldDemo(ctx, s); err != nil {
 		return nil, fmt.Errorf("remove the previous demo: %w", err)
 	} else if n > 0 {
@@ -125,7 +125,7 @@ func startDemo(ctx context.Context, s *session, w io.Writer) ([]demoStarted, err
 // awaitSettled waits, up to limit, for group pgid to have no live member
 // left, as the listing ('sandtop ls') sees it. Past the limit it gives up
 // quietly: the demo's check says what is wrong.
-func awaitSettled(ctx context.Context, s *session, pgid int, limit time.Duration) error {
+func awaitSettled(ctx context.Context, s *connection, pgid int, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		if g, err := s.groupByPgid(ctx, pgid); err == nil && !g.Live() {
@@ -144,7 +144,7 @@ func awaitSettled(ctx context.Context, s *session, pgid int, limit time.Duration
 
 // removeOldDemo tears down the live groups and terminals a previous demo
 // run tagged (the tags live in the sandbox). It returns how many it removed.
-func removeOldDemo(ctx context.Context, s *session) (int, error) {
+func removeOldDemo(ctx context.Context, s *connection) (int, error) {
 	isDemo := func(tag string) bool { return strings.HasPrefix(tag, demo.TagPrefix) }
 	n := 0
 	snap, err := s.Runtime.Snapshot(ctx, seam.WatchOptions{})
@@ -178,7 +178,7 @@ func removeOldDemo(ctx context.Context, s *session) (int, error) {
 
 // verifyDemo checks, through the same listing as "sandtop ls", that every
 // started item is there in the expected state, then prints the listing.
-func verifyDemo(ctx context.Context, s *session, w io.Writer, started []demoStarted) error {
+func verifyDemo(ctx context.Context, s *connection, w io.Writer, started []demoStarted) error {
 	doc, err := listSandbox(ctx, s, time.Now)
 	if err != nil {
 		return err

@@ -79,7 +79,7 @@ flags select, SANDBOX as 'sandtop ls -A' prints it.`,
 // runDescribe finds the group in one snapshot of its sandbox (a live one
 // before a finished one of the same pgid) and prints it.
 func runDescribe(ctx context.Context, f *factory, ref groupRef, output string) error {
-	s, err := f.SessionIn(ctx, ref.sandbox)
+	s, err := f.ConnectionIn(ctx, ref.sandbox)
 	if err != nil {
 		return err
 	}

@@ -111,7 +111,7 @@ func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
 		return err
 	}
 	pid := opts.pid
-	s, err := f.SessionIn(ctx, opts.sandbox)
+	s, err := f.ConnectionIn(ctx, opts.sandbox)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func followKept(ctx context.Context, plane groupAliver, pgid int, rd *outlog.Rea
 // followLive streams the daemon's replay buffer and live output of a
 // group that kept none, stdout and stderr merged, each piece timed as it
 // arrives here.
-func followLive(ctx context.Context, s *session, pgid int, p *logPrinter) error {
+func followLive(ctx context.Context, s *connection, pgid int, p *logPrinter) error {
 	live, err := s.Runtime.Output(ctx, pgid)
 	if err != nil {
 		return fmt.Errorf("group %d kept no output, and its live output cannot be read: %w", pgid, err)

@@ -44,9 +44,9 @@ func runPrune(ctx context.Context, f *factory, opts pruneOptions) error {
 	if opts.olderThan < 0 {
 		return usagef(fmt.Errorf("--older-than %s must not be negative", opts.olderThan))
 	}
-	open := func() (*session, error) { return f.MutableSession(ctx, "remove finished groups") }
+	open := func() (*connection, error) { return f.MutableConnection(ctx, "remove finished groups") }
 	if opts.dryRun { // changes nothing, so read-only targets may look
-		open = func() (*session, error) { return f.Session(ctx) }
+		open = func() (*connection, error) { return f.Connection(ctx) }
 	}
 	s, err := open()
 	if err != nil {

@@ -94,7 +94,7 @@ running, with every process it supervises, after sandtop exits.`,
 		newEnvironmentHelp(),
 	)
 	root.SuggestionsMinimumDistance = 2
-	addSessionCommands(root, g)
+	addSandboxCommands(root, g)
 	for _, c := range root.Commands() {
 		if c.Flags().Lookup("theme") != nil {
 			_ = c.RegisterFlagCompletionFunc("theme", themeCompletion)

@@ -66,7 +66,7 @@ func runRun(ctx context.Context, f *factory, opts runOptions) error {
 	argv := opts.argv
 	// The spawn checks the program (CheckProgram): on sandtop's daemon
 	// within the Start, which saves a round trip before it.
-	s, dir, err := f.startSession(ctx, "start a process", opts.cwd)
+	s, dir, err := f.startConnection(ctx, "start a process", opts.cwd)
 	if err != nil {
 		return err
 	}

@@ -86,9 +86,9 @@ func runSignal(ctx context.Context, f *factory, opts signalOptions) error {
 	return errors.Join(failed...)
 }
 
-// sandboxGroups are the groups named in one sandbox, and its session.
+// sandboxGroups are the groups named in one sandbox, and its connection.
 type sandboxGroups struct {
-	s    *session
+	s    *connection
 	refs []groupRef
 }
 
@@ -109,14 +109,14 @@ func (in sandboxesGroups) close() {
 }
 
 // openSandboxes opens, for a change (what says which), each sandbox the
-// refs name, once: two names for one sandbox share its session.
+// refs name, once: two names for one sandbox share its connection.
 func openSandboxes(ctx context.Context, f *factory, refs []groupRef, what string) (sandboxesGroups, error) {
 	var in sandboxesGroups
 	byName := map[string]int{}
 	for _, ref := range refs {
 		i, ok := byName[ref.sandbox]
 		if !ok {
-			s, err := f.MutableSessionIn(ctx, ref.sandbox, what)
+			s, err := f.MutableConnectionIn(ctx, ref.sandbox, what)
 			if err != nil {
 				in.close()
 				return nil, err
@@ -264,7 +264,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // teardownPrinting runs TeardownGroup and prints each phase as it happens.
-func teardownPrinting(ctx context.Context, w io.Writer, s *session, ref groupRef, grace time.Duration) error {
+func teardownPrinting(ctx context.Context, w io.Writer, s *connection, ref groupRef, grace time.Duration) error {
 	start := time.Now()
 	pgid := ref // prints as the operator named it
 	err := s.Runtime.TeardownGroup(ctx, ref.pgid, grace, func(ev seam.TeardownEvent) {

@@ -17,7 +17,7 @@ import (
 
 // targetFlags select the sandboxes; every command takes them. --target,
 // --socket and --envd may be repeated and mixed (with --e2b too): the TUI
-// opens every sandbox they name as a context, while the other commands
+// opens every sandbox they name, while the other commands
 // work on exactly one.
 type targetFlags struct {
 	names     []string

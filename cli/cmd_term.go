@@ -59,7 +59,7 @@ func runTerm(ctx context.Context, f *factory, opts termOptions) error {
 	for _, e := range entries {
 		envMap[e.Name] = e.Value
 	}
-	s, dir, err := f.StartSession(ctx, "term", "start a terminal", opts.cwd, argv[0], entries)
+	s, dir, err := f.StartConnection(ctx, "term", "start a terminal", opts.cwd, argv[0], entries)
 	if err != nil {
 		return err
 	}

@@ -47,23 +47,23 @@ func runTUI(ctx context.Context, g *globalFlags, tf *tuiFlags, fs *pflag.FlagSet
 	}
 	opener := &tuiOpener{cfg: cfg, log: g.logger()}
 	defer opener.closeAll()
-	contexts, initial := opener.contexts(ctx, sels, initial)
+	specs, initial := opener.specs(ctx, sels, initial)
 	if tf.printContexts {
-		return printContexts(os.Stdout, contexts, initial)
+		return printContexts(os.Stdout, specs, initial)
 	}
 	// One sandbox that cannot even be resolved is an error, as in the CLI;
 	// with several, the picker shows which one failed and why.
-	if len(contexts) == 1 && contexts[0].Err != nil {
-		return contexts[0].Err
+	if len(specs) == 1 && specs[0].Err != nil {
+		return specs[0].Err
 	}
-	if len(contexts) == 0 {
+	if len(specs) == 0 {
 		return errors.New("no sandbox to show: the E2B team has no sandbox (or none matches --e2b-metadata)")
 	}
 	opts, err := tuiOptions(cfg, g, tf, fs)
 	if err != nil {
 		return err
 	}
-	opts.Contexts, opts.Initial = contexts, initial
+	opts.Sandboxes, opts.Initial = specs, initial
 	opts.Arrivals = opener.announced()
 	opts.Logger = g.logger()
 	opts.Warnings = warningsSoFar()

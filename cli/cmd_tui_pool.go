@@ -11,9 +11,9 @@ import (
 )
 
 // envdPool bounds the envd connections the TUI holds for a fleet. A
-// sandbox's summary borrows a session for one snapshot; the sandbox on
-// screen pins its session for as long as the TUI shows it. Unpinned
-// sessions idle for longer than idle are closed, and the least recently
+// sandbox's summary borrows a connection for one snapshot; the sandbox on
+// screen pins its connection for as long as the TUI shows it. Unpinned
+// connections idle for longer than idle are closed, and the least recently
 // used one makes room when max are open.
 type envdPool struct {
 	max  int
@@ -28,7 +28,7 @@ type envdPool struct {
 }
 
 type poolEntry struct {
-	s        *target.Session
+	s        *target.Connection
 	ready    chan struct{} // closed once the dial ended
 	err      error
 	users    int
@@ -53,7 +53,7 @@ func newEnvdPool(maxOpen int, idle time.Duration) *envdPool {
 	return p
 }
 
-// reap closes idle sessions even when nothing asks the pool for one.
+// reap closes idle connections even when nothing asks the pool for one.
 func (p *envdPool) reap() {
 	defer p.wg.Done()
 	t := time.NewTicker(max(p.idle/3, 100*time.Millisecond))
@@ -95,9 +95,9 @@ func (p *envdPool) dropLocked(k string, e *poolEntry) {
 	}
 }
 
-// acquire borrows key's session, dialling it when none is open. release
-// gives it back; broken (true) closes it, for a session whose call failed.
-func (p *envdPool) acquire(ctx context.Context, key string, pin bool, dial func(context.Context) (*target.Session, error)) (*target.Session, func(broken bool), error) {
+// acquire borrows key's connection, dialling it when none is open. release
+// gives it back; broken (true) closes it, for a connection whose call failed.
+func (p *envdPool) acquire(ctx context.Context, key string, pin bool, dial func(context.Context) (*target.Connection, error)) (*target.Connection, func(broken bool), error) {
 	p.mu.Lock()
 	if p.stopped {
 		p.mu.Unlock()
@@ -166,7 +166,7 @@ func (p *envdPool) acquire(ctx context.Context, key string, pin bool, dial func(
 	return e.s, release, nil
 }
 
-// evictLocked closes the least recently used idle session.
+// evictLocked closes the least recently used idle connection.
 func (p *envdPool) evictLocked() bool {
 	var oldestKey string
 	var oldest *poolEntry
@@ -185,7 +185,7 @@ func (p *envdPool) evictLocked() bool {
 	return true
 }
 
-// open counts the sessions open now.
+// open counts the connections open now.
 func (p *envdPool) open() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

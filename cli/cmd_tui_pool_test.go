@@ -18,10 +18,10 @@ func TestEnvdPoolBoundsAndEvicts(t *testing.T) {
 	p := newEnvdPool(2, time.Hour)
 	defer p.closeAll()
 	dials := map[string]int{}
-	dial := func(key string) func(context.Context) (*target.Session, error) {
-		return func(context.Context) (*target.Session, error) {
+	dial := func(key string) func(context.Context) (*target.Connection, error) {
+		return func(context.Context) (*target.Connection, error) {
 			dials[key]++
-			return &target.Session{}, nil
+			return &target.Connection{}, nil
 		}
 	}
 	ctx := context.Background()
@@ -68,7 +68,7 @@ func TestEnvdPoolBoundsAndEvicts(t *testing.T) {
 func TestEnvdPoolClosesIdle(t *testing.T) {
 	p := newEnvdPool(4, 50*time.Millisecond)
 	defer p.closeAll()
-	_, rel, err := p.acquire(context.Background(), "a", false, func(context.Context) (*target.Session, error) { return &target.Session{}, nil })
+	_, rel, err := p.acquire(context.Background(), "a", false, func(context.Context) (*target.Connection, error) { return &target.Connection{}, nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func runningDaemonVersion(ctx context.Context, g *globalFlags) string {
 	}
 	lg := *g
 	lg.target = targetFlags{names: []string{"local"}}
-	s, err := openSession(ctx, &lg)
+	s, err := openConnection(ctx, &lg)
 	if err != nil {
 		return ""
 	}
@@ -87,9 +87,9 @@ func runningDaemonVersion(ctx context.Context, g *globalFlags) string {
 	return daemonVersion(ctx, s)
 }
 
-// daemonVersion is what the session's daemon reports through Hello; ""
+// daemonVersion is what the connection's daemon reports through Hello; ""
 // on stock envd.
-func daemonVersion(ctx context.Context, s *session) string {
+func daemonVersion(ctx context.Context, s *connection) string {
 	if !s.Extension {
 		return ""
 	}
@@ -101,7 +101,7 @@ var warnVersionOnce sync.Once
 // warnDaemonVersion says once per command, on stderr, that the local
 // daemon runs a different build than this client (as tmux does), since it
 // keeps serving after an upgrade until it is stopped.
-func warnDaemonVersion(ctx context.Context, s *session) {
+func warnDaemonVersion(ctx context.Context, s *connection) {
 	if !s.sel.startLocal {
 		return
 	}

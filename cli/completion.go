@@ -90,7 +90,7 @@ func completionListing(cmd *cobra.Command, f *factory, sandbox string) (listDoc,
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
-	s, err := f.SessionIn(ctx, sandbox)
+	s, err := f.ConnectionIn(ctx, sandbox)
 	if err != nil {
 		cobra.CompDebugln("sandtop: "+err.Error(), true)
 		return listDoc{}, false

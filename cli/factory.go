@@ -13,14 +13,14 @@ import (
 )
 
 // factory is what the commands that act on a sandbox take from outside
-// themselves: the standard streams, the clock and their session. Each such
+// themselves: the standard streams, the clock and their connection. Each such
 // command fills an options struct from its flags and arguments and hands
 // it, with the factory, to a run function; tests call the run functions
-// in-process with buffers for the streams and a session on an in-process
+// in-process with buffers for the streams and a connection on an in-process
 // daemon.
 //
-// Which sandbox a session is on is decided in one place: resolveTarget
-// (session.go), from the target flags and the config (cmd_target.go).
+// Which sandbox a connection is on is decided in one place: resolveTarget
+// (connection.go), from the target flags and the config (cmd_target.go).
 // newFactory's Resolve is that and nothing else.
 type factory struct {
 	// In is a file, not a reader: attach reads keys from it (putting a
@@ -39,7 +39,7 @@ type factory struct {
 	// Sandboxes lists every sandbox ls -A covers, without dialling any.
 	Sandboxes func(ctx context.Context) ([]sandboxEntry, error)
 	// Open dials a resolved sandbox.
-	Open func(ctx context.Context, r resolved) (*session, error)
+	Open func(ctx context.Context, r resolved) (*connection, error)
 
 	// bind makes a command's own target flags the ones Resolve reads;
 	// completion calls it, since cobra runs no pre-run hook before
@@ -57,7 +57,7 @@ func newFactory(g *globalFlags) *factory {
 			return resolveNamedTarget(ctx, g, name)
 		},
 		Sandboxes: func(ctx context.Context) ([]sandboxEntry, error) { return allSandboxes(ctx, g) },
-		Open:      func(ctx context.Context, r resolved) (*session, error) { return r.open(ctx) },
+		Open:      func(ctx context.Context, r resolved) (*connection, error) { return r.open(ctx) },
 		bind: func(cmd *cobra.Command) {
 			g.bind(cmd)
 			// cobra parses a completion's flags twice, so each value of a
@@ -67,8 +67,8 @@ func newFactory(g *globalFlags) *factory {
 	}
 }
 
-// Session resolves the command's sandbox and connects to it.
-func (f *factory) Session(ctx context.Context) (*session, error) {
+// Connection resolves the command's sandbox and connects to it.
+func (f *factory) Connection(ctx context.Context) (*connection, error) {
 	r, err := f.Resolve(ctx)
 	if err != nil {
 		return nil, err
@@ -76,11 +76,11 @@ func (f *factory) Session(ctx context.Context) (*session, error) {
 	return f.Open(ctx, r)
 }
 
-// SessionIn opens the sandbox named (as ls -A names it), or with no name
+// ConnectionIn opens the sandbox named (as ls -A names it), or with no name
 // the command's own.
-func (f *factory) SessionIn(ctx context.Context, name string) (*session, error) {
+func (f *factory) ConnectionIn(ctx context.Context, name string) (*connection, error) {
 	if name == "" {
-		return f.Session(ctx)
+		return f.Connection(ctx)
 	}
 	if f.ResolveNamed == nil {
 		return nil, usagef(fmt.Errorf("sandbox %s: naming a sandbox is not supported here", name))
@@ -92,9 +92,9 @@ func (f *factory) SessionIn(ctx context.Context, name string) (*session, error) 
 	return f.Open(ctx, r)
 }
 
-// MutableSessionIn is MutableSession in the sandbox named.
-func (f *factory) MutableSessionIn(ctx context.Context, name, what string) (*session, error) {
-	s, err := f.SessionIn(ctx, name)
+// MutableConnectionIn is MutableConnection in the sandbox named.
+func (f *factory) MutableConnectionIn(ctx context.Context, name, what string) (*connection, error) {
+	s, err := f.ConnectionIn(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +105,11 @@ func (f *factory) MutableSessionIn(ctx context.Context, name, what string) (*ses
 	return s, nil
 }
 
-// MutableSession opens the sandbox for a command that changes it (what
-// says how, for the message), and refuses at once, closing the session,
+// MutableConnection opens the sandbox for a command that changes it (what
+// says how, for the message), and refuses at once, closing the connection,
 // when the target is read-only.
-func (f *factory) MutableSession(ctx context.Context, what string) (*session, error) {
-	s, err := f.Session(ctx)
+func (f *factory) MutableConnection(ctx context.Context, what string) (*connection, error) {
+	s, err := f.Connection(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +120,11 @@ func (f *factory) MutableSession(ctx context.Context, what string) (*session, er
 	return s, nil
 }
 
-// StartSession opens the mutable session a start (run, term) needs,
+// StartConnection opens the mutable connection a start (run, term) needs,
 // resolves its working directory and checks its program, so a mistake is
-// one error before anything starts. The caller closes the session.
-func (f *factory) StartSession(ctx context.Context, verb, what, cwdFlag, program string, env []seam.EnvEntry) (*session, string, error) {
-	s, dir, err := f.startSession(ctx, what, cwdFlag)
+// one error before anything starts. The caller closes the connection.
+func (f *factory) StartConnection(ctx context.Context, verb, what, cwdFlag, program string, env []seam.EnvEntry) (*connection, string, error) {
+	s, dir, err := f.startConnection(ctx, what, cwdFlag)
 	if err != nil {
 		return nil, "", err
 	}
@@ -135,10 +135,10 @@ func (f *factory) StartSession(ctx context.Context, verb, what, cwdFlag, program
 	return s, dir, nil
 }
 
-// startSession is StartSession without the check of the program, for a
+// startConnection is StartConnection without the check of the program, for a
 // start whose spawn checks it (seam.SpawnSpec.CheckProgram).
-func (f *factory) startSession(ctx context.Context, what, cwdFlag string) (*session, string, error) {
-	s, err := f.MutableSession(ctx, what)
+func (f *factory) startConnection(ctx context.Context, what, cwdFlag string) (*connection, string, error) {
+	s, err := f.MutableConnection(ctx, what)
 	if err != nil {
 		return nil, "", err
 	}

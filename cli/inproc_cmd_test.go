@@ -447,7 +447,7 @@ func TestInprocLsFlagsAndPausedSandbox(t *testing.T) {
 		Resolve: func(context.Context) (resolved, error) {
 			return resolved{}, errors.New("resolved before checking flags")
 		},
-		Open: func(context.Context, resolved) (*session, error) {
+		Open: func(context.Context, resolved) (*connection, error) {
 			t.Error("ls dialled a sandbox")
 			return nil, errors.New("dialled")
 		},

@@ -50,7 +50,7 @@ func newInproc(t *testing.T, configText string) *inproc {
 	g.target.sockets = []string{env.Socket}
 	p := &inproc{env: env, g: g, f: newFactory(g), out: &lockedBuffer{}, errOut: &lockedBuffer{}}
 	p.f.Out, p.f.ErrOut = p.out, p.errOut
-	p.f.Open = func(ctx context.Context, r resolved) (*session, error) {
+	p.f.Open = func(ctx context.Context, r resolved) (*connection, error) {
 		if r.Endpoint != "unix:"+env.Socket {
 			return nil, fmt.Errorf("resolved %s, not the test daemon's socket", r.Target)
 		}

@@ -98,7 +98,7 @@ type listTerminal struct {
 
 // listSandbox takes one snapshot through the seam and keeps the groups
 // someone published (sandtop's and agents'), and the sandtop terminals.
-func listSandbox(ctx context.Context, s *session, now func() time.Time) (listDoc, error) {
+func listSandbox(ctx context.Context, s *connection, now func() time.Time) (listDoc, error) {
 	doc := listDoc{Version: jsonVersion, Target: s.Target.Name, Taken: now().UTC(),
 		Groups: []listGroup{}, Terminals: []listTerminal{}}
 	snap, err := s.Runtime.Snapshot(ctx, seam.WatchOptions{})

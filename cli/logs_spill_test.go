@@ -96,7 +96,7 @@ func (b *countedBody) Close() error {
 func newInprocCounted(t *testing.T) (*inproc, *spillReads) {
 	p := newInproc(t, "")
 	reads := &spillReads{}
-	p.f.Open = func(ctx context.Context, r resolved) (*session, error) {
+	p.f.Open = func(ctx context.Context, r resolved) (*connection, error) {
 		reads.next = &invocation{socket: p.env.Socket}
 		return r.open(ctx, envd.WithHTTPClient(&http.Client{Transport: reads}))
 	}

@@ -18,7 +18,7 @@ import (
 // row changes, as kubectl get -w does. It ends without an error when ctx
 // does (Ctrl-C, SIGTERM), and with the watch's error when the sandbox is
 // lost.
-func watchList(ctx context.Context, f *factory, s *session, opts lsOptions, first listDoc) error {
+func watchList(ctx context.Context, f *factory, s *connection, opts lsOptions, first listDoc) error {
 	p := newWatchPrinter(f.Out, opts)
 	if err := p.print(first, true); err != nil {
 		return err

@@ -21,7 +21,7 @@ type contextEntry struct {
 	Error  string `json:"error,omitempty"`
 }
 
-func printContexts(w io.Writer, contexts []ui.Context, initial int) error {
+func printContexts(w io.Writer, contexts []ui.SandboxSpec, initial int) error {
 	doc := contextsDoc{Contexts: []contextEntry{}}
 	for i, c := range contexts {
 		e := contextEntry{Name: c.Name, Kind: c.Kind, Target: c.Target}

@@ -154,15 +154,15 @@ func init() {
 
 		// The sandbox's provider.
 		{key: "resume", section: "Sandbox (E2B)", mutates: "resume",
-			do:  func(m *Model) tea.Cmd { return m.askPlane(m.cur, "resume", 0) },
+			do:  func(m *Model) tea.Cmd { return m.askProvider(m.cur, "resume", 0) },
 			cmd: "e2b-resume", args: "[DURATION]", desc: "resume this paused E2B sandbox (asks first)",
-			call: func(m *Model, argv []string) tea.Cmd { return m.cmdPlane("resume", argv) }},
+			call: func(m *Model, argv []string) tea.Cmd { return m.cmdProvider("resume", argv) }},
 		{key: "extend", section: "Sandbox (E2B)", mutates: "extend",
-			do:  func(m *Model) tea.Cmd { return m.askPlane(m.cur, "extend", 0) },
+			do:  func(m *Model) tea.Cmd { return m.askProvider(m.cur, "extend", 0) },
 			cmd: "e2b-extend", args: "[DURATION]", desc: "make this E2B sandbox end DURATION from now (asks first)",
-			call: func(m *Model, argv []string) tea.Cmd { return m.cmdPlane("extend", argv) }},
+			call: func(m *Model, argv []string) tea.Cmd { return m.cmdProvider("extend", argv) }},
 		{key: "sandbox_logs", section: "Sandbox (E2B)",
-			do:  (*Model).openPlaneLogs,
+			do:  (*Model).openProviderLogs,
 			cmd: "e2b-logs", desc: "this E2B sandbox's own log"},
 
 		// General.

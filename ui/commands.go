@@ -16,7 +16,7 @@ import (
 
 const rpcTimeout = 10 * time.Second
 
-// Commands that report back to a context take it as a parameter, and their
+// Commands that report back to a sandbox take it as a parameter, and their
 // results come back as scopedMsg naming it: a late answer from sandbox A is
 // applied to A even when the operator has switched to B.
 
@@ -94,7 +94,7 @@ func (m *Model) signalForegroundCmd(sb *sandboxState, termPid int, sig syscall.S
 
 // teardownCmd runs the teardown on its own goroutine and relays progress
 // through a channel that waitTeardownCmd drains one message at a time.
-// It runs against sb's Source until it is done, whichever context is on
+// It runs against sb's Source until it is done, whichever sandbox is on
 // screen meanwhile.
 func (m *Model) teardownCmd(sb *sandboxState, pgid int, grace time.Duration) tea.Cmd {
 	src, ctx := sb.src, m.ctx
@@ -125,7 +125,7 @@ func (m *Model) waitTeardownCmd(sb *sandboxState, pgid int, ch <-chan teardownUp
 	}
 }
 
-// openCmd opens a context's Source (dial, handshake) off the UI goroutine.
+// openCmd opens a sandbox's Source (dial, handshake) off the UI goroutine.
 func (m *Model) openCmd(sb *sandboxState) tea.Cmd {
 	open, ctx := sb.spec.Open, m.ctx
 	return func() tea.Msg {

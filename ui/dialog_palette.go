@@ -77,7 +77,7 @@ func (m *Model) paletteSuggestions() []string {
 	for _, s := range menuSignals {
 		out = append(out, "signal "+strings.TrimPrefix(s.name, "SIG"))
 	}
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		if sb.spec.Name != "" {
 			out = append(out, "ctx "+sb.spec.Name)
 		}
@@ -215,7 +215,7 @@ func (m *Model) onSpawned(sb *sandboxState, msg spawnedMsg) tea.Cmd {
 	}
 	sb.events.add(m.now(), levelOK, "started %s %s as pid %d", what, argvString(msg.argv, ""), msg.pid)
 	if !msg.terminal || sb != m.cur {
-		return nil // a terminal started in a context left since is attached from there
+		return nil // a terminal started in a sandbox left since is attached from there
 	}
 	// Show it in the terminals list right away; the next snapshot fills in
 	// the details.

@@ -46,8 +46,8 @@ func (l *eventLog) tail(n int) []event {
 	return l.items[len(l.items)-n:]
 }
 
-// eventSink is one context's pen on the shared log: what it writes is
-// tagged with the context's name, so a teardown in sandbox A is logged
+// eventSink is one sandbox's pen on the shared log: what it writes is
+// tagged with the sandbox's name, so a teardown in sandbox A is logged
 // under A whichever sandbox is on screen.
 type eventSink struct {
 	log *eventLog

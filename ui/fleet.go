@@ -12,7 +12,7 @@ import (
 )
 
 // The fleet: what the TUI knows of every sandbox without visiting it. A
-// context with a Summary is not dialled at startup; instead its counts
+// sandbox with a Summary is not dialled at startup; instead its counts
 // (running groups, terminals, terminals waiting for input, groups flagged
 // stuck) come from one snapshot now and then: within FleetVisibleRefresh
 // for the sandboxes on screen, within FleetRefresh for the rest, never
@@ -97,7 +97,7 @@ func (sb *sandboxState) counts() (fleetCounts, bool) {
 // countable says whether sb can have counts at all: not paused, not gone,
 // and either summarised or watched.
 func (sb *sandboxState) countable() bool {
-	if sb.spec.Plane != nil && (sb.pl.gone || sb.pl.info.Paused()) {
+	if sb.spec.Provider != nil && (sb.prov.gone || sb.prov.info.Paused()) {
 		return false
 	}
 	return sb.spec.Summary != nil || sb.state != openFailed
@@ -115,7 +115,7 @@ func (m *Model) onScreen() map[*sandboxState]bool {
 	out := map[*sandboxState]bool{m.cur: true}
 	if m.fleet != nil {
 		for _, i := range m.fleet.window(m) {
-			out[m.ctxs[i]] = true
+			out[m.sandboxes[i]] = true
 		}
 	}
 	return out
@@ -127,7 +127,7 @@ func (m *Model) scheduleSummaries(now time.Time) tea.Cmd {
 	var due []*sandboxState
 	inFlight := 0
 	visible := m.onScreen()
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		if sb.sum.inFlight {
 			inFlight++
 			continue
@@ -188,7 +188,7 @@ func (m *Model) onSummary(sb *sandboxState, msg summaryMsg) (changed bool) {
 // are shown (a benchmark times "every count shown" by it).
 func (m *Model) noteFleetProgress() {
 	k, n := 0, 0
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		if !sb.countable() {
 			continue
 		}
@@ -209,7 +209,7 @@ func (m *Model) noteFleetProgress() {
 // backs off (429, 5xx): every sandbox of one provider shares it.
 func (m *Model) planeBackoff() (time.Duration, string) {
 	if m.backoffs == nil {
-		m.backoffs = backoffSources(m.ctxs)
+		m.backoffs = backoffSources(m.sandboxes)
 	}
 	for _, b := range *m.backoffs {
 		if wait, why := b.Backoff(); wait > 0 {
@@ -222,11 +222,11 @@ func (m *Model) planeBackoff() (time.Duration, string) {
 // backoffSources are the distinct providers that may back off: a thousand
 // sandboxes of one team share one, asked once per frame rather than once
 // per sandbox. This is found once, and again when sandboxes arrive.
-func backoffSources(ctxs []*sandboxState) *[]PlaneBackoff {
-	var out []PlaneBackoff
-	shared := map[PlaneBackoff]bool{}
+func backoffSources(ctxs []*sandboxState) *[]ProviderBackoff {
+	var out []ProviderBackoff
+	shared := map[ProviderBackoff]bool{}
 	for _, sb := range ctxs {
-		b, ok := sb.spec.Plane.(PlaneBackoff)
+		b, ok := sb.spec.Provider.(ProviderBackoff)
 		if !ok {
 			continue
 		}

@@ -21,10 +21,10 @@ import (
 func newFleetModel(t *testing.T) (m *Model, summaries map[string]int, opens *int, mu *sync.Mutex) {
 	t.Helper()
 	summaries, opens, mu = map[string]int{}, new(int), &sync.Mutex{}
-	var ctxs []Context
+	var ctxs []SandboxSpec
 	for i := range 12 {
 		id := fmt.Sprintf("s%02d", i)
-		info := PlaneInfo{ID: id, Template: "base", State: "running", StartedAt: testNow.Add(-time.Hour), EndAt: testNow.Add(time.Duration(10+i) * time.Minute)}
+		info := ProviderInfo{ID: id, Template: "base", State: "running", StartedAt: testNow.Add(-time.Hour), EndAt: testNow.Add(time.Duration(10+i) * time.Minute)}
 		if i == 3 {
 			info.State = "paused"
 		}
@@ -37,7 +37,7 @@ func newFleetModel(t *testing.T) (m *Model, summaries map[string]int, opens *int
 			snap.Terminals = []sandbox.Terminal{{PID: 9, SID: 9, ForegroundPGID: 9, InputWaiting: true}}
 		}
 		name := "e2b:" + id
-		ctxs = append(ctxs, Context{Name: name, Kind: "e2b", Target: "e2b sandbox " + id, Plane: &fakePlane{info: info}, PlaneInfo: info,
+		ctxs = append(ctxs, SandboxSpec{Name: name, Kind: "e2b", Target: "e2b sandbox " + id, Provider: &fakeProvider{info: info}, ProviderInfo: info,
 			Open: func(context.Context) (Source, error) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -51,7 +51,7 @@ func newFleetModel(t *testing.T) (m *Model, summaries map[string]int, opens *int
 				return snap, nil
 			}})
 	}
-	m = newModel(t, Options{Contexts: ctxs, Theme: themes.MustLoad("dark"), Now: func() time.Time { return testNow }})
+	m = newModel(t, Options{Sandboxes: ctxs, Theme: themes.MustLoad("dark"), Now: func() time.Time { return testNow }})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
 	run(t, m, m.Init())
 	// The clock asks for the summaries that did not fit the first batch.
@@ -92,8 +92,8 @@ func TestFleetOpensOnCountsWithoutDialling(t *testing.T) {
 	}
 	press(t, m, "W")
 	rows := m.fleet.rows(m)
-	if m.ctxs[rows[0]].spec.Name != "e2b:s05" || m.ctxs[rows[1]].spec.Name != "e2b:s07" {
-		t.Fatalf("worst first: %s, %s", m.ctxs[rows[0]].spec.Name, m.ctxs[rows[1]].spec.Name)
+	if m.sandboxes[rows[0]].spec.Name != "e2b:s05" || m.sandboxes[rows[1]].spec.Name != "e2b:s07" {
+		t.Fatalf("worst first: %s, %s", m.sandboxes[rows[0]].spec.Name, m.sandboxes[rows[1]].spec.Name)
 	}
 	if line := lineWith(stripStyle(viewOf(m)), "e2b:s05"); !strings.Contains(line, "idle 12m") {
 		t.Fatalf("the stuck one's reason: %q", line)
@@ -135,15 +135,15 @@ func TestGoldenFleet(t *testing.T) {
 	}
 }
 
-type backoffPlane struct{ *fakePlane }
+type backoffPlane struct{ *fakeProvider }
 
 func (backoffPlane) Backoff() (time.Duration, string) { return 12 * time.Second, "429 rate limited" }
 
 // A provider that backs off says so in the fleet view's title and in the
 // header of a sandbox shown.
-func TestPlaneBackoffIsShown(t *testing.T) {
-	m, _, _, _ := newPlaneModel(t, func(o *Options) {
-		o.Contexts[0].Plane = backoffPlane{o.Contexts[0].Plane.(*fakePlane)}
+func TestProviderBackoffIsShown(t *testing.T) {
+	m, _, _, _ := newProviderModel(t, func(o *Options) {
+		o.Sandboxes[0].Provider = backoffPlane{o.Sandboxes[0].Provider.(*fakeProvider)}
 	})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
 	if h := stripStyle(m.viewHeader()); !strings.Contains(h, "backing off (429 rate limited), 12s") {

@@ -181,13 +181,13 @@ type timerMsg struct {
 // repeats says whether msg is a clock that sets itself again each time
 // it fires (the clock, the providers' refresh) or a retry after a lost
 // watch: firing those at once would never end, so run leaves them to the
-// test, which delivers clockMsg or planeTickMsg when it means to.
+// test, which delivers clockMsg or providerTickMsg when it means to.
 func repeats(msg tea.Msg) bool {
 	if sm, ok := msg.(scopedMsg); ok {
 		msg = sm.msg
 	}
 	switch msg.(type) {
-	case clockMsg, planeTickMsg, reconnectMsg:
+	case clockMsg, providerTickMsg, reconnectMsg:
 		return true
 	}
 	return false

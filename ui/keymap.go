@@ -19,7 +19,7 @@ type KeyMap struct {
 	Mark, ClearMarks                        key.Binding
 	Signal, Teardown, BulkTeardown          key.Binding
 	Filter, Palette, Help                   key.Binding
-	Contexts                                key.Binding // the sandbox picker
+	Sandboxes                               key.Binding // the sandbox picker
 	// Resume, Extend and SandboxLogs act on an E2B sandbox's provider.
 	Resume, Extend, SandboxLogs    key.Binding
 	Run, NewTerminal               key.Binding
@@ -62,7 +62,7 @@ func DefaultKeyMap() KeyMap {
 		BulkTeardown: b("X", "tear down marked", "X"),
 		Filter:       b("/", "filter", "/"),
 		Palette:      b(":", "commands", ":"),
-		Contexts:     b("c", "sandboxes (:ctx)", "c"),
+		Sandboxes:    b("c", "sandboxes (:ctx)", "c"),
 		Resume:       b("R", "resume sandbox (E2B)", "R"),
 		Extend:       b("E", "extend sandbox (E2B)", "E"),
 		SandboxLogs:  b("L", "sandbox log (E2B)", "L"),
@@ -102,7 +102,7 @@ var keyFields = map[string]func(*KeyMap) *key.Binding{
 	"clear_marks": func(k *KeyMap) *key.Binding { return &k.ClearMarks }, "signal": func(k *KeyMap) *key.Binding { return &k.Signal },
 	"teardown": func(k *KeyMap) *key.Binding { return &k.Teardown }, "bulk_teardown": func(k *KeyMap) *key.Binding { return &k.BulkTeardown },
 	"filter": func(k *KeyMap) *key.Binding { return &k.Filter }, "palette": func(k *KeyMap) *key.Binding { return &k.Palette },
-	"contexts": func(k *KeyMap) *key.Binding { return &k.Contexts }, "resume": func(k *KeyMap) *key.Binding { return &k.Resume },
+	"contexts": func(k *KeyMap) *key.Binding { return &k.Sandboxes }, "resume": func(k *KeyMap) *key.Binding { return &k.Resume },
 	"extend": func(k *KeyMap) *key.Binding { return &k.Extend }, "sandbox_logs": func(k *KeyMap) *key.Binding { return &k.SandboxLogs },
 	"help": func(k *KeyMap) *key.Binding { return &k.Help }, "run": func(k *KeyMap) *key.Binding { return &k.Run },
 	"describe":     func(k *KeyMap) *key.Binding { return &k.Describe },

@@ -60,22 +60,22 @@ type Model struct {
 	st     styles
 	now    func() time.Time
 
-	// Every context has its sandbox in ctxs; cur is the one on screen,
+	// Every sandbox has its state in sandboxes; cur is the one on screen,
 	// which keys, views and the detail pane use. A message from a Source
 	// names its own sandbox (scopedMsg) and its handler takes that one as
 	// a parameter, so it never acts on the screen by mistake.
-	ctxs     []*sandboxState
-	backoffs *[]PlaneBackoff // the distinct providers of ctxs that back off (planeBackoff)
-	cur      *sandboxState
-	log      eventLog
-	dialogSB *sandboxState // the context the open dialog acts on
+	sandboxes []*sandboxState
+	backoffs  *[]ProviderBackoff // the distinct providers of ctxs that back off (planeBackoff)
+	cur       *sandboxState
+	log       eventLog
+	dialogSB  *sandboxState // the sandbox the open dialog acts on
 	// fleet is the fleet view when it is open; fleetShown is how many
 	// sandboxes' counts it has shown so far (for the log).
 	fleet      *fleetView
 	fleetShown int
 	// waiting are sandboxes that appeared under the name of one shown,
 	// to take its place once it is known gone (context_arrivals.go).
-	waiting map[string]Context
+	waiting map[string]SandboxSpec
 
 	width, height int
 	lay           layout
@@ -130,10 +130,10 @@ func New(opts Options) (*Model, error) {
 		keys: keys, st: newStyles(opts.Theme), now: opts.Now,
 		wake: make(chan struct{}, 1),
 	}
-	for i, c := range opts.Contexts {
-		m.ctxs = append(m.ctxs, newSandbox(c, i, &m.log))
+	for i, c := range opts.Sandboxes {
+		m.sandboxes = append(m.sandboxes, newSandbox(c, i, &m.log))
 	}
-	m.cur = m.ctxs[opts.Initial]
+	m.cur = m.sandboxes[opts.Initial]
 	return m, nil
 }
 
@@ -153,20 +153,20 @@ func (m *Model) Close() {
 	m.detail.close()
 }
 
-// Init opens every context's Source in the background (so the picker
+// Init opens every sandbox's Source in the background (so the picker
 // can tell reachable sandboxes from unreachable ones), and starts the
 // header query, the process table watch and the clock for the one shown.
 func (m *Model) Init() tea.Cmd {
 	for _, w := range m.opts.Warnings {
 		m.log.add(m.now(), levelWarn, "", "%s", w)
 	}
-	cmds := []tea.Cmd{m.clockCmd(time.Second), m.startPlanes(), m.awaitArrivals()}
+	cmds := []tea.Cmd{m.clockCmd(time.Second), m.startProviders(), m.awaitArrivals()}
 	if m.fleetFirst() {
 		m.openContextPicker()
 	}
 	// A sandbox with a summary is dialled only when shown; the others (the
 	// local one, configured endpoints: a few) are opened now.
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		shown := sb == m.cur && m.fleet == nil
 		if sb.state == openPending && (sb.spec.Summary == nil || shown) {
 			sb.state = openRunning
@@ -175,7 +175,7 @@ func (m *Model) Init() tea.Cmd {
 	}
 	cmds = append(cmds, m.scheduleSummaries(m.now()))
 	if m.fleet != nil {
-		m.log.add(m.now(), levelInfo, "", "%d sandboxes: c or enter shows one", len(m.ctxs))
+		m.log.add(m.now(), levelInfo, "", "%d sandboxes: c or enter shows one", len(m.sandboxes))
 	} else if sb := m.cur; sb.state == openReady {
 		cmds = append(cmds, m.startWatching(sb))
 	} else {
@@ -198,8 +198,8 @@ func (sb *sandboxState) targetName() string {
 }
 
 // Update routes one message. It never blocks and does no I/O. A message
-// tagged with a context is applied to that context; an untagged one to the
-// context on screen.
+// tagged with a sandbox is applied to that sandbox; an untagged one to the
+// sandbox on screen.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.reuseView = false
 	if sm, ok := msg.(scopedMsg); ok && sm.sb != nil {
@@ -247,8 +247,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := m.onClock()
 		m.reuseView = m.clockChangesNothing()
 		return m, cmd
-	case planeTickMsg:
-		return m, m.onPlaneTick()
+	case providerTickMsg:
+		return m, m.onProviderTick()
 	case arrivalsMsg:
 		return m, m.onArrivals(msg)
 	case openDetailMsg:
@@ -274,7 +274,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // updateScoped applies the results of sb's Source calls to sb, whichever
-// context is on screen; it reports false for other messages.
+// sandbox is on screen; it reports false for other messages.
 func (m *Model) updateScoped(sb *sandboxState, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case openedMsg:
@@ -313,7 +313,7 @@ func (m *Model) updateScoped(sb *sandboxState, msg tea.Msg) (tea.Cmd, bool) {
 	case teardownDoneMsg:
 		m.onTeardownDone(sb, msg)
 	default:
-		return m.updatePlane(sb, msg)
+		return m.updateProvider(sb, msg)
 	}
 	return nil, true
 }
@@ -358,7 +358,7 @@ func (m *Model) onWatchLost(sb *sandboxState, gen int, err error) tea.Cmd {
 		}
 	}
 	sb.conn, sb.connErr = connLost, err
-	if sb.planePaused() {
+	if sb.providerPaused() {
 		// Retrying would send traffic to a paused sandbox; a refresh that
 		// finds it running again restarts the watch.
 		return nil
@@ -495,7 +495,7 @@ func (m *Model) onClock() tea.Cmd {
 	// for ages is all the idle UI redraws.
 	every := time.Second
 	var sync tea.Cmd
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		for pgid, td := range sb.teardowns {
 			if !td.finished.IsZero() && now.Sub(td.finished) > 10*time.Second {
 				delete(sb.teardowns, pgid)
@@ -519,7 +519,7 @@ func (m *Model) onClock() tea.Cmd {
 // many provider sandboxes to choose from.
 func (m *Model) fleetFirst() bool {
 	n := 0
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		if sb.spec.Summary != nil {
 			n++
 		}
@@ -532,10 +532,10 @@ func (m *Model) fleetFirst() bool {
 // unless a teardown counts down, a dialog or a plane's countdown is open,
 // or a vanished group's time ran out (those draw afresh).
 func (m *Model) clockChangesNothing() bool {
-	if m.lastView == "" || m.dialog != nil || m.hasPlanes() {
+	if m.lastView == "" || m.dialog != nil || m.hasProviders() {
 		return false
 	}
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		if len(sb.teardowns) > 0 {
 			return false
 		}
@@ -585,7 +585,7 @@ func (m *Model) setStatus(level eventLevel, text string) {
 }
 
 // readOnly says whether mutations are refused in sb: everywhere with
-// Options.ReadOnly, or in this context with its own flag.
+// Options.ReadOnly, or in this sandbox with its own flag.
 func (m *Model) readOnly(sb *sandboxState) bool { return m.opts.ReadOnly || sb.spec.ReadOnly }
 
 // refuse explains a mutation that read-only mode blocked in sb.

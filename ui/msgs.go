@@ -13,15 +13,15 @@ import (
 // stream-related message carries the generation it was started under, so a
 // late answer for something the operator has moved away from is dropped.
 
-// scopedMsg carries a message from one context's Source back to that
-// context: Update hands sb to the message's handler (see
+// scopedMsg carries a message from one sandbox's Source back to that
+// sandbox: Update hands sb to the message's handler (see
 // Model.updateScoped).
 type scopedMsg struct {
 	sb  *sandboxState
 	msg tea.Msg
 }
 
-// openedMsg is the result of a context's Open.
+// openedMsg is the result of a sandbox's Open.
 type openedMsg struct {
 	src Source
 	err error

@@ -14,25 +14,25 @@ import (
 	"sandtop/themes"
 )
 
-// Options configure the TUI. Either Source (one sandbox) or Contexts
+// Options configure the TUI. Either Source (one sandbox) or Sandboxes
 // (several) is required.
 type Options struct {
 	// Source is the sandbox to supervise when there is only one.
 	Source Source
 	// SandboxName is shown in the header; Info's name is used when empty.
 	SandboxName string
-	// Contexts are several sandboxes, k9s-style: one is shown at a time,
+	// Sandboxes are several sandboxes, k9s-style: one is shown at a time,
 	// ":ctx" or c switches. Initial is the index of the one shown first.
-	// Give either Source or Contexts.
-	Contexts []Context
-	Initial  int
+	// Give either Source or Sandboxes.
+	Sandboxes []SandboxSpec
+	Initial   int
 	// Arrivals, when set, brings sandboxes that appear while the TUI
-	// runs (a pod created after start): each is added to the contexts,
+	// runs (a pod created after start): each is added to the sandboxes,
 	// counted in the fleet view like the first ones. A name already shown
 	// means a new sandbox of that name (a pod re-created): it replaces the
 	// old one once the old one's provider says it is gone, so send a name
 	// again only for that. The TUI stops reading when it closes.
-	Arrivals <-chan Context
+	Arrivals <-chan SandboxSpec
 	// Theme colours the UI and the terminal pane; the zero Theme means
 	// themes.Default.
 	Theme Theme
@@ -50,7 +50,7 @@ type Options struct {
 	// Shell is what :term starts when given no argv; nil means ["bash"].
 	Shell []string
 	// Cwd is the working directory for :run; empty means the daemon's.
-	// With Contexts, each Context has its own.
+	// With Sandboxes, each SandboxSpec has its own.
 	Cwd string
 	// ScrollbackBytes bounds the output kept per pane: a terminal's raw
 	// byte ring and a group's output lines; zero means 1 MiB.
@@ -58,12 +58,12 @@ type Options struct {
 	// NoConfirm turns confirmations off, one action at a time. The zero
 	// value confirms everything destructive.
 	NoConfirm NoConfirm
-	// PlaneRefresh and MetricsRefresh are how often a sandbox's provider
+	// ProviderRefresh and MetricsRefresh are how often a sandbox's provider
 	// (Context.Plane) is asked for its state and end time, and for CPU and
 	// memory; zero means DefaultPlaneRefresh and DefaultMetricsRefresh
 	// (E2B samples metrics every 5 s, so asking more often gains nothing).
 	// Tests shorten them to cover many refreshes quickly.
-	PlaneRefresh, MetricsRefresh time.Duration
+	ProviderRefresh, MetricsRefresh time.Duration
 	// Warnings are shown in the event log at start (an API key of an
 	// unusual shape, say).
 	Warnings []string
@@ -103,24 +103,24 @@ type NoConfirm struct {
 
 func (o Options) withDefaults() (Options, error) {
 	switch {
-	case o.Source != nil && len(o.Contexts) > 0:
-		return o, fmt.Errorf("ui: give Options.Source or Options.Contexts, not both")
+	case o.Source != nil && len(o.Sandboxes) > 0:
+		return o, fmt.Errorf("ui: give Options.Source or Options.Sandboxes, not both")
 	case o.Source != nil:
-		o.Contexts = []Context{{Name: o.SandboxName, Source: o.Source, Cwd: o.Cwd}}
+		o.Sandboxes = []SandboxSpec{{Name: o.SandboxName, Source: o.Source, Cwd: o.Cwd}}
 		o.Initial = 0
-	case len(o.Contexts) == 0:
-		return o, fmt.Errorf("ui: Options.Source or Options.Contexts is required")
+	case len(o.Sandboxes) == 0:
+		return o, fmt.Errorf("ui: Options.Source or Options.Sandboxes is required")
 	}
-	if o.Initial < 0 || o.Initial >= len(o.Contexts) {
-		return o, fmt.Errorf("ui: Options.Initial %d is not one of the %d contexts", o.Initial, len(o.Contexts))
+	if o.Initial < 0 || o.Initial >= len(o.Sandboxes) {
+		return o, fmt.Errorf("ui: Options.Initial %d is not one of the %d sandboxes", o.Initial, len(o.Sandboxes))
 	}
 	seen := map[string]bool{}
-	for i, c := range o.Contexts {
-		if len(o.Contexts) > 1 && c.Name == "" {
-			return o, fmt.Errorf("ui: context %d has no name", i+1)
+	for i, c := range o.Sandboxes {
+		if len(o.Sandboxes) > 1 && c.Name == "" {
+			return o, fmt.Errorf("ui: sandbox %d has no name", i+1)
 		}
 		if seen[c.Name] {
-			return o, fmt.Errorf("ui: two contexts are named %q", c.Name)
+			return o, fmt.Errorf("ui: two sandboxes are named %q", c.Name)
 		}
 		seen[c.Name] = true
 	}
@@ -149,8 +149,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Tick == nil {
 		o.Tick = tea.Tick
 	}
-	if o.PlaneRefresh <= 0 {
-		o.PlaneRefresh = DefaultPlaneRefresh
+	if o.ProviderRefresh <= 0 {
+		o.ProviderRefresh = DefaultProviderRefresh
 	}
 	if o.MetricsRefresh <= 0 {
 		o.MetricsRefresh = DefaultMetricsRefresh

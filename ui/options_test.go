@@ -57,10 +57,10 @@ func TestOptionsNeedOneWayToASandbox(t *testing.T) {
 		t.Fatal("no source accepted")
 	}
 	src := newFakeSource()
-	if _, err := New(Options{Source: src, Contexts: []Context{{Name: "a", Source: src}}}); err == nil {
+	if _, err := New(Options{Source: src, Sandboxes: []SandboxSpec{{Name: "a", Source: src}}}); err == nil {
 		t.Fatal("Source and Contexts both accepted")
 	}
-	if _, err := New(Options{Contexts: []Context{{Name: "a", Source: src}, {Name: "a", Source: src}}}); err == nil {
+	if _, err := New(Options{Sandboxes: []SandboxSpec{{Name: "a", Source: src}, {Name: "a", Source: src}}}); err == nil {
 		t.Fatal("duplicate names accepted")
 	}
 }

@@ -89,17 +89,17 @@ func (m *Model) viewHeader() string {
 	// The sandbox on screen is always named; with several, which of them.
 	name := sb.targetName()
 	if m.multi() {
-		name = fmt.Sprintf("%s (%d/%d, c switches)", name, sb.index+1, len(m.ctxs))
+		name = fmt.Sprintf("%s (%d/%d, c switches)", name, sb.index+1, len(m.sandboxes))
 	}
 	parts := []string{st.headerKey.Render(" sandtop"), st.header.Render(name)}
 	if m.readOnly(sb) {
 		parts = append(parts, st.readOnly.Render(" READ-ONLY "))
 	}
-	if !sb.planePaused() { // never dialled while paused: the badge says why
+	if !sb.providerPaused() { // never dialled while paused: the badge says why
 		parts = append(parts, conn)
 	}
-	if sb.spec.Plane != nil {
-		parts = append(parts, m.planeBadge())
+	if sb.spec.Provider != nil {
+		parts = append(parts, m.providerBadge())
 	}
 	if sb.info.Target != "" {
 		parts = append(parts, st.header.Render(sb.info.Target))

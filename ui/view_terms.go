@@ -86,7 +86,7 @@ func ansiCutLeft(s string, n int) string { return ansi.TruncateLeft(s, n, "") }
 // reason.
 func (m *Model) tagWidth() int {
 	w := 5
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		w = max(w, len(sb.spec.Name))
 	}
 	return min(w, 20)

@@ -60,7 +60,7 @@ func (ft *fakeTeam) config() target.Config {
 
 // openSession opens a target with its state under a temp dir (the E2B
 // layout, /home/user/workspace, does not exist on the test machine).
-func openSession(t *testing.T, tg target.Target) *target.Session {
+func openSession(t *testing.T, tg target.Target) *target.Connection {
 	t.Helper()
 	// E2B's sandbox user "user" does not exist here; run as ourselves.
 	me, err := user.Current()

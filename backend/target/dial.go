@@ -125,8 +125,8 @@ func caClient(endpoint, caFile string, hdr http.Header) (*http.Client, error) {
 	return &http.Client{Transport: rt}, nil
 }
 
-// Session is an open target: its client and the seam Runtime over it.
-type Session struct {
+// Connection is an open target: its client and the seam Runtime over it.
+type Connection struct {
 	Target  Target
 	Client  *envd.Client
 	Runtime *seam.Runtime
@@ -139,12 +139,12 @@ type Session struct {
 // runtime root is the one our daemon reports through Hello, or, on stock
 // envd, the target's hint, else the seam's per-user default
 // (seam.DefaultRuntimeRootIn); Cwd falls back to the hint, then "/".
-func Open(ctx context.Context, t Target, cfg seam.RuntimeConfig, opts ...envd.Option) (*Session, error) {
+func Open(ctx context.Context, t Target, cfg seam.RuntimeConfig, opts ...envd.Option) (*Connection, error) {
 	c, err := Dial(t, opts...)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{Target: t, Client: c}
+	s := &Connection{Target: t, Client: c}
 	// On stock envd (no Hello) the target's hint names the root; empty
 	// means the seam's per-user default.
 	cfg.FallbackRuntimeRoot = t.RuntimeRoot
@@ -177,7 +177,7 @@ func Open(ctx context.Context, t Target, cfg seam.RuntimeConfig, opts ...envd.Op
 
 // goneRecognizer lets the seam settle an E2B sandbox's groups once the
 // control plane confirms the sandbox is gone; a network fault never counts.
-func (s *Session) goneRecognizer() func(error) bool {
+func (s *Connection) goneRecognizer() func(error) bool {
 	return func(err error) bool {
 		if errors.Is(err, e2b.ErrSandboxGone) || errors.Is(err, kube.ErrPodGone) {
 			return true
@@ -192,7 +192,7 @@ func (s *Session) goneRecognizer() func(error) bool {
 // Probe says whether the target's sandbox is alive, gone or unreachable.
 // Only E2B targets can be proven gone (the control plane knows); others
 // are alive or unreachable, judged by envd's health check.
-func (s *Session) Probe(ctx context.Context) (e2b.Liveness, error) {
+func (s *Connection) Probe(ctx context.Context) (e2b.Liveness, error) {
 	t := s.Target
 	if t.e2b != nil {
 		return t.e2b.Probe(ctx, t.conn)
@@ -207,8 +207,8 @@ func (s *Session) Probe(ctx context.Context) (e2b.Liveness, error) {
 }
 
 // Close drops the connections. Processes in the sandbox keep running; call
-// Runtime.Dispose first to terminate what this session spawned.
-func (s *Session) Close() {
+// Runtime.Dispose first to terminate what this connection spawned.
+func (s *Connection) Close() {
 	if s.Client != nil {
 		s.Client.Close()
 	}

@@ -8,30 +8,30 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// Switching between contexts, and keeping each context's work in its own
+// Switching between sandboxes, and keeping each sandbox's work in its own
 // lane.
 //
-// Every context's Source is opened in the background at startup. The
-// process table of a context is watched from the first time it is shown
+// Every sandbox's Source is opened in the background at startup. The
+// process table of a sandbox is watched from the first time it is shown
 // and stays watched afterwards (one stream per visited sandbox), so a
 // teardown started in A keeps reporting, under A, after a switch to B.
 // Marks, the selection and the filter stay with their context.
 //
-// Code that acts on one context takes it as a parameter: a Source's
+// Code that acts on one sandbox takes it as a parameter: a Source's
 // results name the sandbox they came from (scopedMsg), and a dialog acts
-// on the sandbox it was opened for (dialogSB), so both act on the context
+// on the sandbox it was opened for (dialogSB), so both act on the sandbox
 // they belong to even after the operator switched. Keys and views act on
-// the context on screen, m.cur. Only for m.cur may a result move the
+// the sandbox on screen, m.cur. Only for m.cur may a result move the
 // focus, the selection's stream or the layout.
 
-// multi says whether there is more than one context to tell apart.
-func (m *Model) multi() bool { return len(m.ctxs) > 1 }
+// multi says whether there is more than one sandbox to tell apart.
+func (m *Model) multi() bool { return len(m.sandboxes) > 1 }
 
 // onOpened records the result of sb's Open.
 func (m *Model) onOpened(sb *sandboxState, msg openedMsg) tea.Cmd {
 	if msg.err != nil {
 		sb.state, sb.openErr = openFailed, msg.err
-		if sb.planePaused() {
+		if sb.providerPaused() {
 			sb.events.add(m.now(), levelWarn, "%s is paused: not dialled, so it stays paused (%s resumes it)", sb.targetName(), m.keys.Resume.Help().Key)
 			return nil
 		}
@@ -70,16 +70,16 @@ func (m *Model) usable(sb *sandboxState) bool {
 	return false
 }
 
-// switchTo shows context i. The detail stream of the old context is closed
-// (it only feeds the screen); everything else of the old context stays as
+// switchTo shows sandbox i. The detail stream of the old sandbox is closed
+// (it only feeds the screen); everything else of the old sandbox stays as
 // it was, teardowns included.
 func (m *Model) switchTo(i int) tea.Cmd {
-	if i < 0 || i >= len(m.ctxs) {
+	if i < 0 || i >= len(m.sandboxes) {
 		return nil
 	}
-	next := m.ctxs[i]
+	next := m.sandboxes[i]
 	if next == m.cur {
-		if next.state == openPending && !next.planePaused() {
+		if next.state == openPending && !next.providerPaused() {
 			// Shown for the first time, after the fleet view.
 			next.state = openRunning
 			next.events.add(m.now(), levelInfo, "opening %s", next.targetName())
@@ -108,7 +108,7 @@ func (m *Model) switchTo(i int) tea.Cmd {
 	case openFailed:
 		// Try again: it may be up by now. A paused sandbox waits for its
 		// refresh (or a resume) to say it runs.
-		if next.spec.Open != nil && !next.planePaused() {
+		if next.spec.Open != nil && !next.providerPaused() {
 			next.state = openRunning
 			cmds = append(cmds, m.openCmd(next))
 		}
@@ -120,12 +120,12 @@ func (m *Model) switchTo(i int) tea.Cmd {
 // findContext resolves what ":ctx ARG" names: an exact name, a 1-based
 // index, a unique prefix, or a unique substring.
 func (m *Model) findContext(arg string) (int, error) {
-	for i, sb := range m.ctxs {
+	for i, sb := range m.sandboxes {
 		if sb.spec.Name == arg {
 			return i, nil
 		}
 	}
-	if n, err := strconv.Atoi(arg); err == nil && n >= 1 && n <= len(m.ctxs) {
+	if n, err := strconv.Atoi(arg); err == nil && n >= 1 && n <= len(m.sandboxes) {
 		return n - 1, nil
 	}
 	for _, match := range []func(name string) bool{
@@ -133,7 +133,7 @@ func (m *Model) findContext(arg string) (int, error) {
 		func(name string) bool { return strings.Contains(name, arg) },
 	} {
 		var hits []int
-		for i, sb := range m.ctxs {
+		for i, sb := range m.sandboxes {
 			if match(sb.spec.Name) {
 				hits = append(hits, i)
 			}
@@ -165,7 +165,7 @@ func (m *Model) cmdCtx(argv []string) tea.Cmd {
 // allActiveTeardowns counts escalating teardowns in every context.
 func (m *Model) allActiveTeardowns() int {
 	n := 0
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		n += sb.activeTeardowns()
 	}
 	return n

@@ -5,7 +5,7 @@ import (
 )
 
 // Sandboxes that appear while the TUI runs (Options.Arrivals): a pod
-// created after start. Each is added to the contexts as if it had been
+// created after start. Each is added to the sandboxes as if it had been
 // there from the start: its counts come from its Summary without a visit,
 // its provider is refreshed with the others. A name already shown is a
 // new sandbox of that name (a pod re-created): it takes the old one's
@@ -19,7 +19,7 @@ const arrivalBatch = 256
 // arrivalsMsg carries sandboxes that appeared; closed says the channel
 // was closed and no more will come.
 type arrivalsMsg struct {
-	ctxs   []Context
+	ctxs   []SandboxSpec
 	closed bool
 }
 
@@ -59,14 +59,14 @@ func (m *Model) awaitArrivals() tea.Cmd {
 
 // onArrivals adds what arrived and waits for more.
 func (m *Model) onArrivals(msg arrivalsMsg) tea.Cmd {
-	planes := m.hasPlanes()
+	planes := m.hasProviders()
 	var cmds []tea.Cmd
 	for _, c := range msg.ctxs {
 		cmds = append(cmds, m.addContext(c))
 	}
 	m.backoffs = nil // a new provider may have come with them
-	if !planes && m.hasPlanes() {
-		cmds = append(cmds, m.onPlaneTick()) // the first provider: start its cycle
+	if !planes && m.hasProviders() {
+		cmds = append(cmds, m.onProviderTick()) // the first provider: start its cycle
 	}
 	cmds = append(cmds, m.scheduleSummaries(m.now()))
 	if !msg.closed {
@@ -76,35 +76,35 @@ func (m *Model) onArrivals(msg arrivalsMsg) tea.Cmd {
 }
 
 // addContext adds c, or marks it to replace the sandbox of its name.
-func (m *Model) addContext(c Context) tea.Cmd {
+func (m *Model) addContext(c SandboxSpec) tea.Cmd {
 	if c.Name == "" {
 		m.log.add(m.now(), levelWarn, "", "a sandbox without a name appeared; not shown")
 		return nil
 	}
-	for i, sb := range m.ctxs {
+	for i, sb := range m.sandboxes {
 		if sb.spec.Name != c.Name {
 			continue
 		}
-		if sb.spec.Plane != nil && sb.pl.gone {
+		if sb.spec.Provider != nil && sb.prov.gone {
 			return m.replaceContext(i, c)
 		}
-		if sb.spec.Plane == nil {
+		if sb.spec.Provider == nil {
 			return nil // nothing says the old one is gone: a duplicate
 		}
 		// Shown and not known gone: ask its provider now; the answer
-		// that it is gone brings c in (onPlaneInfo).
+		// that it is gone brings c in (onProviderInfo).
 		if m.waiting == nil {
-			m.waiting = map[string]Context{}
+			m.waiting = map[string]SandboxSpec{}
 		}
 		m.waiting[c.Name] = c
-		if !sb.pl.describing {
+		if !sb.prov.describing {
 			return m.describeCmd(sb)
 		}
 		return nil
 	}
-	sb := newSandbox(c, len(m.ctxs), &m.log)
-	m.ctxs = append(m.ctxs, sb)
-	sb.pl.describedAt = m.now() // what arrived was just described
+	sb := newSandbox(c, len(m.sandboxes), &m.log)
+	m.sandboxes = append(m.sandboxes, sb)
+	sb.prov.describedAt = m.now() // what arrived was just described
 	sb.events.add(m.now(), levelInfo, "%s appeared", sb.targetName())
 	return m.openArrived(sb)
 }
@@ -113,11 +113,11 @@ func (m *Model) addContext(c Context) tea.Cmd {
 // a fresh sandbox. Answers still in flight for the old one go to it, not
 // to c's, and so does a dialog opened for it: a pgid chosen in the old
 // sandbox means nothing in the new one.
-func (m *Model) replaceContext(i int, c Context) tea.Cmd {
-	old := m.ctxs[i]
+func (m *Model) replaceContext(i int, c SandboxSpec) tea.Cmd {
+	old := m.sandboxes[i]
 	sb := newSandbox(c, i, &m.log)
-	sb.pl.describedAt = m.now()
-	m.ctxs[i] = sb
+	sb.prov.describedAt = m.now()
+	m.sandboxes[i] = sb
 	delete(m.waiting, c.Name)
 	sb.events.add(m.now(), levelOK, "%s is back: a new sandbox of that name", sb.targetName())
 	cmds := []tea.Cmd{m.scheduleSummaries(m.now())}

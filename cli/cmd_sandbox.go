@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addSessionCommands adds the commands that talk to a sandbox.
-// Each gets its streams and its session from the factory f, built over g.
-func addSessionCommands(root *cobra.Command, g *globalFlags) {
+// addSandboxCommands adds the commands that talk to a sandbox.
+// Each gets its streams and its connection from the factory f, built over g.
+func addSandboxCommands(root *cobra.Command, g *globalFlags) {
 	f := newFactory(g)
 	root.AddCommand(
 		inGroup(groupWatch, newLsCmd(f)),
@@ -34,7 +34,7 @@ func addSessionCommands(root *cobra.Command, g *globalFlags) {
 func teardownLocalWork(cmd *cobra.Command, g *globalFlags, grace time.Duration) error {
 	local := *g
 	local.target = targetFlags{names: []string{"local"}}
-	s, err := openSession(cmd.Context(), &local)
+	s, err := openConnection(cmd.Context(), &local)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func teardownLocalWork(cmd *cobra.Command, g *globalFlags, grace time.Duration) 
 }
 
 // terminateTerminal ends a terminal's whole session.
-func terminateTerminal(ctx context.Context, s *session, pid int) error {
+func terminateTerminal(ctx context.Context, s *connection, pid int) error {
 	t, err := s.Runtime.AttachTerminal(ctx, pid)
 	if err != nil {
 		return err

@@ -23,7 +23,7 @@ func newContextsModel(t testing.TB, mod ...func(*Options)) (*Model, *fakeSource,
 	a, b := newFakeSource(), newFakeSource()
 	a.info.Name, b.info.Name = "alpha", "beta"
 	opts := Options{
-		Contexts: []Context{
+		Sandboxes: []SandboxSpec{
 			{Name: "alpha", Kind: "local", Target: "unix:/a.sock", Source: a},
 			{Name: "beta", Kind: "envd", Target: "unix:/b.sock", Source: b},
 			{Name: "gamma", Kind: "envd", Target: "http://gamma:49983", Open: func(context.Context) (Source, error) {
@@ -39,17 +39,17 @@ func newContextsModel(t testing.TB, mod ...func(*Options)) (*Model, *fakeSource,
 	m := newModel(t, opts)
 	run(t, m, m.Init())
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
-	feed(m, m.ctxs[0], a)
+	feed(m, m.sandboxes[0], a)
 	return m, a, b
 }
 
-// feed delivers a context's first snapshot, as its watch would.
+// feed delivers a sandbox's first snapshot, as its watch would.
 func feed(m *Model, sb *sandboxState, src *fakeSource) {
 	m.Update(scopedMsg{sb, watchStartedMsg{gen: sb.watchGen, ch: src.snaps}})
 	m.Update(scopedMsg{sb, snapshotMsg{gen: sb.watchGen, snap: demoSnapshot(testNow), ch: src.snaps}})
 }
 
-// switchCtx types ":ctx NAME" and feeds the new context its snapshot.
+// switchCtx types ":ctx NAME" and feeds the new sandbox its snapshot.
 func switchCtx(t *testing.T, m *Model, name string, src *fakeSource) {
 	t.Helper()
 	press(t, m, ":")
@@ -91,7 +91,7 @@ func TestContextSwitchKeepsMarksApart(t *testing.T) {
 	if _, _, tds := b.calls(); len(tds) != 0 {
 		t.Fatalf("a bulk teardown in alpha reached beta: %v", tds)
 	}
-	if sb := m.ctxs[1]; len(sb.marks) != 1 || !sb.marks[4123] {
+	if sb := m.sandboxes[1]; len(sb.marks) != 1 || !sb.marks[4123] {
 		t.Fatalf("beta's marks changed from alpha: %v", sb.marks)
 	}
 }
@@ -157,7 +157,7 @@ func TestTeardownKeepsRunningAfterASwitchAndIsLoggedUnderItsSandbox(t *testing.T
 	}
 	close(release)
 	run(t, m, cmd)
-	alpha := m.ctxs[0]
+	alpha := m.sandboxes[0]
 	if td := alpha.teardowns[4123]; td == nil || td.phase != TeardownEmpty {
 		t.Fatalf("alpha's teardown = %+v", td)
 	}
@@ -182,7 +182,7 @@ func TestTeardownKeepsRunningAfterASwitchAndIsLoggedUnderItsSandbox(t *testing.T
 }
 
 func TestReadOnlyGatesEachSandbox(t *testing.T) {
-	m, a, b := newContextsModel(t, func(o *Options) { o.Contexts[1].ReadOnly = true })
+	m, a, b := newContextsModel(t, func(o *Options) { o.Sandboxes[1].ReadOnly = true })
 	switchCtx(t, m, "beta", b)
 	press(t, m, "j", "x")
 	if m.dialog != nil {
@@ -203,7 +203,7 @@ func TestReadOnlyGatesEachSandbox(t *testing.T) {
 
 func TestUnreachableSandboxShowsInThePicker(t *testing.T) {
 	m, _, _ := newContextsModel(t)
-	gamma := m.ctxs[2]
+	gamma := m.sandboxes[2]
 	if gamma.state != openFailed || !strings.Contains(gamma.stateText(), "connection refused") {
 		t.Fatalf("gamma state %v %q", gamma.state, gamma.stateText())
 	}
@@ -240,7 +240,7 @@ func TestCtxCommandMatchesNamesAndNumbers(t *testing.T) {
 
 func TestQuitAsksWhileAnySandboxTearsDown(t *testing.T) {
 	m, _, b := newContextsModel(t)
-	m.ctxs[0].teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow}
+	m.sandboxes[0].teardowns[4123] = &teardown{phase: TeardownWaiting, started: testNow}
 	switchCtx(t, m, "beta", b)
 	press(t, m, "q")
 	if _, ok := m.dialog.(*confirmDialog); !ok {
@@ -254,8 +254,8 @@ func TestQuitAsksWhileAnySandboxTearsDown(t *testing.T) {
 func TestBackgroundSnapshotUnderAThirdSandboxsDialog(t *testing.T) {
 	c := newFakeSource()
 	c.info.Name = "gamma"
-	m, a, b := newContextsModel(t, func(o *Options) { o.Contexts[2].Source, o.Contexts[2].Open = c, nil })
-	alpha, beta, gamma := m.ctxs[0], m.ctxs[1], m.ctxs[2]
+	m, a, b := newContextsModel(t, func(o *Options) { o.Sandboxes[2].Source, o.Sandboxes[2].Open = c, nil })
+	alpha, beta, gamma := m.sandboxes[0], m.sandboxes[1], m.sandboxes[2]
 	feed(m, beta, b)
 	press(t, m, "j", "j", "x") // alpha's confirmation: tear down 4123
 	run(t, m, m.switchTo(2))   // gamma goes on screen under it

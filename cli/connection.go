@@ -16,19 +16,19 @@ import (
 	"sandtop/sandbox"
 )
 
-// session is one open sandbox for a CLI command. Closing it drops the
+// connection is one open sandbox for a CLI command. Closing it drops the
 // connection only: the CLI never disposes the seam Runtime, because
 // disposal terminates what it spawned and quitting must leave remote work
 // running.
-type session struct {
-	*target.Session
+type connection struct {
+	*target.Connection
 	cfg      config.Config
 	sel      selection
 	readOnly bool
 }
 
-// openSession loads the config, resolves the target flags and connects.
-func openSession(ctx context.Context, g *globalFlags) (*session, error) {
+// openConnection loads the config, resolves the target flags and connects.
+func openConnection(ctx context.Context, g *globalFlags) (*connection, error) {
 	r, err := resolveTarget(ctx, g)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func resolveSelection(ctx context.Context, g *globalFlags, cfg config.Config, se
 // stale socket, a daemon that accepts but does not answer), the daemon is
 // checked, started or replaced as a probe would have had it, and the
 // sandbox opened again.
-func (r resolved) open(ctx context.Context, opts ...envd.Option) (*session, error) {
+func (r resolved) open(ctx context.Context, opts ...envd.Option) (*connection, error) {
 	if r.unchecked {
 		octx, cancel := context.WithTimeout(ctx, local.ProbeTimeout)
 		s, err := r.dial(octx, opts...)
@@ -120,7 +120,7 @@ func (r resolved) open(ctx context.Context, opts ...envd.Option) (*session, erro
 }
 
 // dial opens the resolved sandbox.
-func (r resolved) dial(ctx context.Context, opts ...envd.Option) (*session, error) {
+func (r resolved) dial(ctx context.Context, opts ...envd.Option) (*connection, error) {
 	if strings.HasPrefix(r.Endpoint, "unix:") {
 		// A command makes a few calls in turn (hello, a look-up, the
 		// start), and over HTTP/1.1 they share one connection with no
@@ -134,15 +134,15 @@ func (r resolved) dial(ctx context.Context, opts ...envd.Option) (*session, erro
 		r.logger.Debug("open failed", "target", r.Name, "err", err)
 		return nil, err
 	}
-	s := &session{Session: opened, cfg: r.cfg, sel: r.sel, readOnly: r.readOnly}
+	s := &connection{Connection: opened, cfg: r.cfg, sel: r.sel, readOnly: r.readOnly}
 	warnDaemonVersion(ctx, s)
 	return s, nil
 }
 
-func (s *session) Close() { s.Session.Close() }
+func (s *connection) Close() { s.Connection.Close() }
 
 // mutable refuses a change to a read-only target.
-func (s *session) mutable(what string) error {
+func (s *connection) mutable(what string) error {
 	if s.readOnly {
 		return fmt.Errorf("cannot %s: target %s is read-only (--read-only or read_only in the config)", what, s.Target.Name)
 	}
@@ -154,7 +154,7 @@ func (s *session) mutable(what string) error {
 // machine's filesystem); on a remote sandbox it must already be absolute.
 // Empty means the caller's directory locally, the target's default
 // elsewhere.
-func (s *session) spawnCwd(flag string) (string, error) {
+func (s *connection) spawnCwd(flag string) (string, error) {
 	local := s.sel.startLocal || s.Target.Kind == target.KindLocal
 	switch {
 	case flag == "" && local:
@@ -173,7 +173,7 @@ func (s *session) spawnCwd(flag string) (string, error) {
 }
 
 // grace is the configured teardown grace.
-func (s *session) grace() time.Duration {
+func (s *connection) grace() time.Duration {
 	if g := s.cfg.Grace; g > 0 {
 		return g
 	}
@@ -182,7 +182,7 @@ func (s *session) grace() time.Duration {
 
 // groupByPgid finds a group as ls shows it: a live one before a finished
 // one of the same pgid.
-func (s *session) groupByPgid(ctx context.Context, pgid int) (sandbox.Group, error) {
+func (s *connection) groupByPgid(ctx context.Context, pgid int) (sandbox.Group, error) {
 	snap, err := s.Runtime.Snapshot(ctx, seam.WatchOptions{})
 	if err != nil {
 		return sandbox.Group{}, err

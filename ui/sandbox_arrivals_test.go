@@ -14,8 +14,8 @@ import (
 
 // arrival is a provider sandbox that appears after start, whose summary
 // has groups running groups.
-func arrival(id string, groups int) Context {
-	info := PlaneInfo{ID: id, Template: "base", State: "running", StartedAt: testNow, EndAt: testNow.Add(time.Hour)}
+func arrival(id string, groups int) SandboxSpec {
+	info := ProviderInfo{ID: id, Template: "base", State: "running", StartedAt: testNow, EndAt: testNow.Add(time.Hour)}
 	snap := demoSnapshot(testNow)
 	one := snap.Groups[0]
 	snap.Groups, snap.Terminals = nil, nil
@@ -24,7 +24,7 @@ func arrival(id string, groups int) Context {
 		g.PGID = 1000 + i
 		snap.Groups = append(snap.Groups, g)
 	}
-	return Context{Name: "e2b:" + id, Kind: "e2b", Target: "e2b sandbox " + id, Plane: &fakePlane{info: info}, PlaneInfo: info,
+	return SandboxSpec{Name: "e2b:" + id, Kind: "e2b", Target: "e2b sandbox " + id, Provider: &fakeProvider{info: info}, ProviderInfo: info,
 		Open:    func(context.Context) (Source, error) { return newFakeSource(), nil },
 		Summary: func(context.Context) (sandbox.Snapshot, error) { return snap, nil }}
 }
@@ -32,7 +32,7 @@ func arrival(id string, groups int) Context {
 func sandboxNamed(t *testing.T, m *Model, name string) *sandboxState {
 	t.Helper()
 	var found *sandboxState
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		if sb.spec.Name == name {
 			if found != nil {
 				t.Fatalf("two sandboxes named %s", name)
@@ -55,10 +55,10 @@ func sandboxNamed(t *testing.T, m *Model, name string) *sandboxState {
 func TestArrivalsJoinTheFleet(t *testing.T) {
 	m, _, opens, mu := newFleetModel(t)
 	s01 := sandboxNamed(t, m, "e2b:s01")
-	s01Plane := s01.spec.Plane.(*fakePlane)
+	s01Plane := s01.spec.Provider.(*fakeProvider)
 	describes := s01Plane.count("describe")
 
-	_, cmd := m.Update(arrivalsMsg{ctxs: []Context{arrival("s12", 3), arrival("s01", 4), {Kind: "e2b"}}})
+	_, cmd := m.Update(arrivalsMsg{ctxs: []SandboxSpec{arrival("s12", 3), arrival("s01", 4), {Kind: "e2b"}}})
 	run(t, m, cmd)
 	v := stripStyle(viewOf(m))
 	if !strings.Contains(v, "Sandboxes 13 ") || !strings.Contains(v, "counts 12/12") {
@@ -84,14 +84,14 @@ func TestArrivalsJoinTheFleet(t *testing.T) {
 
 	// s02 is gone, then comes back: the same row, running, new counts.
 	s02 := sandboxNamed(t, m, "e2b:s02")
-	m.Update(scopedMsg{s02, planeInfoMsg{err: fmt.Errorf("%w: deleted", ErrSandboxGone)}})
+	m.Update(scopedMsg{s02, providerInfoMsg{err: fmt.Errorf("%w: deleted", ErrSandboxGone)}})
 	if line := lineWith(stripStyle(viewOf(m)), "e2b:s02"); !strings.Contains(line, "gone") {
 		t.Fatalf("s02 is not shown gone: %q", line)
 	}
-	_, cmd = m.Update(arrivalsMsg{ctxs: []Context{arrival("s02", 2)}})
+	_, cmd = m.Update(arrivalsMsg{ctxs: []SandboxSpec{arrival("s02", 2)}})
 	run(t, m, cmd)
 	back := sandboxNamed(t, m, "e2b:s02")
-	if back == s02 || back.index != s02.index || m.ctxs[s02.index] != back {
+	if back == s02 || back.index != s02.index || m.sandboxes[s02.index] != back {
 		t.Fatal("s02 came back but is not in its old place")
 	}
 	if c, ok := back.counts(); !ok || c.Groups != 2 {
@@ -103,7 +103,7 @@ func TestArrivalsJoinTheFleet(t *testing.T) {
 
 	// s01's provider now says the old one is gone: the waiting one takes
 	// its place.
-	_, cmd = m.Update(scopedMsg{s01, planeInfoMsg{err: fmt.Errorf("%w: replaced", ErrSandboxGone)}})
+	_, cmd = m.Update(scopedMsg{s01, providerInfoMsg{err: fmt.Errorf("%w: replaced", ErrSandboxGone)}})
 	run(t, m, cmd)
 	if now := sandboxNamed(t, m, "e2b:s01"); now == s01 {
 		t.Fatal("s01 is gone and the new s01 did not take its place")
@@ -119,7 +119,7 @@ func TestArrivalsJoinTheFleet(t *testing.T) {
 // TestArrivalsAreReadInBatchesUntilClosed: what is waiting on the channel
 // comes in one message; a closed channel is read no more.
 func TestArrivalsAreReadInBatchesUntilClosed(t *testing.T) {
-	ch := make(chan Context, 3)
+	ch := make(chan SandboxSpec, 3)
 	m, _ := newTestModel(t, 120, 40, func(o *Options) { o.Arrivals = ch })
 	ch <- arrival("a", 1)
 	ch <- arrival("b", 1)
@@ -128,8 +128,8 @@ func TestArrivalsAreReadInBatchesUntilClosed(t *testing.T) {
 		t.Fatalf("first read: %+v", msg)
 	}
 	m.Update(msg)
-	if len(m.ctxs) != 3 {
-		t.Fatalf("%d contexts after two arrived; want 3", len(m.ctxs))
+	if len(m.sandboxes) != 3 {
+		t.Fatalf("%d contexts after two arrived; want 3", len(m.sandboxes))
 	}
 	close(ch)
 	msg, ok = m.awaitArrivals()().(arrivalsMsg)
@@ -168,9 +168,9 @@ func TestArrivalOnScreenIsShownAndOpened(t *testing.T) {
 	if m.cur != old {
 		t.Fatal("s02 not shown")
 	}
-	m.Update(scopedMsg{old, planeInfoMsg{err: fmt.Errorf("%w: deleted", ErrSandboxGone)}})
+	m.Update(scopedMsg{old, providerInfoMsg{err: fmt.Errorf("%w: deleted", ErrSandboxGone)}})
 	m.dialogSB = old
-	_, cmd := m.Update(arrivalsMsg{ctxs: []Context{arrival("s02", 2)}})
+	_, cmd := m.Update(arrivalsMsg{ctxs: []SandboxSpec{arrival("s02", 2)}})
 	run(t, m, cmd)
 	back := sandboxNamed(t, m, "e2b:s02")
 	if m.cur != back || back == old {

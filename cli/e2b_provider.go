@@ -41,7 +41,7 @@ const (
 // errBackingOff is what a request that waits out a backoff gets.
 var errBackingOff = errors.New("e2b control plane: backing off")
 
-// e2bFleet is shared by every E2B context of one TUI. It is safe for
+// e2bFleet is shared by every E2B sandbox of one TUI. It is safe for
 // concurrent use (the TUI calls it from its commands' goroutines).
 type e2bFleet struct {
 	c    *e2b.Client
@@ -294,9 +294,9 @@ func (f *e2bFleet) acted(id string) {
 	delete(f.described, id)
 }
 
-// e2bPlane shows one E2B sandbox's control plane to the TUI, through the
+// e2bProvider shows one E2B sandbox's control plane to the TUI, through the
 // fleet it belongs to.
-type e2bPlane struct {
+type e2bProvider struct {
 	f  *e2bFleet
 	id string
 }
@@ -309,55 +309,55 @@ func planeErr(err error) error {
 	return err
 }
 
-func (p e2bPlane) DefaultTimeout() time.Duration { return e2b.DefaultConnectTimeout }
+func (p e2bProvider) DefaultTimeout() time.Duration { return e2b.DefaultConnectTimeout }
 
-func (p e2bPlane) Describe(ctx context.Context) (ui.PlaneInfo, error) {
+func (p e2bProvider) Describe(ctx context.Context) (ui.ProviderInfo, error) {
 	sb, err := p.f.describe(ctx, p.id)
 	if err != nil {
-		return ui.PlaneInfo{}, planeErr(err)
+		return ui.ProviderInfo{}, planeErr(err)
 	}
 	return planeInfo(sb), nil
 }
 
-func (p e2bPlane) Metrics(ctx context.Context) (ui.PlaneMetrics, bool, error) {
+func (p e2bProvider) Metrics(ctx context.Context) (ui.ProviderMetrics, bool, error) {
 	m, ok, err := p.f.metric(ctx, p.id)
 	if err != nil || !ok {
-		return ui.PlaneMetrics{}, ok, planeErr(err)
+		return ui.ProviderMetrics{}, ok, planeErr(err)
 	}
-	return ui.PlaneMetrics{At: m.Time, CPUCount: m.CPUCount, CPUPct: m.CPUUsedPct, MemUsed: m.MemUsed, MemTotal: m.MemTotal}, true, nil
+	return ui.ProviderMetrics{At: m.Time, CPUCount: m.CPUCount, CPUPct: m.CPUUsedPct, MemUsed: m.MemUsed, MemTotal: m.MemTotal}, true, nil
 }
 
-func (p e2bPlane) Logs(ctx context.Context, limit int) ([]ui.PlaneLogLine, error) {
+func (p e2bProvider) Logs(ctx context.Context, limit int) ([]ui.ProviderLogLine, error) {
 	entries, err := p.f.c.Logs(ctx, p.id, min(max(limit, 1), e2b.MaxLogLines))
 	if err != nil {
 		return nil, planeErr(err)
 	}
-	out := make([]ui.PlaneLogLine, len(entries))
+	out := make([]ui.ProviderLogLine, len(entries))
 	for i, e := range entries {
-		out[i] = ui.PlaneLogLine{At: e.Time, Level: e.Level, Message: e.Message}
+		out[i] = ui.ProviderLogLine{At: e.Time, Level: e.Level, Message: e.Message}
 	}
 	return out, nil
 }
 
-func (p e2bPlane) Resume(ctx context.Context, timeout time.Duration) error {
+func (p e2bProvider) Resume(ctx context.Context, timeout time.Duration) error {
 	_, err := p.f.c.Resume(ctx, p.id, timeout)
 	p.f.acted(p.id)
 	return planeErr(err)
 }
 
-func (p e2bPlane) Extend(ctx context.Context, timeout time.Duration) error {
+func (p e2bProvider) Extend(ctx context.Context, timeout time.Duration) error {
 	err := p.f.c.Extend(ctx, p.id, timeout)
 	p.f.acted(p.id)
 	return planeErr(err)
 }
 
 // Backoff is ui.PlaneBackoff: the fleet's.
-func (p e2bPlane) Backoff() (time.Duration, string) { return p.f.Backoff() }
+func (p e2bProvider) Backoff() (time.Duration, string) { return p.f.Backoff() }
 
 // BackoffOwner is ui.SharedBackoff: every sandbox of a fleet shares it.
-func (p e2bPlane) BackoffOwner() ui.PlaneBackoff { return p.f }
+func (p e2bProvider) BackoffOwner() ui.ProviderBackoff { return p.f }
 
-func planeInfo(sb e2b.Sandbox) ui.PlaneInfo {
-	return ui.PlaneInfo{ID: sb.ID, Template: sb.TemplateID, Alias: sb.Alias, State: sb.State,
+func planeInfo(sb e2b.Sandbox) ui.ProviderInfo {
+	return ui.ProviderInfo{ID: sb.ID, Template: sb.TemplateID, Alias: sb.Alias, State: sb.State,
 		StartedAt: sb.StartedAt, EndAt: sb.EndAt, Metadata: sb.Metadata}
 }

@@ -15,20 +15,20 @@ import (
 	"sandtop/themes"
 )
 
-// fakePlane is a provider that records every call.
-type fakePlane struct {
+// fakeProvider is a provider that records every call.
+type fakeProvider struct {
 	mu    sync.Mutex
-	info  PlaneInfo
+	info  ProviderInfo
 	calls []string
 }
 
-func (p *fakePlane) record(c string) {
+func (p *fakeProvider) record(c string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls = append(p.calls, c)
 }
 
-func (p *fakePlane) count(prefix string) int {
+func (p *fakeProvider) count(prefix string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
@@ -40,24 +40,24 @@ func (p *fakePlane) count(prefix string) int {
 	return n
 }
 
-func (p *fakePlane) Describe(context.Context) (PlaneInfo, error) {
+func (p *fakeProvider) Describe(context.Context) (ProviderInfo, error) {
 	p.record("describe")
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.info, nil
 }
 
-func (p *fakePlane) Metrics(context.Context) (PlaneMetrics, bool, error) {
+func (p *fakeProvider) Metrics(context.Context) (ProviderMetrics, bool, error) {
 	p.record("metrics")
-	return PlaneMetrics{At: testNow, CPUCount: 2, CPUPct: 12.4, MemUsed: 210 << 20, MemTotal: 512 << 20}, true, nil
+	return ProviderMetrics{At: testNow, CPUCount: 2, CPUPct: 12.4, MemUsed: 210 << 20, MemTotal: 512 << 20}, true, nil
 }
 
-func (p *fakePlane) Logs(context.Context, int) ([]PlaneLogLine, error) {
+func (p *fakeProvider) Logs(context.Context, int) ([]ProviderLogLine, error) {
 	p.record("logs")
-	return []PlaneLogLine{{At: testNow, Level: "info", Message: "envd started"}, {At: testNow, Level: "warn", Message: "memory at 90%"}}, nil
+	return []ProviderLogLine{{At: testNow, Level: "info", Message: "envd started"}, {At: testNow, Level: "warn", Message: "memory at 90%"}}, nil
 }
 
-func (p *fakePlane) Resume(_ context.Context, d time.Duration) error {
+func (p *fakeProvider) Resume(_ context.Context, d time.Duration) error {
 	p.record(fmt.Sprint("resume ", d))
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -65,7 +65,7 @@ func (p *fakePlane) Resume(_ context.Context, d time.Duration) error {
 	return nil
 }
 
-func (p *fakePlane) Extend(_ context.Context, d time.Duration) error {
+func (p *fakeProvider) Extend(_ context.Context, d time.Duration) error {
 	p.record(fmt.Sprint("extend ", d))
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -74,25 +74,25 @@ func (p *fakePlane) Extend(_ context.Context, d time.Duration) error {
 }
 
 // mutations counts the calls that change a sandbox.
-func (p *fakePlane) DefaultTimeout() time.Duration { return 5 * time.Minute }
+func (p *fakeProvider) DefaultTimeout() time.Duration { return 5 * time.Minute }
 
-func (p *fakePlane) mutations() int { return p.count("resume") + p.count("extend") }
+func (p *fakeProvider) mutations() int { return p.count("resume") + p.count("extend") }
 
-// newPlaneModel holds a running E2B sandbox with 90 s left (on screen), a
+// newProviderModel holds a running E2B sandbox with 90 s left (on screen), a
 // paused one, and a local sandbox with no provider.
-func newPlaneModel(t testing.TB, mod ...func(*Options)) (m *Model, running, paused *fakePlane, opened *int) {
+func newProviderModel(t testing.TB, mod ...func(*Options)) (m *Model, running, paused *fakeProvider, opened *int) {
 	t.Helper()
-	running = &fakePlane{info: PlaneInfo{ID: "i7k2", Template: "tpl9x", Alias: "agent-box", State: "running",
+	running = &fakeProvider{info: ProviderInfo{ID: "i7k2", Template: "tpl9x", Alias: "agent-box", State: "running",
 		StartedAt: testNow.Add(-time.Hour), EndAt: testNow.Add(90 * time.Second), Metadata: map[string]string{"team": "t1", "owner": "ann"}}}
-	paused = &fakePlane{info: PlaneInfo{ID: "p3q9", Template: "tpl7y", State: "paused",
+	paused = &fakeProvider{info: ProviderInfo{ID: "p3q9", Template: "tpl7y", State: "paused",
 		StartedAt: testNow.Add(-2 * time.Hour), EndAt: testNow.Add(20 * time.Hour), Metadata: map[string]string{"job": "nightly"}}}
 	opened = new(int)
 	src := newFakeSource()
 	src.info.Name = "e2b:i7k2"
 	opts := Options{
-		Contexts: []Context{
-			{Name: "e2b:i7k2", Kind: "e2b", Target: "https://49983-i7k2.e2b.app", Source: src, Plane: running, PlaneInfo: running.info},
-			{Name: "e2b:p3q9", Kind: "e2b", Target: "e2b sandbox p3q9", Plane: paused, PlaneInfo: paused.info,
+		Sandboxes: []SandboxSpec{
+			{Name: "e2b:i7k2", Kind: "e2b", Target: "https://49983-i7k2.e2b.app", Source: src, Provider: running, ProviderInfo: running.info},
+			{Name: "e2b:p3q9", Kind: "e2b", Target: "e2b sandbox p3q9", Provider: paused, ProviderInfo: paused.info,
 				Err: errors.New("e2b: sandbox p3q9 is paused"),
 				Open: func(context.Context) (Source, error) {
 					*opened++
@@ -114,18 +114,18 @@ func newPlaneModel(t testing.TB, mod ...func(*Options)) (m *Model, running, paus
 	m = newModel(t, opts)
 	run(t, m, m.Init())
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
-	feed(m, m.ctxs[0], src)
+	feed(m, m.sandboxes[0], src)
 	return m, running, paused, opened
 }
 
-// TestGoldenPlanePicker pins the picker with E2B sandboxes: template
+// TestGoldenProviderPicker pins the picker with E2B sandboxes: template
 // alias, state, time left (a warning under two minutes), metrics and
 // metadata on each one's second line, and a paused one shown as paused.
 // Rewrite with: go test ./ui -run TestGolden -update
-func TestGoldenPlanePicker(t *testing.T) {
+func TestGoldenProviderPicker(t *testing.T) {
 	for _, size := range [][2]int{{100, 34}, {160, 50}} {
 		t.Run(fmt.Sprintf("picker_e2b_%d", size[0]), func(t *testing.T) {
-			m, _, _, _ := newPlaneModel(t)
+			m, _, _, _ := newProviderModel(t)
 			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 			press(t, m, "c")
 			golden.RequireEqual(t, []byte(viewOf(m)))
@@ -133,10 +133,10 @@ func TestGoldenPlanePicker(t *testing.T) {
 	}
 }
 
-// TestGoldenPlaneHeader pins the header of a running E2B sandbox near its
+// TestGoldenProviderHeader pins the header of a running E2B sandbox near its
 // end, and of a paused one.
-func TestGoldenPlaneHeader(t *testing.T) {
-	m, _, _, _ := newPlaneModel(t)
+func TestGoldenProviderHeader(t *testing.T) {
+	m, _, _, _ := newProviderModel(t)
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
 	running := plain(m.viewHeader())
 	press(t, m, "c", "2", "enter")
@@ -146,9 +146,9 @@ func TestGoldenPlaneHeader(t *testing.T) {
 	}
 }
 
-func TestPlaneCountdownTicksAndWarns(t *testing.T) {
+func TestProviderCountdownTicksAndWarns(t *testing.T) {
 	now := testNow
-	m, _, _, _ := newPlaneModel(t, func(o *Options) { o.Now = func() time.Time { return now } })
+	m, _, _, _ := newProviderModel(t, func(o *Options) { o.Now = func() time.Time { return now } })
 	if h := plain(m.viewHeader()); !strings.Contains(h, "⚠ 1m30s left") {
 		t.Fatalf("under two minutes the countdown warns: %q", h)
 	}
@@ -156,22 +156,22 @@ func TestPlaneCountdownTicksAndWarns(t *testing.T) {
 	if h := plain(m.viewHeader()); !strings.Contains(h, "⚠ 59s left") {
 		t.Fatalf("the countdown follows the clock: %q", h)
 	}
-	m.cur.pl.info.EndAt = now.Add(10 * time.Minute)
+	m.cur.prov.info.EndAt = now.Add(10 * time.Minute)
 	if h := plain(m.viewHeader()); strings.Contains(h, "⚠") || !strings.Contains(h, "10m00s left") {
 		t.Fatalf("no warning with ten minutes left: %q", h)
 	}
 }
 
-// TestPlaneRefreshNoMoreOftenThanAsked: ticks faster than the periods ask
+// TestProviderRefreshNoMoreOftenThanAsked: ticks faster than the periods ask
 // nothing new until a period has passed, and only the sandbox on screen
 // has its metrics read (all of them while the picker is open).
-func TestPlaneRefreshNoMoreOftenThanAsked(t *testing.T) {
+func TestProviderRefreshNoMoreOftenThanAsked(t *testing.T) {
 	now := testNow
-	m, running, paused, _ := newPlaneModel(t, func(o *Options) {
+	m, running, paused, _ := newProviderModel(t, func(o *Options) {
 		o.Now = func() time.Time { return now }
-		o.PlaneRefresh, o.MetricsRefresh = 15*time.Second, 5*time.Second
+		o.ProviderRefresh, o.MetricsRefresh = 15*time.Second, 5*time.Second
 	})
-	tick := func() { run(t, m, m.onPlaneTick()) }
+	tick := func() { run(t, m, m.onProviderTick()) }
 	d0, m0 := running.count("describe"), running.count("metrics")
 	for range 10 {
 		tick()
@@ -198,8 +198,8 @@ func TestPlaneRefreshNoMoreOftenThanAsked(t *testing.T) {
 	}
 }
 
-func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
-	m, running, paused, opened := newPlaneModel(t, func(o *Options) { o.Contexts[1].ReadOnly = true })
+func TestProviderResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
+	m, running, paused, opened := newProviderModel(t, func(o *Options) { o.Sandboxes[1].ReadOnly = true })
 	press(t, m, "R")
 	if !strings.Contains(m.status, "running") || m.dialog != nil {
 		t.Fatalf("R on a running sandbox: %q", m.status)
@@ -212,7 +212,7 @@ func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
 		t.Fatalf("refused, yet %v, opened %d", paused.calls, *opened)
 	}
 
-	m, running, paused, opened = newPlaneModel(t)
+	m, running, paused, opened = newProviderModel(t)
 	press(t, m, "c", "2", "enter")
 	if *opened != 0 || !strings.Contains(plain(m.viewHeader()), "paused") {
 		t.Fatalf("switching to a paused sandbox dialled it (%d) or hid its state", *opened)
@@ -229,8 +229,8 @@ func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
 	if paused.count("resume 5m0s") != 1 || paused.mutations() != 1 || running.mutations() != 0 {
 		t.Fatalf("one resume of the paused sandbox only: %v / %v", paused.calls, running.calls)
 	}
-	if *opened != 1 || m.cur.state != openReady || m.cur.pl.info.Paused() {
-		t.Fatalf("after the resume it is described and dialled once: opened %d, state %v, info %+v", *opened, m.cur.state, m.cur.pl.info)
+	if *opened != 1 || m.cur.state != openReady || m.cur.prov.info.Paused() {
+		t.Fatalf("after the resume it is described and dialled once: opened %d, state %v, info %+v", *opened, m.cur.state, m.cur.prov.info)
 	}
 	press(t, m, ":")
 	typeText(t, m, "e2b-extend 10m")
@@ -247,8 +247,8 @@ func TestPlaneResumeAsksOnceAndReadOnlyRefuses(t *testing.T) {
 	}
 }
 
-func TestPlaneLogsView(t *testing.T) {
-	m, running, _, _ := newPlaneModel(t)
+func TestProviderLogsView(t *testing.T) {
+	m, running, _, _ := newProviderModel(t)
 	press(t, m, "L")
 	v := viewOf(m)
 	if !strings.Contains(v, "Sandbox log: e2b:i7k2") || !strings.Contains(v, "memory at 90%") || running.count("logs") != 1 {
@@ -261,7 +261,7 @@ func TestPlaneLogsView(t *testing.T) {
 }
 
 func TestWarningsAreLogged(t *testing.T) {
-	m, _, _, _ := newPlaneModel(t, func(o *Options) { o.Warnings = []string{"E2B_API_KEY does not look like an E2B key"} })
+	m, _, _, _ := newProviderModel(t, func(o *Options) { o.Warnings = []string{"E2B_API_KEY does not look like an E2B key"} })
 	if v := viewOf(m); !strings.Contains(v, "does not look like an E2B key") {
 		t.Fatalf("the warning is not in the event log:\n%s", v)
 	}
@@ -270,10 +270,10 @@ func TestWarningsAreLogged(t *testing.T) {
 // A paused sandbox is listed as paused, even when a dial from before the
 // pause failed: it is not unreachable.
 func TestPausedSandboxIsNotListedUnreachable(t *testing.T) {
-	m, _, _, _ := newPlaneModel(t)
+	m, _, _, _ := newProviderModel(t)
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
-	m.ctxs[1].sum.err = errors.New("dial tcp: connection refused")
-	m.ctxs[1].state = openFailed
+	m.sandboxes[1].sum.err = errors.New("dial tcp: connection refused")
+	m.sandboxes[1].state = openFailed
 	press(t, m, "c")
 	for _, line := range strings.Split(viewOf(m), "\n") {
 		if strings.Contains(line, "p3q9") && strings.Contains(line, "unreachable") {

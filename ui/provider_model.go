@@ -16,12 +16,12 @@ import (
 // picker is open), never more often. Only Resume and Extend change
 // anything, each after a confirmation and never in read-only mode.
 
-// planeState is what the TUI knows of one sandbox's provider.
-type planeState struct {
-	info       PlaneInfo
+// providerState is what the TUI knows of one sandbox's provider.
+type providerState struct {
+	info       ProviderInfo
 	err        error // the last refresh's failure, if it failed
 	gone       bool  // the provider no longer knows the sandbox
-	metrics    PlaneMetrics
+	metrics    ProviderMetrics
 	hasMetrics bool
 	// In flight, and when last asked: the cadence counts from the asking.
 	describing, measuring   bool
@@ -29,57 +29,57 @@ type planeState struct {
 	acting                  string // "resume" or "extend" while in flight
 }
 
-type planeTickMsg struct{}
+type providerTickMsg struct{}
 
-type planeInfoMsg struct {
-	info PlaneInfo
+type providerInfoMsg struct {
+	info ProviderInfo
 	err  error
 }
 
-type planeMetricsMsg struct {
-	m   PlaneMetrics
+type providerMetricsMsg struct {
+	m   ProviderMetrics
 	ok  bool
 	err error
 }
 
-type planeActionMsg struct {
+type providerActionMsg struct {
 	verb    string
 	timeout time.Duration
 	err     error
 }
 
-// hasPlanes says whether any context has a provider to refresh.
-func (m *Model) hasPlanes() bool {
-	for _, sb := range m.ctxs {
-		if sb.spec.Plane != nil {
+// hasProviders says whether any sandbox has a provider to refresh.
+func (m *Model) hasProviders() bool {
+	for _, sb := range m.sandboxes {
+		if sb.spec.Provider != nil {
 			return true
 		}
 	}
 	return false
 }
 
-// startPlanes begins the refresh cycle: the listing just described every
+// startProviders begins the refresh cycle: the listing just described every
 // sandbox, so the first describe waits a period; metrics come at once.
-func (m *Model) startPlanes() tea.Cmd {
-	if !m.hasPlanes() {
+func (m *Model) startProviders() tea.Cmd {
+	if !m.hasProviders() {
 		return nil
 	}
 	now := m.now()
-	for _, sb := range m.ctxs {
-		sb.pl.describedAt = now
+	for _, sb := range m.sandboxes {
+		sb.prov.describedAt = now
 	}
-	return m.onPlaneTick()
+	return m.onProviderTick()
 }
 
-func (m *Model) planeTickCmd() tea.Cmd {
-	every := min(m.opts.PlaneRefresh, m.opts.MetricsRefresh)
-	return m.opts.Tick(every, func(time.Time) tea.Msg { return planeTickMsg{} })
+func (m *Model) providerTickCmd() tea.Cmd {
+	every := min(m.opts.ProviderRefresh, m.opts.MetricsRefresh)
+	return m.opts.Tick(every, func(time.Time) tea.Msg { return providerTickMsg{} })
 }
 
-// onPlaneTick asks each provider for what is due.
-func (m *Model) onPlaneTick() tea.Cmd {
+// onProviderTick asks each provider for what is due.
+func (m *Model) onProviderTick() tea.Cmd {
 	now := m.now()
-	cmds := []tea.Cmd{m.planeTickCmd()}
+	cmds := []tea.Cmd{m.providerTickCmd()}
 	// Metrics only for what is on screen: the sandbox shown, or in the
 	// fleet view the row measured longest ago (one per tick; the provider
 	// spaces them further).
@@ -89,11 +89,11 @@ func (m *Model) onPlaneTick() tea.Cmd {
 	} else {
 		var oldest *sandboxState
 		for _, i := range m.fleet.window(m) {
-			sb := m.ctxs[i]
-			if sb.spec.Plane == nil || sb.pl.gone || sb.pl.info.Paused() || sb.pl.measuring {
+			sb := m.sandboxes[i]
+			if sb.spec.Provider == nil || sb.prov.gone || sb.prov.info.Paused() || sb.prov.measuring {
 				continue
 			}
-			if oldest == nil || sb.pl.measuredAt.Before(oldest.pl.measuredAt) {
+			if oldest == nil || sb.prov.measuredAt.Before(oldest.prov.measuredAt) {
 				oldest = sb
 			}
 		}
@@ -101,22 +101,22 @@ func (m *Model) onPlaneTick() tea.Cmd {
 			measure[oldest] = true
 		}
 	}
-	for _, sb := range m.ctxs {
-		p := &sb.pl
-		if sb.spec.Plane == nil || p.gone {
+	for _, sb := range m.sandboxes {
+		p := &sb.prov
+		if sb.spec.Provider == nil || p.gone {
 			continue
 		}
-		if !p.describing && now.Sub(p.describedAt) >= m.opts.PlaneRefresh {
+		if !p.describing && now.Sub(p.describedAt) >= m.opts.ProviderRefresh {
 			cmds = append(cmds, m.describeCmd(sb))
 		}
 		if measure[sb] && !p.info.Paused() && !p.measuring && now.Sub(p.measuredAt) >= m.opts.MetricsRefresh {
 			p.measuring, p.measuredAt = true, now
-			plane, ctx := sb.spec.Plane, m.ctx
+			plane, ctx := sb.spec.Provider, m.ctx
 			cmds = append(cmds, func() tea.Msg {
 				c, cancel := context.WithTimeout(ctx, rpcTimeout)
 				defer cancel()
 				mt, ok, err := plane.Metrics(c)
-				return scopedMsg{sb, planeMetricsMsg{m: mt, ok: ok, err: err}}
+				return scopedMsg{sb, providerMetricsMsg{m: mt, ok: ok, err: err}}
 			})
 		}
 	}
@@ -124,31 +124,31 @@ func (m *Model) onPlaneTick() tea.Cmd {
 }
 
 func (m *Model) describeCmd(sb *sandboxState) tea.Cmd {
-	sb.pl.describing, sb.pl.describedAt = true, m.now()
-	plane, ctx := sb.spec.Plane, m.ctx
+	sb.prov.describing, sb.prov.describedAt = true, m.now()
+	plane, ctx := sb.spec.Provider, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
 		info, err := plane.Describe(c)
-		return scopedMsg{sb, planeInfoMsg{info: info, err: err}}
+		return scopedMsg{sb, providerInfoMsg{info: info, err: err}}
 	}
 }
 
-// updatePlane applies the answers of sb's provider to sb.
-func (m *Model) updatePlane(sb *sandboxState, msg tea.Msg) (tea.Cmd, bool) {
+// updateProvider applies the answers of sb's provider to sb.
+func (m *Model) updateProvider(sb *sandboxState, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
-	case planeInfoMsg:
-		return m.onPlaneInfo(sb, msg), true
-	case planeMetricsMsg:
-		sb.pl.measuring = false
+	case providerInfoMsg:
+		return m.onProviderInfo(sb, msg), true
+	case providerMetricsMsg:
+		sb.prov.measuring = false
 		if msg.err == nil && msg.ok {
-			sb.pl.metrics, sb.pl.hasMetrics = msg.m, true
+			sb.prov.metrics, sb.prov.hasMetrics = msg.m, true
 		}
 		return nil, true
-	case planeActionMsg:
-		return m.onPlaneAction(sb, msg), true
-	case planeLogsMsg:
-		if d, ok := m.dialog.(*planeLogsDialog); ok && m.dialogSB == sb {
+	case providerActionMsg:
+		return m.onProviderAction(sb, msg), true
+	case providerLogsMsg:
+		if d, ok := m.dialog.(*providerLogsDialog); ok && m.dialogSB == sb {
 			d.lines, d.err, d.loading = msg.lines, msg.err, false
 		}
 		return nil, true
@@ -156,8 +156,8 @@ func (m *Model) updatePlane(sb *sandboxState, msg tea.Msg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-func (m *Model) onPlaneInfo(sb *sandboxState, msg planeInfoMsg) tea.Cmd {
-	p := &sb.pl
+func (m *Model) onProviderInfo(sb *sandboxState, msg providerInfoMsg) tea.Cmd {
+	p := &sb.prov
 	p.describing = false
 	if msg.err != nil {
 		if errors.Is(msg.err, ErrSandboxGone) {
@@ -165,7 +165,7 @@ func (m *Model) onPlaneInfo(sb *sandboxState, msg planeInfoMsg) tea.Cmd {
 				sb.events.add(m.now(), levelError, "%s is gone: its provider no longer knows it (killed or expired)", sb.targetName())
 			}
 			p.gone = true
-			if c, ok := m.waiting[sb.spec.Name]; ok && m.ctxs[sb.index] == sb {
+			if c, ok := m.waiting[sb.spec.Name]; ok && m.sandboxes[sb.index] == sb {
 				return m.replaceContext(sb.index, c)
 			}
 			return nil
@@ -197,36 +197,38 @@ func (m *Model) onPlaneInfo(sb *sandboxState, msg planeInfoMsg) tea.Cmd {
 	return nil
 }
 
-// planePaused says sb is a provider's paused sandbox: its daemon must not
+// providerPaused says sb is a provider's paused sandbox: its daemon must not
 // be dialled (traffic could wake it).
-func (sb *sandboxState) planePaused() bool { return sb.spec.Plane != nil && sb.pl.info.Paused() }
+func (sb *sandboxState) providerPaused() bool {
+	return sb.spec.Provider != nil && sb.prov.info.Paused()
+}
 
-// askPlane confirms a resume or an extend of sb.
-func (m *Model) askPlane(sb *sandboxState, verb string, timeout time.Duration) tea.Cmd {
+// askProvider confirms a resume or an extend of sb.
+func (m *Model) askProvider(sb *sandboxState, verb string, timeout time.Duration) tea.Cmd {
 	switch {
-	case sb.spec.Plane == nil:
+	case sb.spec.Provider == nil:
 		m.setStatus(levelInfo, sb.targetName()+" has no provider to "+verb+" it (only E2B sandboxes do)")
 		return nil
 	case m.readOnly(sb):
 		m.refuse(sb, verb)
 		return nil
-	case sb.pl.gone:
+	case sb.prov.gone:
 		m.setStatus(levelError, sb.targetName()+" is gone; nothing to "+verb)
 		return nil
-	case sb.pl.acting != "":
-		m.setStatus(levelWarn, sb.pl.acting+" of "+sb.targetName()+" is still in flight")
+	case sb.prov.acting != "":
+		m.setStatus(levelWarn, sb.prov.acting+" of "+sb.targetName()+" is still in flight")
 		return nil
-	case verb == "resume" && !sb.pl.info.Paused():
+	case verb == "resume" && !sb.prov.info.Paused():
 		m.setStatus(levelInfo, fmt.Sprintf("%s is running; %s extends it", sb.targetName(), m.keys.Extend.Help().Key))
 		return nil
-	case verb == "extend" && sb.pl.info.Paused():
+	case verb == "extend" && sb.prov.info.Paused():
 		m.setStatus(levelInfo, fmt.Sprintf("%s is paused; %s resumes it", sb.targetName(), m.keys.Resume.Help().Key))
 		return nil
 	}
 	if timeout <= 0 {
-		timeout = sb.spec.Plane.DefaultTimeout()
+		timeout = sb.spec.Provider.DefaultTimeout()
 	}
-	info := sb.pl.info
+	info := sb.prov.info
 	body := []string{
 		fmt.Sprintf("%s · %s · %s", info.templateName(), info.State, FormatMetadata(info.Metadata)),
 		"now ends in " + FormatTimeLeft(info.EndAt.Sub(m.now())),
@@ -238,17 +240,17 @@ func (m *Model) askPlane(sb *sandboxState, verb string, timeout time.Duration) t
 		body = append(body, fmt.Sprintf("Set it to end %s from now.", timeout))
 	}
 	title := fmt.Sprintf("%s %s?", verb, sb.targetName())
-	m.openDialog(sb, newConfirm(title, body, verb, false, func(m *Model) tea.Cmd { return m.planeActionCmd(sb, verb, timeout) }))
+	m.openDialog(sb, newConfirm(title, body, verb, false, func(m *Model) tea.Cmd { return m.providerActionCmd(sb, verb, timeout) }))
 	return nil
 }
 
-func (m *Model) planeActionCmd(sb *sandboxState, verb string, timeout time.Duration) tea.Cmd {
+func (m *Model) providerActionCmd(sb *sandboxState, verb string, timeout time.Duration) tea.Cmd {
 	if m.readOnly(sb) { // the dialog may have outlived a change of mind
 		m.refuse(sb, verb)
 		return nil
 	}
-	plane, ctx := sb.spec.Plane, m.ctx
-	sb.pl.acting = verb
+	plane, ctx := sb.spec.Provider, m.ctx
+	sb.prov.acting = verb
 	sb.events.add(m.now(), levelInfo, "%s %s for %s…", verb, sb.targetName(), timeout)
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
@@ -259,12 +261,12 @@ func (m *Model) planeActionCmd(sb *sandboxState, verb string, timeout time.Durat
 		} else {
 			err = plane.Extend(c, timeout)
 		}
-		return scopedMsg{sb, planeActionMsg{verb: verb, timeout: timeout, err: err}}
+		return scopedMsg{sb, providerActionMsg{verb: verb, timeout: timeout, err: err}}
 	}
 }
 
-func (m *Model) onPlaneAction(sb *sandboxState, msg planeActionMsg) tea.Cmd {
-	sb.pl.acting = ""
+func (m *Model) onProviderAction(sb *sandboxState, msg providerActionMsg) tea.Cmd {
+	sb.prov.acting = ""
 	if msg.err != nil {
 		sb.events.add(m.now(), levelError, "%s %s failed: %v", msg.verb, sb.targetName(), msg.err)
 		m.setStatus(levelError, fmt.Sprintf("%s failed: %v", msg.verb, msg.err))
@@ -276,10 +278,10 @@ func (m *Model) onPlaneAction(sb *sandboxState, msg planeActionMsg) tea.Cmd {
 	return m.describeCmd(sb)
 }
 
-// planeBadge is the header's part for a provider's sandbox: its state,
+// providerBadge is the header's part for a provider's sandbox: its state,
 // the countdown to its end (a warning under two minutes) and its metrics.
-func (m *Model) planeBadge() string {
-	st, p := m.st, &m.cur.pl
+func (m *Model) providerBadge() string {
+	st, p := m.st, &m.cur.prov
 	switch {
 	case p.gone:
 		return st.danger.Render("✗ gone")
@@ -303,8 +305,8 @@ func (m *Model) planeBadge() string {
 	return s
 }
 
-// cmdPlane is ":resume [DURATION]" and ":extend [DURATION]".
-func (m *Model) cmdPlane(verb string, argv []string) tea.Cmd {
+// cmdProvider is ":resume [DURATION]" and ":extend [DURATION]".
+func (m *Model) cmdProvider(verb string, argv []string) tea.Cmd {
 	var timeout time.Duration
 	if len(argv) > 0 {
 		d, err := time.ParseDuration(argv[0])
@@ -314,7 +316,7 @@ func (m *Model) cmdPlane(verb string, argv []string) tea.Cmd {
 		}
 		timeout = d
 	}
-	return m.askPlane(m.cur, verb, timeout)
+	return m.askProvider(m.cur, verb, timeout)
 }
 
 // pastTense is what the status line says was done: "resumed", "extended".

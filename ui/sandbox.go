@@ -9,42 +9,42 @@ import (
 	"sandtop/sandbox"
 )
 
-// Context is one sandbox the TUI can show, like a k9s context. The TUI
+// SandboxSpec is one sandbox the TUI can show, like a k9s context. The TUI
 // holds several at once; the header always names the one on screen, and
 // every action goes to that one's Source only.
-type Context struct {
-	// Name is unique among the contexts; the header, the picker, the event
+type SandboxSpec struct {
+	// Name is unique among the sandboxes; the header, the picker, the event
 	// log tag and ":ctx NAME" use it.
 	Name string
 	// Kind and Target describe where it is ("local", "unix:/run/x.sock");
 	// they are shown in the picker and must hold no secrets.
 	Kind, Target string
 	// Source is an already open sandbox. When nil, Open is called in the
-	// background at startup (and again when the operator picks the context
+	// background at startup (and again when the operator picks the sandbox
 	// after a failure).
 	Source Source
 	Open   func(ctx context.Context) (Source, error)
 	// Err is a failure known before the TUI started (an unreadable token
 	// file, an E2B listing that failed); with no Open it is final.
 	Err error
-	// ReadOnly refuses every mutation in this context (Options.ReadOnly
+	// ReadOnly refuses every mutation in this sandbox (Options.ReadOnly
 	// refuses them in all).
 	ReadOnly bool
 	// Cwd is where :run starts programs here; empty means the daemon's.
 	Cwd string
-	// Plane is the sandbox's provider (E2B): its state, time left,
+	// Provider is the sandbox's provider (E2B): its state, time left,
 	// metrics and logs, and the explicit resume and extend. nil for other
 	// sandboxes. PlaneInfo is what the listing already said, shown until
 	// the first refresh.
-	Plane     ControlPlane
-	PlaneInfo PlaneInfo
+	Provider     Provider
+	ProviderInfo ProviderInfo
 	// Summary, when set, reads the sandbox once for the fleet view's
-	// counts, without the TUI opening it: such a context is dialled only
+	// counts, without the TUI opening it: such a sandbox is dialled only
 	// when the operator visits it (see fleet.go).
 	Summary func(ctx context.Context) (sandbox.Snapshot, error)
 }
 
-// openState is how far a context's Source has come.
+// openState is how far a sandbox's Source has come.
 type openState int
 
 const (
@@ -54,14 +54,14 @@ const (
 	openFailed                   // Open failed; err says why
 )
 
-// sandbox is everything the TUI keeps per context: the Source, the last
+// sandbox is everything the TUI keeps per sandbox: the Source, the last
 // process table, the selection, the marks and the teardowns. Code that
 // acts on one takes it explicitly: keys and views the one on screen
 // (Model.cur), a dialog the one it was opened for (Model.dialogSB), and
 // messages from a Source come back tagged with their sandbox (scopedMsg)
 // and are applied to it, never to the one shown.
 type sandboxState struct {
-	spec     Context
+	spec     SandboxSpec
 	fleetRow styledRow // the fleet view's last row, styled
 	index    int
 	state    openState
@@ -87,11 +87,11 @@ type sandboxState struct {
 	marks      map[int]bool
 	teardowns  map[int]*teardown
 
-	pl  planeState
-	sum fleetSummary
+	prov providerState
+	sum  fleetSummary
 }
 
-func newSandbox(spec Context, index int, log *eventLog) *sandboxState {
+func newSandbox(spec SandboxSpec, index int, log *eventLog) *sandboxState {
 	sb := &sandboxState{
 		spec: spec, index: index, src: spec.Source,
 		events: eventSink{log: log, tag: spec.Name},
@@ -99,7 +99,7 @@ func newSandbox(spec Context, index int, log *eventLog) *sandboxState {
 		marks: map[int]bool{}, teardowns: map[int]*teardown{},
 	}
 	sb.info.Name = spec.Name
-	sb.pl.info = spec.PlaneInfo
+	sb.prov.info = spec.ProviderInfo
 	switch {
 	case spec.Source != nil:
 		sb.state = openReady
@@ -114,7 +114,7 @@ func newSandbox(spec Context, index int, log *eventLog) *sandboxState {
 	return sb
 }
 
-// activeTeardowns counts this context's teardowns still escalating.
+// activeTeardowns counts this sandbox's teardowns still escalating.
 func (sb *sandboxState) activeTeardowns() int {
 	n := 0
 	for _, td := range sb.teardowns {
@@ -138,11 +138,11 @@ func (sb *sandboxState) liveGroups() int {
 
 // stateText is the one-line connection state the picker and header show.
 func (sb *sandboxState) stateText() string {
-	if sb.spec.Plane != nil {
+	if sb.spec.Provider != nil {
 		switch {
-		case sb.pl.gone:
+		case sb.prov.gone:
 			return "gone (killed or expired)"
-		case sb.pl.info.Paused():
+		case sb.prov.info.Paused():
 			return "paused"
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 )
 
-// The fleet view (c, :ctx): every sandbox on one screen, k9s's context
+// The fleet view (c, :ctx): every sandbox on one screen, k9s's sandbox
 // list as the model. Each row says where the sandbox is (its state, time
 // left, CPU and memory from its provider) and what it runs (its counts,
 // see fleet.go), without visiting it. Sortable by the tree's sort keys,
@@ -36,7 +36,7 @@ func (s fleetSort) String() string {
 }
 
 type fleetView struct {
-	sel     int // the context under the cursor (an index of m.ctxs)
+	sel     int // the sandbox under the cursor (an index of m.ctxs)
 	offset  int // the first row shown
 	by      fleetSort
 	reverse bool
@@ -57,12 +57,12 @@ func (m *Model) openContextPicker() {
 	m.fleet.sel = m.cur.index
 }
 
-// rows are the contexts the view lists, filtered and in order.
+// rows are the sandboxes the view lists, filtered and in order.
 func (f *fleetView) rows(m *Model) []int {
 	now := m.now()
 	var out []int
 	needle := strings.ToLower(f.filter)
-	for i, sb := range m.ctxs {
+	for i, sb := range m.sandboxes {
 		if needle == "" || strings.Contains(strings.ToLower(fleetHaystack(sb)), needle) {
 			out = append(out, i)
 		}
@@ -78,14 +78,14 @@ func (f *fleetView) rows(m *Model) []int {
 		case fleetByLeft:
 			return cmpDur(a.timeLeft(now), b.timeLeft(now))
 		case fleetByCPU:
-			return -cmpFloat(a.pl.metrics.CPUPct, b.pl.metrics.CPUPct)
+			return -cmpFloat(a.prov.metrics.CPUPct, b.prov.metrics.CPUPct)
 		case fleetByMem:
-			return -cmpFloat(float64(a.pl.metrics.MemUsed), float64(b.pl.metrics.MemUsed))
+			return -cmpFloat(float64(a.prov.metrics.MemUsed), float64(b.prov.metrics.MemUsed))
 		}
 		return 0
 	}
 	sort.SliceStable(out, func(x, y int) bool {
-		a, b := m.ctxs[out[x]], m.ctxs[out[y]]
+		a, b := m.sandboxes[out[x]], m.sandboxes[out[y]]
 		if f.worst {
 			if c := cmpInt(b.badness(now), a.badness(now)); c != 0 {
 				return c < 0
@@ -141,10 +141,10 @@ func sb2state(sb *sandboxState) string { return sb.fleetState() }
 func (sb *sandboxState) badness(now time.Time) int {
 	c, _ := sb.counts()
 	b := c.Stuck*1000 + c.Waiting*100
-	if (sb.sum.err != nil && !sb.sum.throttled || sb.state == openFailed) && !sb.planePaused() {
+	if (sb.sum.err != nil && !sb.sum.throttled || sb.state == openFailed) && !sb.providerPaused() {
 		b += 50
 	}
-	if sb.spec.Plane != nil && !sb.pl.info.Paused() && !sb.pl.gone && sb.timeLeft(now) < timeLeftWarning {
+	if sb.spec.Provider != nil && !sb.prov.info.Paused() && !sb.prov.gone && sb.timeLeft(now) < timeLeftWarning {
 		b += 10
 	}
 	return b
@@ -153,27 +153,27 @@ func (sb *sandboxState) badness(now time.Time) int {
 // timeLeft is how long a provider's sandbox still runs; a very long time
 // for others, so they sort last.
 func (sb *sandboxState) timeLeft(now time.Time) time.Duration {
-	if sb.spec.Plane == nil || sb.pl.info.EndAt.IsZero() {
+	if sb.spec.Provider == nil || sb.prov.info.EndAt.IsZero() {
 		return 1 << 62
 	}
-	return sb.pl.info.EndAt.Sub(now)
+	return sb.prov.info.EndAt.Sub(now)
 }
 
 // fleetHaystack is what the filter searches: name, template, state and
 // metadata.
 func fleetHaystack(sb *sandboxState) string {
-	p := sb.pl.info
+	p := sb.prov.info
 	return strings.Join([]string{sb.spec.Name, p.templateName(), sb.fleetState(), FormatMetadata(p.Metadata), sb.spec.Target}, " ")
 }
 
 // fleetState is the STATE column: the provider's state, else how the
 // connection is.
 func (sb *sandboxState) fleetState() string {
-	if sb.spec.Plane != nil {
+	if sb.spec.Provider != nil {
 		switch {
-		case sb.pl.gone:
+		case sb.prov.gone:
 			return "gone"
-		case sb.pl.info.Paused():
+		case sb.prov.info.Paused():
 			return "paused"
 		case sb.sum.err != nil && !sb.watched && !sb.sum.throttled:
 			return "unreachable"
@@ -243,7 +243,7 @@ func (m *Model) fleetKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
-	case key.Matches(msg, k.Back), key.Matches(msg, k.Contexts):
+	case key.Matches(msg, k.Back), key.Matches(msg, k.Sandboxes):
 		if f.filter != "" && key.Matches(msg, k.Back) {
 			f.filter = ""
 			return nil
@@ -283,10 +283,10 @@ func (m *Model) fleetKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.SortRSS):
 		sortBy(fleetByMem)
 	case key.Matches(msg, k.Resume):
-		return m.askPlane(m.ctxs[f.sel], "resume", 0)
+		return m.askProvider(m.sandboxes[f.sel], "resume", 0)
 	case key.Matches(msg, k.Extend):
-		return m.askPlane(m.ctxs[f.sel], "extend", 0)
-	case len(msg.String()) == 1 && msg.String()[0] >= '1' && msg.String()[0] <= '9' && int(msg.String()[0]-'1') < len(m.ctxs):
+		return m.askProvider(m.sandboxes[f.sel], "extend", 0)
+	case len(msg.String()) == 1 && msg.String()[0] >= '1' && msg.String()[0] <= '9' && int(msg.String()[0]-'1') < len(m.sandboxes):
 		// 1-9 pick a sandbox by its number, as :ctx N does.
 		f.sel = int(msg.String()[0] - '1')
 	case key.Matches(msg, k.Palette):
@@ -325,7 +325,7 @@ func (m *Model) viewFleet(w, h int) string {
 	lines := []string{st.muted.Render(fit(head, w-2))}
 	known := 0
 	countable := 0
-	for _, sb := range m.ctxs {
+	for _, sb := range m.sandboxes {
 		if sb.countable() {
 			countable++
 			if _, ok := sb.counts(); ok {
@@ -335,15 +335,15 @@ func (m *Model) viewFleet(w, h int) string {
 	}
 	lo := min(f.offset, len(rows))
 	for _, i := range rows[lo:min(len(rows), lo+f.height)] {
-		sb := m.ctxs[i]
+		sb := m.sandboxes[i]
 		lines = append(lines, m.fleetRow(sb, i == f.sel, nameW, reasonW, w-2, now))
 	}
 	if len(rows) == 0 {
 		lines = append(lines, st.muted.Render("  no sandbox matches the filter"))
 	}
-	title := fmt.Sprintf("Sandboxes %d", len(m.ctxs))
-	if len(rows) != len(m.ctxs) {
-		title = fmt.Sprintf("Sandboxes %d of %d", len(rows), len(m.ctxs))
+	title := fmt.Sprintf("Sandboxes %d", len(m.sandboxes))
+	if len(rows) != len(m.sandboxes) {
+		title = fmt.Sprintf("Sandboxes %d of %d", len(rows), len(m.sandboxes))
 	}
 	title += fmt.Sprintf(" · counts %d/%d · by %s", known, countable, f.by)
 	if f.reverse {
@@ -372,13 +372,13 @@ func (m *Model) viewFleet(w, h int) string {
 
 // fleetRow is one sandbox's row.
 func (m *Model) fleetRow(sb *sandboxState, selected bool, nameW, reasonW, w int, now time.Time) string {
-	st, p := m.st, &sb.pl
+	st, p := m.st, &sb.prov
 	name := sb.spec.Name
 	if sb == m.cur {
 		name = "*" + name
 	}
 	left, cpu, mem := "-", "-", "-"
-	if sb.spec.Plane != nil && !p.gone {
+	if sb.spec.Provider != nil && !p.gone {
 		if p.info.Paused() {
 			left = "paused"
 		} else if !p.info.EndAt.IsZero() {
@@ -402,7 +402,7 @@ func (m *Model) fleetRow(sb *sandboxState, selected bool, nameW, reasonW, w int,
 	} else if sb.state == openFailed && sb.spec.Summary == nil {
 		reason = "unreachable: " + errText(sb.openErr)
 	}
-	if sb.planePaused() {
+	if sb.providerPaused() {
 		// Not dialled while paused: a failure from before the pause, or
 		// from a dial the pause raced, is not the sandbox being unreachable.
 		reason = "paused: R resumes it"
@@ -412,13 +412,13 @@ func (m *Model) fleetRow(sb *sandboxState, selected bool, nameW, reasonW, w int,
 	switch {
 	case selected:
 		look = rowSelected
-	case c.Stuck > 0 || sb.sum.err != nil && !sb.planePaused():
+	case c.Stuck > 0 || sb.sum.err != nil && !sb.providerPaused():
 		look = rowDanger
 	case p.gone:
 		look = rowMuted
-	case c.Waiting > 0 || sb.spec.Plane != nil && p.info.Paused():
+	case c.Waiting > 0 || sb.spec.Provider != nil && p.info.Paused():
 		look = rowWarning
-	case sb.spec.Plane != nil && !p.info.EndAt.IsZero() && p.info.EndAt.Sub(now) < timeLeftWarning:
+	case sb.spec.Provider != nil && !p.info.EndAt.IsZero() && p.info.EndAt.Sub(now) < timeLeftWarning:
 		look = rowWarning
 	}
 	// Measuring, fitting and styling are most of a row's cost, and an idle

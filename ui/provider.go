@@ -11,18 +11,18 @@ import (
 	"sandtop/safetext"
 )
 
-// ControlPlane is what a sandbox's provider (E2B) knows and does besides
+// Provider is what a sandbox's provider (E2B) knows and does besides
 // the daemon inside it: the sandbox's state, end time, metrics and logs,
 // and the two lifecycle actions. Describe, Metrics and Logs only look;
 // Resume and Extend are the only calls that change anything, and the TUI
 // makes them only on a confirmed operator action.
-type ControlPlane interface {
-	Describe(ctx context.Context) (PlaneInfo, error)
+type Provider interface {
+	Describe(ctx context.Context) (ProviderInfo, error)
 	// Metrics is the newest CPU/memory sample; ok is false while there is
 	// none yet.
-	Metrics(ctx context.Context) (m PlaneMetrics, ok bool, err error)
+	Metrics(ctx context.Context) (m ProviderMetrics, ok bool, err error)
 	// Logs are the sandbox's newest log lines, oldest first.
-	Logs(ctx context.Context, limit int) ([]PlaneLogLine, error)
+	Logs(ctx context.Context, limit int) ([]ProviderLogLine, error)
 	// Resume wakes a paused sandbox for timeout (0: the provider default).
 	Resume(ctx context.Context, timeout time.Duration) error
 	// Extend makes a running sandbox live timeout from now.
@@ -32,9 +32,9 @@ type ControlPlane interface {
 	DefaultTimeout() time.Duration
 }
 
-// PlaneBackoff is what a ControlPlane may also say: that it waits before
+// ProviderBackoff is what a ControlPlane may also say: that it waits before
 // asking its provider again (after a 429 or a 5xx), how long and why.
-type PlaneBackoff interface {
+type ProviderBackoff interface {
 	Backoff() (wait time.Duration, reason string)
 }
 
@@ -42,15 +42,15 @@ type PlaneBackoff interface {
 // with every sandbox of that provider: BackoffOwner returns the provider
 // (a comparable value, such as a pointer), which is asked once.
 type SharedBackoff interface {
-	BackoffOwner() PlaneBackoff
+	BackoffOwner() ProviderBackoff
 }
 
 // ErrSandboxGone, wrapped in a ControlPlane's error, says the provider no
 // longer knows the sandbox (killed or expired): retrying cannot help.
 var ErrSandboxGone = errors.New("sandbox is gone")
 
-// PlaneInfo is a sandbox as its provider describes it.
-type PlaneInfo struct {
+// ProviderInfo is a sandbox as its provider describes it.
+type ProviderInfo struct {
 	ID, Template, Alias string
 	State               string // "running" or "paused"
 	StartedAt, EndAt    time.Time
@@ -58,29 +58,29 @@ type PlaneInfo struct {
 }
 
 // Paused says nothing runs in the sandbox until it is resumed.
-func (p PlaneInfo) Paused() bool { return p.State == "paused" }
+func (p ProviderInfo) Paused() bool { return p.State == "paused" }
 
-// PlaneMetrics is one CPU/memory sample.
-type PlaneMetrics struct {
+// ProviderMetrics is one CPU/memory sample.
+type ProviderMetrics struct {
 	At                time.Time
 	CPUCount          int
 	CPUPct            float64
 	MemUsed, MemTotal int64
 }
 
-// PlaneLogLine is one line of the sandbox's own log.
-type PlaneLogLine struct {
+// ProviderLogLine is one line of the sandbox's own log.
+type ProviderLogLine struct {
 	At      time.Time
 	Level   string
 	Message string
 }
 
 // Default refresh periods of the control plane: the state and end time are
-// re-read every DefaultPlaneRefresh (the countdown ticks locally between),
+// re-read every DefaultProviderRefresh (the countdown ticks locally between),
 // metrics as often as E2B samples them.
 const (
-	DefaultPlaneRefresh   = 15 * time.Second
-	DefaultMetricsRefresh = 5 * time.Second
+	DefaultProviderRefresh = 15 * time.Second
+	DefaultMetricsRefresh  = 5 * time.Second
 )
 
 // timeLeftWarning is when the countdown of a sandbox's end turns to a
@@ -128,7 +128,7 @@ func FormatMetadata(md map[string]string) string {
 }
 
 // templateName is the alias when the template has one, else its id.
-func (p PlaneInfo) templateName() string {
+func (p ProviderInfo) templateName() string {
 	if p.Alias != "" {
 		return p.Alias
 	}
@@ -137,7 +137,7 @@ func (p PlaneInfo) templateName() string {
 
 // endText is a paused sandbox's end time, which does not count down while
 // it sleeps: "ends Jun 2 08:00 UTC".
-func (p PlaneInfo) endText() string {
+func (p ProviderInfo) endText() string {
 	if p.EndAt.IsZero() {
 		return "no end time"
 	}
@@ -145,6 +145,6 @@ func (p PlaneInfo) endText() string {
 }
 
 // formatMetrics is "cpu 12% mem 210M/512M".
-func formatMetrics(m PlaneMetrics) string {
+func formatMetrics(m ProviderMetrics) string {
 	return fmt.Sprintf("cpu %.0f%% mem %s/%s", m.CPUPct, formatBytes(uint64(max(m.MemUsed, 0))), formatBytes(uint64(max(m.MemTotal, 0))))
 }

@@ -17,43 +17,43 @@ import (
 // planeLogLimit is how many of the newest lines the view asks for.
 const planeLogLimit = 500
 
-type planeLogsMsg struct {
-	lines []PlaneLogLine
+type providerLogsMsg struct {
+	lines []ProviderLogLine
 	err   error
 }
 
-type planeLogsDialog struct {
-	lines   []PlaneLogLine
+type providerLogsDialog struct {
+	lines   []ProviderLogLine
 	err     error
 	loading bool
 	back    int // lines scrolled up from the newest
 }
 
-// openPlaneLogs shows the log of the sandbox on screen.
-func (m *Model) openPlaneLogs() tea.Cmd {
+// openProviderLogs shows the log of the sandbox on screen.
+func (m *Model) openProviderLogs() tea.Cmd {
 	sb := m.cur
-	if sb.spec.Plane == nil {
+	if sb.spec.Provider == nil {
 		m.setStatus(levelInfo, sb.targetName()+" has no provider log (only E2B sandboxes do)")
 		return nil
 	}
-	d := &planeLogsDialog{}
+	d := &providerLogsDialog{}
 	m.openDialog(sb, d)
 	return d.load(m, sb)
 }
 
 // load asks sb's provider for its log; the answer comes back to sb.
-func (d *planeLogsDialog) load(m *Model, sb *sandboxState) tea.Cmd {
+func (d *providerLogsDialog) load(m *Model, sb *sandboxState) tea.Cmd {
 	d.loading = true
-	plane, ctx := sb.spec.Plane, m.ctx
+	plane, ctx := sb.spec.Provider, m.ctx
 	return func() tea.Msg {
 		c, cancel := context.WithTimeout(ctx, rpcTimeout)
 		defer cancel()
 		lines, err := plane.Logs(c, planeLogLimit)
-		return scopedMsg{sb, planeLogsMsg{lines: lines, err: err}}
+		return scopedMsg{sb, providerLogsMsg{lines: lines, err: err}}
 	}
 }
 
-func (d *planeLogsDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
+func (d *providerLogsDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	switch msg.String() {
 	case "esc", "q", "L":
 		return true, nil
@@ -73,7 +73,7 @@ func (d *planeLogsDialog) key(m *Model, msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	return false, nil
 }
 
-func (d *planeLogsDialog) view(m *Model, w, h int) string {
+func (d *providerLogsDialog) view(m *Model, w, h int) string {
 	st := m.st
 	rows := max(h-10, 3)
 	var lines []string

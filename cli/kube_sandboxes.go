@@ -18,7 +18,7 @@ import (
 )
 
 // The TUI's view of Kubernetes pods, as of E2B sandboxes: one listing
-// makes a context per daemon pod, none dialled until shown; a watch on the
+// makes a sandbox per daemon pod, none dialled until shown; a watch on the
 // API server keeps each pod's phase (and its going) current, so the fleet
 // view asks nothing per pod but its counts, over the pool of connections.
 
@@ -32,12 +32,12 @@ type kubeFleet struct {
 	tokens map[string]string // by pod UID: a pod's Secret is read once
 }
 
-// kubeContexts lists the selection's pods once and makes a context of
-// each; a failure, or finding none, is one context in error, tried again
+// kubeSpecs lists the selection's pods once and makes a sandbox of
+// each; a failure, or finding none, is one sandbox in error, tried again
 // when picked.
-func (o *tuiOpener) kubeContexts(ctx context.Context, sel selection) []ui.Context {
-	fail := func(err error) []ui.Context {
-		return []ui.Context{{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)}}
+func (o *tuiOpener) kubeSpecs(ctx context.Context, sel selection) []ui.SandboxSpec {
+	fail := func(err error) []ui.SandboxSpec {
+		return []ui.SandboxSpec{{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)}}
 	}
 	cfg := sel.cfg
 	if cfg.TokenFile != "" {
@@ -80,19 +80,19 @@ func (o *tuiOpener) kubeContexts(ctx context.Context, sel selection) []ui.Contex
 		// still come).
 		return fail(noPodErr(cfg.Kube))
 	}
-	out := make([]ui.Context, 0, len(pods))
+	out := make([]ui.SandboxSpec, 0, len(pods))
 	for _, p := range pods {
-		out = append(out, o.podContext(f, sel, p))
+		out = append(out, o.podSpec(f, sel, p))
 	}
 	return out
 }
 
-// podContext is p as a context of the fleet f.
-func (o *tuiOpener) podContext(f *kubeFleet, sel selection, p kube.Pod) ui.Context {
+// podSpec is p as a sandbox of the fleet f.
+func (o *tuiOpener) podSpec(f *kubeFleet, sel selection, p kube.Pod) ui.SandboxSpec {
 	t := target.KubeTarget(f.cl, f.cfg, p)
-	c := ui.Context{Name: t.Name, Kind: string(target.KindKube), ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t),
+	c := ui.SandboxSpec{Name: t.Name, Kind: string(target.KindKube), ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t),
 		Target: fmt.Sprintf("pod %s/%s on %s", p.Namespace, p.Name, p.Node)}
-	o.kubeContext(&c, f, p)
+	o.fillKube(&c, f, p)
 	return c
 }
 
@@ -114,7 +114,7 @@ func (o *tuiOpener) startWatch(w *kube.Watcher, announce func(context.Context)) 
 
 // announced is what the TUI reads as ui.Options.Arrivals: nil when no
 // selection can announce a sandbox.
-func (o *tuiOpener) announced() <-chan ui.Context {
+func (o *tuiOpener) announced() <-chan ui.SandboxSpec {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.arrivals
@@ -122,21 +122,21 @@ func (o *tuiOpener) announced() <-chan ui.Context {
 
 // arrivalsChan is where the TUI learns of sandboxes that appear while it
 // runs (ui.Options.Arrivals), made by the first that may announce one.
-func (o *tuiOpener) arrivalsChan() chan ui.Context {
+func (o *tuiOpener) arrivalsChan() chan ui.SandboxSpec {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.arrivals == nil {
-		o.arrivals = make(chan ui.Context, 16)
+		o.arrivals = make(chan ui.SandboxSpec, 16)
 	}
 	return o.arrivals
 }
 
-// announce gives the TUI (out), until ctx ends, a context for every pod
+// announce gives the TUI (out), until ctx ends, a sandbox for every pod
 // of f's watch it was not shown yet: a pod created after start, or one
 // re-created under the name of one shown (a new UID), which the TUI puts
 // in the old one's place once that one is gone. A pod already terminating
 // is not announced.
-func (o *tuiOpener) announce(ctx context.Context, out chan<- ui.Context, f *kubeFleet, sel selection, shown []kube.Pod) {
+func (o *tuiOpener) announce(ctx context.Context, out chan<- ui.SandboxSpec, f *kubeFleet, sel selection, shown []kube.Pod) {
 	seen := map[string]string{} // UID by Ref
 	for _, p := range shown {
 		seen[p.Ref()] = p.UID
@@ -149,7 +149,7 @@ func (o *tuiOpener) announce(ctx context.Context, out chan<- ui.Context, f *kube
 			}
 			seen[p.Ref()] = p.UID
 			select {
-			case out <- o.podContext(f, sel, p):
+			case out <- o.podSpec(f, sel, p):
 			case <-ctx.Done():
 				return
 			}
@@ -162,13 +162,13 @@ func (o *tuiOpener) announce(ctx context.Context, out chan<- ui.Context, f *kube
 	}
 }
 
-// kubeContext gives c its plane (the pod as the watch sees it), its Open
+// fillKube gives c its plane (the pod as the watch sees it), its Open
 // and its Summary, both over a pooled connection through the pod proxy.
-func (o *tuiOpener) kubeContext(c *ui.Context, f *kubeFleet, p kube.Pod) {
-	c.Plane, c.PlaneInfo = kubePlane{f: f, pod: p}, kubePlaneInfo(p)
+func (o *tuiOpener) fillKube(c *ui.SandboxSpec, f *kubeFleet, p kube.Pod) {
+	c.Provider, c.ProviderInfo = kubeProvider{f: f, pod: p}, kubeProviderInfo(p)
 	cwd := c.Cwd
 	c.Open = func(ctx context.Context) (ui.Source, error) {
-		s, release, err := o.kubeSession(ctx, f, p, true)
+		s, release, err := o.kubeConnection(ctx, f, p, true)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +176,7 @@ func (o *tuiOpener) kubeContext(c *ui.Context, f *kubeFleet, p kube.Pod) {
 		return uisource.New(s.Runtime, uisource.Options{Name: p.Ref(), Target: c.Target, Cwd: cwd, Grace: o.cfg.Grace, Stuck: o.stuckRules()})
 	}
 	c.Summary = func(ctx context.Context) (sandbox.Snapshot, error) {
-		s, release, err := o.kubeSession(ctx, f, p, false)
+		s, release, err := o.kubeConnection(ctx, f, p, false)
 		if err != nil {
 			return sandbox.Snapshot{}, err
 		}
@@ -186,9 +186,9 @@ func (o *tuiOpener) kubeContext(c *ui.Context, f *kubeFleet, p kube.Pod) {
 	}
 }
 
-// kubeSession borrows p's session from the pool, dialling it (with its
+// kubeConnection borrows p's connection from the pool, dialling it (with its
 // token, read once) through the pod proxy if there is none.
-func (o *tuiOpener) kubeSession(ctx context.Context, f *kubeFleet, p kube.Pod, pin bool) (*target.Session, func(bool), error) {
+func (o *tuiOpener) kubeConnection(ctx context.Context, f *kubeFleet, p kube.Pod, pin bool) (*target.Connection, func(bool), error) {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
@@ -200,8 +200,8 @@ func (o *tuiOpener) kubeSession(ctx context.Context, f *kubeFleet, p kube.Pod, p
 	pool := o.pool
 	o.mu.Unlock()
 	// Keyed by UID too: a pod re-created under its name is another
-	// daemon, never handed the old one's session.
-	return pool.acquire(ctx, p.Ref()+" "+p.UID, pin, func(ctx context.Context) (*target.Session, error) {
+	// daemon, never handed the old one's connection.
+	return pool.acquire(ctx, p.Ref()+" "+p.UID, pin, func(ctx context.Context) (*target.Connection, error) {
 		now, found, known, werr := f.w.Get(p.Ref())
 		switch {
 		case known && (!found || now.UID != p.UID):
@@ -249,53 +249,53 @@ func (f *kubeFleet) target(ctx context.Context, p kube.Pod) (target.Target, erro
 	return t, nil
 }
 
-// kubePlane shows a pod as the watch last saw it. A pod is never paused,
+// kubeProvider shows a pod as the watch last saw it. A pod is never paused,
 // resumed or extended; one the API server no longer has is gone.
-type kubePlane struct {
+type kubeProvider struct {
 	f   *kubeFleet
 	pod kube.Pod
 }
 
-func (p kubePlane) Describe(context.Context) (ui.PlaneInfo, error) {
+func (p kubeProvider) Describe(context.Context) (ui.ProviderInfo, error) {
 	now, found, known, err := p.f.w.Get(p.pod.Ref())
 	switch {
 	case known && !found:
-		return ui.PlaneInfo{}, fmt.Errorf("%w: pod %s/%s was deleted", ui.ErrSandboxGone, p.pod.Namespace, p.pod.Name)
+		return ui.ProviderInfo{}, fmt.Errorf("%w: pod %s/%s was deleted", ui.ErrSandboxGone, p.pod.Namespace, p.pod.Name)
 	case known && now.UID != p.pod.UID:
-		return ui.PlaneInfo{}, fmt.Errorf("%w: pod %s/%s was replaced by a new pod of that name", ui.ErrSandboxGone, p.pod.Namespace, p.pod.Name)
+		return ui.ProviderInfo{}, fmt.Errorf("%w: pod %s/%s was replaced by a new pod of that name", ui.ErrSandboxGone, p.pod.Namespace, p.pod.Name)
 	case found:
-		return kubePlaneInfo(now), nil
+		return kubeProviderInfo(now), nil
 	case err != nil:
-		return ui.PlaneInfo{}, err
+		return ui.ProviderInfo{}, err
 	}
-	return kubePlaneInfo(p.pod), nil
+	return kubeProviderInfo(p.pod), nil
 }
 
-func (kubePlane) Metrics(context.Context) (ui.PlaneMetrics, bool, error) {
-	return ui.PlaneMetrics{}, false, nil
+func (kubeProvider) Metrics(context.Context) (ui.ProviderMetrics, bool, error) {
+	return ui.ProviderMetrics{}, false, nil
 }
 
-func (kubePlane) Logs(context.Context, int) ([]ui.PlaneLogLine, error) {
+func (kubeProvider) Logs(context.Context, int) ([]ui.ProviderLogLine, error) {
 	return nil, errors.New("a pod's own log is kubectl logs' job; sandtop shows its processes' output")
 }
 
-func (kubePlane) Resume(context.Context, time.Duration) error {
+func (kubeProvider) Resume(context.Context, time.Duration) error {
 	return errors.New("a Kubernetes pod cannot be paused or resumed")
 }
 
-func (kubePlane) Extend(context.Context, time.Duration) error {
+func (kubeProvider) Extend(context.Context, time.Duration) error {
 	return errors.New("a Kubernetes pod has no end time to extend")
 }
 
-func (kubePlane) DefaultTimeout() time.Duration { return 0 }
+func (kubeProvider) DefaultTimeout() time.Duration { return 0 }
 
-// kubePlaneInfo is a pod as the TUI's header and fleet filter show it:
+// kubeProviderInfo is a pod as the TUI's header and fleet filter show it:
 // its node where E2B shows a template, its phase, namespace and node.
-func kubePlaneInfo(p kube.Pod) ui.PlaneInfo {
+func kubeProviderInfo(p kube.Pod) ui.ProviderInfo {
 	md := map[string]string{"namespace": p.Namespace, "node": p.Node, "phase": p.Phase}
 	if p.Deleting {
 		md["deleting"] = "true"
 	}
-	return ui.PlaneInfo{ID: p.Namespace + "/" + p.Name, Template: "node " + p.Node, State: strings.ToLower(p.Phase),
+	return ui.ProviderInfo{ID: p.Namespace + "/" + p.Name, Template: "node " + p.Node, State: strings.ToLower(p.Phase),
 		StartedAt: p.Created, Metadata: md}
 }

@@ -23,10 +23,10 @@ import (
 // host shows as unreachable in the picker instead of "connecting" forever.
 const openTimeout = 15 * time.Second
 
-// tuiOpener turns selections into TUI contexts and remembers the sessions
+// tuiOpener turns selections into the TUI's sandboxes and remembers the connections
 // the TUI opened, to drop their connections (only) when it exits. E2B
 // sandboxes go through a fleet (one listing for all, see e2bFleet) and a
-// bounded pool of envd connections (envdPool).
+// bounded pool of connections (envdPool).
 type tuiOpener struct {
 	cfg config.Config
 	log *slog.Logger
@@ -35,13 +35,13 @@ type tuiOpener struct {
 	// (fleetListPeriod, fleetMetricsGap) when set: tests shorten them.
 	listPeriod, metricsGap time.Duration
 
-	mu       sync.Mutex
-	sessions []*target.Session
+	mu    sync.Mutex
+	conns []*target.Connection
 	// stops end what runs for the TUI's life (the kube watches).
 	stops []func()
 	// arrivals carries the sandboxes that appear while the TUI runs
 	// (pods created after start); nil when nothing announces any.
-	arrivals chan ui.Context
+	arrivals chan ui.SandboxSpec
 	pool     *envdPool
 	closed   bool
 	// known is what each E2B sandbox's daemon said of itself the first
@@ -71,8 +71,8 @@ func (o *tuiOpener) remember(id string, k *seam.Known) {
 	o.known[id] = k
 }
 
-// openSessions counts the pool's open envd sessions.
-func (o *tuiOpener) openSessions() int {
+// openConnections counts the pool's open connections.
+func (o *tuiOpener) openConnections() int {
 	o.mu.Lock()
 	pool := o.pool
 	o.mu.Unlock()
@@ -100,32 +100,32 @@ func (o *tuiOpener) newFleet(c *e2b.Client, opts e2b.ListOptions) *e2bFleet {
 	return f
 }
 
-// contexts expands the selections (an --e2b listing may give several
-// sandboxes, or none) into contexts. A selection that cannot be resolved
-// becomes a context in error, retried when the operator picks it. initial
-// is re-pointed at the first context of the selection it named.
-func (o *tuiOpener) contexts(ctx context.Context, sels []selection, initial int) ([]ui.Context, int) {
-	var out []ui.Context
+// specs expands the selections (an --e2b listing may give several
+// sandboxes, or none) into the specs of the TUI's sandboxes. A selection that cannot be resolved
+// becomes a sandbox in error, retried when the operator picks it. initial
+// is re-pointed at the first sandbox of the selection it named.
+func (o *tuiOpener) specs(ctx context.Context, sels []selection, initial int) ([]ui.SandboxSpec, int) {
+	var out []ui.SandboxSpec
 	first := 0
 	for i, sel := range sels {
 		if i == initial {
 			first = len(out)
 		}
 		if teamListing(sel) {
-			out = append(out, o.fleetContexts(ctx, sel)...)
+			out = append(out, o.e2bSpecs(ctx, sel)...)
 			continue
 		}
 		if sel.isKube() {
-			out = append(out, o.kubeContexts(ctx, sel)...)
+			out = append(out, o.kubeSpecs(ctx, sel)...)
 			continue
 		}
 		ts, err := sel.targets(ctx)
 		if err != nil {
-			out = append(out, ui.Context{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)})
+			out = append(out, ui.SandboxSpec{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)})
 			continue
 		}
 		for _, t := range ts {
-			c := ui.Context{Name: t.Name, Kind: string(t.Kind), Target: t.Endpoint, ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t), Err: t.Err}
+			c := ui.SandboxSpec{Name: t.Name, Kind: string(t.Kind), Target: t.Endpoint, ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t), Err: t.Err}
 			switch {
 			case t.E2B != nil:
 				// Described once by the resolution; from now on its own
@@ -136,7 +136,7 @@ func (o *tuiOpener) contexts(ctx context.Context, sels []selection, initial int)
 				if t.Err == nil {
 					f.described[t.SandboxID] = describedTarget{t: t, at: f.now()}
 				}
-				o.e2bContext(&c, f, t)
+				o.fillE2B(&c, f, t)
 			case t.Err == nil:
 				c.Open = o.open(t, c.Cwd)
 			}
@@ -153,11 +153,11 @@ func teamListing(sel selection) bool {
 	return c.E2B && c.E2BSandboxID == "" && !sel.startLocal && c.Local == "" && c.EnvdURL == ""
 }
 
-// fleetContexts lists the team once (its pages) and makes a context of
+// e2bSpecs lists the team once (its pages) and makes a sandbox of
 // every sandbox, none of them described or dialled yet.
-func (o *tuiOpener) fleetContexts(ctx context.Context, sel selection) []ui.Context {
-	fail := func(err error) []ui.Context {
-		return []ui.Context{{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)}}
+func (o *tuiOpener) e2bSpecs(ctx context.Context, sel selection) []ui.SandboxSpec {
+	fail := func(err error) []ui.SandboxSpec {
+		return []ui.SandboxSpec{{Name: sel.name, Kind: selKind(sel), Target: selWhere(sel), Err: err, ReadOnly: sel.readOnly, Open: o.retry(sel)}}
 	}
 	tc := sel.cfg
 	tc.Warn = warnOnce
@@ -178,25 +178,25 @@ func (o *tuiOpener) fleetContexts(ctx context.Context, sel selection) []ui.Conte
 		return fail(err)
 	}
 	sort.Slice(sbs, func(i, j int) bool { return sbs[i].ID < sbs[j].ID })
-	out := make([]ui.Context, 0, len(sbs))
+	out := make([]ui.SandboxSpec, 0, len(sbs))
 	for _, sb := range sbs {
 		t := target.FromListing(client, tc, sb)
-		c := ui.Context{Name: t.Name, Kind: string(t.Kind), ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t), Err: t.Err}
-		o.e2bContext(&c, f, t)
+		c := ui.SandboxSpec{Name: t.Name, Kind: string(t.Kind), ReadOnly: sel.readOnly, Cwd: contextCwd(sel, t), Err: t.Err}
+		o.fillE2B(&c, f, t)
 		out = append(out, c)
 	}
 	return out
 }
 
-// e2bContext gives c its control plane, its Open (describe once, dial
-// only a running sandbox, pin the session while it is shown) and its
+// fillE2B gives c its control plane, its Open (describe once, dial
+// only a running sandbox, pin the connection while it is shown) and its
 // Summary (one snapshot over a pooled connection).
-func (o *tuiOpener) e2bContext(c *ui.Context, f *e2bFleet, t target.Target) {
-	c.Plane, c.PlaneInfo = e2bPlane{f: f, id: t.SandboxID}, planeInfo(*t.E2B)
+func (o *tuiOpener) fillE2B(c *ui.SandboxSpec, f *e2bFleet, t target.Target) {
+	c.Provider, c.ProviderInfo = e2bProvider{f: f, id: t.SandboxID}, planeInfo(*t.E2B)
 	c.Target = "e2b sandbox " + t.SandboxID
 	cwd := c.Cwd
 	c.Open = func(ctx context.Context) (ui.Source, error) {
-		s, release, err := o.e2bSession(ctx, f, t, true)
+		s, release, err := o.e2bConnection(ctx, f, t, true)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +204,7 @@ func (o *tuiOpener) e2bContext(c *ui.Context, f *e2bFleet, t target.Target) {
 		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: s.Target.Endpoint, Cwd: cwd, Grace: o.cfg.Grace, Stuck: o.stuckRules()})
 	}
 	c.Summary = func(ctx context.Context) (sandbox.Snapshot, error) {
-		s, release, err := o.e2bSession(ctx, f, t, false)
+		s, release, err := o.e2bConnection(ctx, f, t, false)
 		if err != nil {
 			return sandbox.Snapshot{}, err
 		}
@@ -217,9 +217,9 @@ func (o *tuiOpener) e2bContext(c *ui.Context, f *e2bFleet, t target.Target) {
 	}
 }
 
-// e2bSession borrows t's session from the pool, describing the sandbox
+// e2bConnection borrows t's connection from the pool, describing the sandbox
 // first if it never was.
-func (o *tuiOpener) e2bSession(ctx context.Context, f *e2bFleet, t target.Target, pin bool) (*target.Session, func(bool), error) {
+func (o *tuiOpener) e2bConnection(ctx context.Context, f *e2bFleet, t target.Target, pin bool) (*target.Connection, func(bool), error) {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
@@ -230,7 +230,7 @@ func (o *tuiOpener) e2bSession(ctx context.Context, f *e2bFleet, t target.Target
 	}
 	pool := o.pool
 	o.mu.Unlock()
-	return pool.acquire(ctx, t.Name, pin, func(ctx context.Context) (*target.Session, error) {
+	return pool.acquire(ctx, t.Name, pin, func(ctx context.Context) (*target.Connection, error) {
 		now, err := f.connTarget(ctx, t)
 		if err != nil {
 			return nil, err
@@ -267,7 +267,7 @@ func (o *tuiOpener) open(t target.Target, cwd string) func(context.Context) (ui.
 			return nil, err
 		}
 		o.mu.Lock()
-		o.sessions = append(o.sessions, s)
+		o.conns = append(o.conns, s)
 		o.mu.Unlock()
 		return uisource.New(s.Runtime, uisource.Options{Name: t.Name, Target: t.Endpoint, Cwd: cwd, Grace: o.cfg.Grace, Stuck: o.stuckRules()})
 	}
@@ -293,10 +293,10 @@ func (o *tuiOpener) closeAll() {
 	o.mu.Lock()
 	pool := o.pool
 	o.pool, o.closed = nil, true
-	for _, s := range o.sessions {
+	for _, s := range o.conns {
 		s.Close()
 	}
-	o.sessions = nil
+	o.conns = nil
 	stops := o.stops
 	o.stops = nil
 	o.mu.Unlock()
