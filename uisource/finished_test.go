@@ -75,7 +75,7 @@ func TestSourceMarksAgentGroups(t *testing.T) {
 	if err := done.Run(); err != nil {
 		t.Fatal(err)
 	}
-	root := seam.DshRoot(cwd)
+	root := seam.AgentRoot(cwd)
 	publish := func(id string, files map[string]string) {
 		dir := filepath.Join(root, "processes", id)
 		if err := os.MkdirAll(dir, 0o700); err != nil {

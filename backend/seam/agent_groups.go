@@ -51,7 +51,7 @@ func (r *Runtime) agentRoots(ctx context.Context, workspaces []string) ([]string
 	var roots []string
 	for _, ws := range append([]string{r.cfg.AgentWorkspace}, workspaces...) {
 		if ws != "" {
-			roots = append(roots, DshRoot(ws))
+			roots = append(roots, AgentRoot(ws))
 		}
 	}
 	dirs, err := r.control.AgentStateDirs(ctx)
@@ -67,21 +67,21 @@ func (r *Runtime) agentRoots(ctx context.Context, workspaces []string) ([]string
 	return slices.Compact(roots), nil
 }
 
-// discoverAgent is DiscoverDsh over this runtime's sandbox, for the agent
+// discoverAgent is DiscoverAgent over this runtime's sandbox, for the agent
 // working in cwd ("" means the runtime's Cwd).
-func (r *Runtime) discoverAgent(ctx context.Context, cwd string) (DshDiscovery, error) {
+func (r *Runtime) discoverAgent(ctx context.Context, cwd string) (AgentDiscovery, error) {
 	if cwd == "" {
 		cwd = r.cfg.Cwd
 	}
-	return discover.Agent(ctx, r.runner, DshRoot(cwd))
+	return discover.Agent(ctx, r.runner, AgentRoot(cwd))
 }
 
 // teardownAgentGroup tears an agent's group down with the seam's own
 // transaction (TeardownGroup: TERM, grace, KILL, proof of emptiness; a gone
 // sandbox counts as settled). A settled group is a no-op.
-func (r *Runtime) teardownAgentGroup(ctx context.Context, g DshGroup, grace time.Duration, progress func(TeardownEvent)) error {
+func (r *Runtime) teardownAgentGroup(ctx context.Context, g AgentGroup, grace time.Duration, progress func(TeardownEvent)) error {
 	if g.Pgid <= 1 {
-		return fmt.Errorf("%w (%s)", ErrDshUnpublished, g.ID)
+		return fmt.Errorf("%w (%s)", ErrAgentUnpublished, g.ID)
 	}
 	return r.TeardownGroup(ctx, g.Pgid, grace, progress)
 }

@@ -27,7 +27,7 @@ func (r *Runtime) listGroups(ctx context.Context) ([]GroupInfo, error) {
 // discoverGroups lists the process groups under any state root in the
 // wrapper's layout (<root>/processes/<id>/), marked with origin: this
 // runtime's root is read through the control plane, any other root (an
-// agent's DshRoot) with one scanning command, which the extension's file
+// agent's AgentRoot) with one scanning command, which the extension's file
 // reads cannot do outside the runtime root.
 func (r *Runtime) discoverGroups(ctx context.Context, root string, origin sandbox.Origin) ([]GroupInfo, error) {
 	var rd discover.StateReader = discover.Scanner{Runner: r.runner}

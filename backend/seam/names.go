@@ -48,22 +48,22 @@ var ErrDetached = terminal.ErrDetached
 // GroupInfo describes one published process group (PruneFinished).
 type GroupInfo = discover.GroupInfo
 
-// DshGroup is one process group a dsh agent started.
-type DshGroup = discover.DshGroup
+// AgentGroup is one process group an agent started.
+type AgentGroup = discover.AgentGroup
 
-// DshDiscovery is one snapshot of a dsh agent's state root.
-type DshDiscovery = discover.DshDiscovery
+// AgentDiscovery is one snapshot of an agent's state root.
+type AgentDiscovery = discover.AgentDiscovery
 
-// ErrDshUnpublished refuses to signal a group whose pgid is unknown.
-var ErrDshUnpublished = discover.ErrDshUnpublished
+// ErrAgentUnpublished refuses to signal a group whose pgid is unknown.
+var ErrAgentUnpublished = discover.ErrAgentUnpublished
 
-// DshRoot is a dsh agent's state root for a given cwd ("" means
+// AgentRoot is an agent's state root for a given cwd ("" means
 // dsh-subprocess-e2b's default).
-func DshRoot(cwd string) string { return discover.DshRoot(cwd) }
+func AgentRoot(cwd string) string { return discover.AgentRoot(cwd) }
 
-// discoverDsh lists what a dsh agent published under root (DshRoot(cwd)),
+// discoverAgentAt lists what an agent published under root (AgentRoot(cwd)),
 // over its own control commands; Runtime.discoverAgent does the same with
 // the Runtime's.
-func discoverDsh(ctx context.Context, proc processconnect.ProcessClient, root string) (DshDiscovery, error) {
-	return discover.Dsh(ctx, proc, root)
+func discoverAgentAt(ctx context.Context, proc processconnect.ProcessClient, root string) (AgentDiscovery, error) {
+	return discover.DiscoverAgent(ctx, proc, root)
 }

@@ -14,7 +14,7 @@ import (
 
 // One discovery path serves both kinds of state root: sandtop's runtime
 // root (the seam's listing and adoption) and a DeepSeek Harness agent's
-// <cwd>/.dsh-e2b (Agent, Dsh). Both use the wrapper's layout,
+// <cwd>/.dsh-e2b (Agent, DiscoverAgent). Both use the wrapper's layout,
 // <root>/processes/<id>/{pid,exit-code,signal,tag,argv,stdout.log,stderr.log};
 // only how the files are read differs (a StateReader), and what they mean
 // is decided once, in Judge.

@@ -68,10 +68,10 @@ exec setsid --wait bash -c %[2]s dsh-e2b %[1]s %[3]s`, dir, wrapper.Quote(inner)
 	}()
 }
 
-func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
+func TestAgentDiscoverAndTeardownThroughDaemon(t *testing.T) {
 	cwd := t.TempDir()
 	proc, rt := compatDaemon(t, cwd)
-	root := DshRoot(cwd)
+	root := AgentRoot(cwd)
 	procs := filepath.Join(root, "processes")
 
 	// A group still running; a group whose direct command exited 3 while a
@@ -90,7 +90,7 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d := pollDsh(ctx, t, proc, root, func(d DshDiscovery) bool {
+	d := pollAgent(ctx, t, proc, root, func(d AgentDiscovery) bool {
 		return len(d.Groups) == 3 && d.Groups[0].State == groupstate.Running && d.Groups[0].Stdout != nil &&
 			d.Groups[0].Stdout.Size == 6 && d.Groups[1].State == groupstate.LeaderExited
 	})
@@ -120,13 +120,13 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 		want := d.Groups[i].GroupInfo
 		if g.ID != want.ID || g.Pgid != want.Pgid || g.Origin != sandbox.OriginAgent || want.Origin != sandbox.OriginAgent ||
 			(g.ExitCode == nil) != (want.ExitCode == nil) || len(g.SpillPaths) != len(want.SpillPaths) {
-			t.Fatalf("DiscoverGroups %+v, DiscoverDsh %+v", g, want)
+			t.Fatalf("DiscoverGroups %+v, DiscoverAgent %+v", g, want)
 		}
 	}
 	if own, err := rt.listGroups(ctx); err != nil || len(own) != 0 {
 		t.Fatalf("the runtime root holds no agent group: %+v %v", own, err)
 	}
-	for _, g := range []DshGroup{running, lingering, settled} {
+	for _, g := range []AgentGroup{running, lingering, settled} {
 		var phases []TeardownPhase
 		err := rt.teardownAgentGroup(ctx, g, 2*time.Second, func(ev TeardownEvent) { phases = append(phases, ev.Phase) })
 		if err != nil {
@@ -136,11 +136,11 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 			t.Fatalf("teardown %s phases %v, want to end proven empty", g.ID, phases)
 		}
 	}
-	d = pollDsh(ctx, t, proc, root, func(d DshDiscovery) bool {
+	d = pollAgent(ctx, t, proc, root, func(d AgentDiscovery) bool {
 		return d.Groups[0].State == groupstate.Settled && d.Groups[1].State == groupstate.Settled
 	})
 	// The groups are empty: no process of either is left (zombies aside).
-	for _, g := range []DshGroup{running, lingering} {
+	for _, g := range []AgentGroup{running, lingering} {
 		if err := syscall.Kill(-g.Pgid, 0); err == nil {
 			if liveMembers(t, g.Pgid) {
 				t.Fatalf("process group %d of %s still has live members", g.Pgid, g.ID)
@@ -149,16 +149,16 @@ func TestDshDiscoverAndTeardownThroughDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unpublished := DshGroup{GroupInfo: GroupInfo{ID: "x", State: groupstate.Unpublished}, Agent: true}
-	if err := rt.teardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, ErrDshUnpublished) {
+	unpublished := AgentGroup{GroupInfo: GroupInfo{ID: "x", State: groupstate.Unpublished}, Agent: true}
+	if err := rt.teardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, ErrAgentUnpublished) {
 		t.Fatalf("teardown of an unpublished group: %v", err)
 	}
 }
 
-func pollDsh(ctx context.Context, t *testing.T, proc processconnect.ProcessClient, root string, ok func(DshDiscovery) bool) DshDiscovery {
+func pollAgent(ctx context.Context, t *testing.T, proc processconnect.ProcessClient, root string, ok func(AgentDiscovery) bool) AgentDiscovery {
 	t.Helper()
-	return testwait.Value(t, 30*time.Second, func() (DshDiscovery, error) {
-		d, err := discoverDsh(ctx, proc, root)
+	return testwait.Value(t, 30*time.Second, func() (AgentDiscovery, error) {
+		d, err := discoverAgentAt(ctx, proc, root)
 		if err == nil && !ok(d) {
 			err = fmt.Errorf("last discovery %+v", d)
 		}

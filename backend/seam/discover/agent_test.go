@@ -55,7 +55,7 @@ func writeState(t *testing.T, dir string, files map[string]string) {
 
 // The scan script runs for real (locally, under bash) against a layout
 // written the way dsh-subprocess-e2b writes it.
-func TestDshScanScriptJudgesStates(t *testing.T) {
+func TestAgentScanScriptJudgesStates(t *testing.T) {
 	root := filepath.Join(t.TempDir(), ".dsh-e2b")
 	live, lingering, dead := startGroup(t), startGroup(t), deadPgid(t)
 	p := filepath.Join(root, "processes")
@@ -72,11 +72,11 @@ func TestDshScanScriptJudgesStates(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := exec.Command("/bin/bash", "-c", dshScanScript, "dsh-scan", root).Output()
+	out, err := exec.Command("/bin/bash", "-c", agentScanScript, "dsh-scan", root).Output()
 	if err != nil {
 		t.Fatalf("scan script: %v", err)
 	}
-	snap, err := parseDshScan(out)
+	snap, err := parseAgentScan(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,19 +130,19 @@ func TestDshScanScriptJudgesStates(t *testing.T) {
 	}
 }
 
-func TestDshScanOfMissingRootIsEmpty(t *testing.T) {
-	out, err := exec.Command("/bin/bash", "-c", dshScanScript, "dsh-scan", filepath.Join(t.TempDir(), "absent")).Output()
+func TestAgentScanOfMissingRootIsEmpty(t *testing.T) {
+	out, err := exec.Command("/bin/bash", "-c", agentScanScript, "dsh-scan", filepath.Join(t.TempDir(), "absent")).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := parseDshScan(out)
+	snap, err := parseAgentScan(out)
 	if err != nil || len(snap.entries) != 0 || len(snap.procs) == 0 {
 		t.Fatalf("entries %d procs %d err %v", len(snap.entries), len(snap.procs), err)
 	}
 }
 
-func TestDshRootDefault(t *testing.T) {
-	if DshRoot("") != "/home/user/workspace/.dsh-e2b" || DshRoot("/w") != "/w/.dsh-e2b" {
-		t.Fatal(DshRoot(""), DshRoot("/w"))
+func TestAgentRootDefault(t *testing.T) {
+	if AgentRoot("") != "/home/user/workspace/.dsh-e2b" || AgentRoot("/w") != "/w/.dsh-e2b" {
+		t.Fatal(AgentRoot(""), AgentRoot("/w"))
 	}
 }

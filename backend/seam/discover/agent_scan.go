@@ -17,7 +17,7 @@ import (
 // on stock envd and on our daemon: the agent's root lies outside our
 // daemon's runtime root, where the extension's ReadFile cannot reach.
 
-// dshScanScript prints, NUL-separated, for every state dir:
+// agentScanScript prints, NUL-separated, for every state dir:
 //
 //	kind, id, pid ('Y'+content or 'N'), exit-code (same), stdout.log size,
 //	stderr.log size (-1 when absent), argv ('Y'+base64 of its first 6 KiB,
@@ -26,7 +26,7 @@ import (
 // (a terminal dir has no pid: its pid field is 'Y'+the number of files),
 // then the record "--ps--" and the process table in the seam's ps format
 // (control.ParsePsTable).
-const dshScanScript = `
+const agentScanScript = `
 shopt -s nullglob
 root=$1
 for kind in processes terminals; do
@@ -56,8 +56,8 @@ printf -- '--ps--\0'
 exec ps -e -o pid= -o pgid= -o sid= -o stat=
 `
 
-// dshEntry is one state dir as the scan saw it.
-type dshEntry struct {
+// agentEntry is one state dir as the scan saw it.
+type agentEntry struct {
 	kind, id      string
 	pid, exitCode *string // nil when the file is absent
 	stdoutSize    int64   // -1 when absent
@@ -65,31 +65,31 @@ type dshEntry struct {
 	argv          *string // the argv file's (first) bytes; nil when absent
 }
 
-// dshSnapshot is what one scan returned.
-type dshSnapshot struct {
-	entries []dshEntry
+// agentSnapshot is what one scan returned.
+type agentSnapshot struct {
+	entries []agentEntry
 	procs   []control.ProcessEntry
 }
 
-// dshControlEnv keeps the scan's output parseable and its shell plain.
-var dshControlEnv = map[string]string{"LC_ALL": "C", "BASH_ENV": "", "ENV": ""}
+// agentControlEnv keeps the scan's output parseable and its shell plain.
+var agentControlEnv = map[string]string{"LC_ALL": "C", "BASH_ENV": "", "ENV": ""}
 
-func scanDsh(ctx context.Context, run control.Runner, agentRoot string) (dshSnapshot, error) {
-	r, err := run.Run(ctx, dshScanScript, []string{agentRoot}, nil)
+func scanAgent(ctx context.Context, run control.Runner, agentRoot string) (agentSnapshot, error) {
+	r, err := run.Run(ctx, agentScanScript, []string{agentRoot}, nil)
 	if err != nil {
-		return dshSnapshot{}, fmt.Errorf("dsh: scanning %s: %w", agentRoot, err)
+		return agentSnapshot{}, fmt.Errorf("agent: scanning %s: %w", agentRoot, err)
 	}
 	if r.ExitCode != 0 {
-		return dshSnapshot{}, fmt.Errorf("dsh: scanning %s: exit code %d: %s", agentRoot, r.ExitCode, control.ClipText(r.Stderr))
+		return agentSnapshot{}, fmt.Errorf("agent: scanning %s: exit code %d: %s", agentRoot, r.ExitCode, control.ClipText(r.Stderr))
 	}
-	return parseDshScan(r.Stdout)
+	return parseAgentScan(r.Stdout)
 }
 
-func parseDshScan(out []byte) (dshSnapshot, error) {
-	var snap dshSnapshot
+func parseAgentScan(out []byte) (agentSnapshot, error) {
+	var snap agentSnapshot
 	head, table, ok := bytes.Cut(out, []byte("--ps--\x00"))
 	if !ok {
-		return snap, fmt.Errorf("dsh: scan output lacks the process table")
+		return snap, fmt.Errorf("agent: scan output lacks the process table")
 	}
 	fields := strings.Split(string(head), "\x00")
 	if n := len(fields); n > 0 && fields[n-1] == "" {
@@ -97,10 +97,10 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 	}
 	const perRecord = 7
 	if len(fields)%perRecord != 0 {
-		return snap, fmt.Errorf("dsh: scan output has %d fields, not records of %d", len(fields), perRecord)
+		return snap, fmt.Errorf("agent: scan output has %d fields, not records of %d", len(fields), perRecord)
 	}
 	for i := 0; i < len(fields); i += perRecord {
-		e := dshEntry{kind: fields[i], id: fields[i+1]}
+		e := agentEntry{kind: fields[i], id: fields[i+1]}
 		var err error
 		if e.pid, err = presentFile(fields[i+2]); err == nil {
 			e.exitCode, err = presentFile(fields[i+3])
@@ -115,20 +115,20 @@ func parseDshScan(out []byte) (dshSnapshot, error) {
 			e.argv, err = presentBase64(fields[i+6])
 		}
 		if err != nil {
-			return snap, fmt.Errorf("dsh: scan record for %s/%s: %w", e.kind, e.id, err)
+			return snap, fmt.Errorf("agent: scan record for %s/%s: %w", e.kind, e.id, err)
 		}
 		snap.entries = append(snap.entries, e)
 	}
 	procs, err := control.ParsePsTable(table)
 	if err != nil {
-		return snap, fmt.Errorf("dsh: %w", err)
+		return snap, fmt.Errorf("agent: %w", err)
 	}
 	snap.procs = procs
 	return snap, nil
 }
 
 // files is the entry in Groups' terms.
-func (e dshEntry) files() control.StateFiles {
+func (e agentEntry) files() control.StateFiles {
 	return control.StateFiles{ID: e.id, Pid: e.pid, ExitCode: e.exitCode, StdoutSize: e.stdoutSize, StderrSize: e.stderrSize, Argv: e.argv}
 }
 
@@ -137,7 +137,7 @@ func (e dshEntry) files() control.StateFiles {
 type Scanner struct{ Runner control.Runner }
 
 func (d Scanner) readStates(ctx context.Context, root string) ([]control.StateFiles, []control.ProcessEntry, error) {
-	snap, err := scanDsh(ctx, d.Runner, root)
+	snap, err := scanAgent(ctx, d.Runner, root)
 	if err != nil {
 		return nil, nil, err
 	}
