@@ -117,7 +117,7 @@ func TestAgentDiscoverAndTeardownThroughDaemon(t *testing.T) {
 		t.Fatalf("DiscoverGroups: %+v %v", gs, err)
 	}
 	for i, g := range gs {
-		want := d.Groups[i].GroupInfo
+		want := d.Groups[i].PublishedGroup
 		if g.ID != want.ID || g.Pgid != want.Pgid || g.Origin != sandbox.OriginAgent || want.Origin != sandbox.OriginAgent ||
 			(g.ExitCode == nil) != (want.ExitCode == nil) || len(g.SpillPaths) != len(want.SpillPaths) {
 			t.Fatalf("DiscoverGroups %+v, DiscoverAgent %+v", g, want)
@@ -149,7 +149,7 @@ func TestAgentDiscoverAndTeardownThroughDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unpublished := AgentGroup{GroupInfo: GroupInfo{ID: "x", State: groupstate.Unpublished}, Agent: true}
+	unpublished := AgentGroup{PublishedGroup: PublishedGroup{ID: "x", State: groupstate.Unpublished}, Agent: true}
 	if err := rt.teardownAgentGroup(ctx, unpublished, time.Second, nil); !errors.Is(err, ErrAgentUnpublished) {
 		t.Fatalf("teardown of an unpublished group: %v", err)
 	}

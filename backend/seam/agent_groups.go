@@ -24,12 +24,12 @@ import (
 // against one process table per root, marked OriginAgent. Workspaces
 // (besides the configured AgentWorkspace) are further agent workspaces
 // whose roots are read whether or not a live group names them.
-func (r *Runtime) agentGroups(ctx context.Context, workspaces ...string) ([]GroupInfo, error) {
+func (r *Runtime) agentGroups(ctx context.Context, workspaces ...string) ([]PublishedGroup, error) {
 	roots, err := r.agentRoots(ctx, workspaces)
 	if err != nil {
 		return nil, err
 	}
-	var out []GroupInfo
+	var out []PublishedGroup
 	var errs []error
 	for _, root := range roots {
 		gs, err := r.discoverGroups(ctx, root, sandbox.OriginAgent)

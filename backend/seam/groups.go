@@ -12,7 +12,7 @@ import (
 
 // listGroups lists every process state directory under the runtime root,
 // judged against one snapshot of the process table.
-func (r *Runtime) listGroups(ctx context.Context) ([]GroupInfo, error) {
+func (r *Runtime) listGroups(ctx context.Context) ([]PublishedGroup, error) {
 	out, err := r.discoverGroups(ctx, r.cfg.RuntimeRoot, sandbox.OriginSandtop)
 	if err != nil {
 		return nil, err
@@ -29,7 +29,7 @@ func (r *Runtime) listGroups(ctx context.Context) ([]GroupInfo, error) {
 // runtime's root is read through the control plane, any other root (an
 // agent's AgentRoot) with one scanning command, which the extension's file
 // reads cannot do outside the runtime root.
-func (r *Runtime) discoverGroups(ctx context.Context, root string, origin sandbox.Origin) ([]GroupInfo, error) {
+func (r *Runtime) discoverGroups(ctx context.Context, root string, origin sandbox.Origin) ([]PublishedGroup, error) {
 	var rd discover.StateReader = discover.Scanner{Runner: r.runner}
 	if root == r.cfg.RuntimeRoot {
 		rd = discover.PlaneStates{Plane: r.control}
@@ -48,10 +48,10 @@ func (r *Runtime) ownedPgids() map[int]bool {
 }
 
 // describeGroup reads and judges one state directory of the runtime root.
-func (r *Runtime) describeGroup(ctx context.Context, id string, table []control.ProcessEntry) (GroupInfo, error) {
+func (r *Runtime) describeGroup(ctx context.Context, id string, table []control.ProcessEntry) (PublishedGroup, error) {
 	f, err := discover.PlaneStates{Plane: r.control}.ReadOne(ctx, r.cfg.RuntimeRoot, id)
 	if err != nil {
-		return GroupInfo{ID: id, StateDir: wrapper.StateDir(r.cfg.RuntimeRoot, id), State: groupstate.Unpublished, Origin: sandbox.OriginSandtop}, err
+		return PublishedGroup{ID: id, StateDir: wrapper.StateDir(r.cfg.RuntimeRoot, id), State: groupstate.Unpublished, Origin: sandbox.OriginSandtop}, err
 	}
 	return discover.Judge(r.cfg.RuntimeRoot, f, table, sandbox.OriginSandtop), nil
 }

@@ -45,8 +45,10 @@ type TerminalInfo = terminal.Info
 // follows it.
 var ErrDetached = terminal.ErrDetached
 
-// GroupInfo describes one published process group (PruneFinished).
-type GroupInfo = discover.GroupInfo
+// PublishedGroup is what one state directory published, judged against the
+// process table: the record Snapshot builds its groups from, and what
+// PruneFinished removes.
+type PublishedGroup = discover.PublishedGroup
 
 // AgentGroup is one process group an agent started.
 type AgentGroup = discover.AgentGroup

@@ -14,12 +14,12 @@ import (
 // this runtime holds a handle for, and any agent's root are never touched.
 // With a cutoff, a group whose age the control plane cannot tell (stock
 // envd) is kept.
-func (r *Runtime) PruneFinished(ctx context.Context, cutoff time.Time, dryRun bool) ([]GroupInfo, error) {
+func (r *Runtime) PruneFinished(ctx context.Context, cutoff time.Time, dryRun bool) ([]PublishedGroup, error) {
 	groups, err := r.listGroups(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var gone []GroupInfo
+	var gone []PublishedGroup
 	var dirs []string
 	for _, g := range groups {
 		if g.State != groupstate.Settled || g.Owned {

@@ -246,7 +246,7 @@ func TestListGroupsAndAdoptAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		byID := map[string]GroupInfo{}
+		byID := map[string]PublishedGroup{}
 		for _, g := range groups {
 			byID[g.ID] = g
 		}

@@ -86,7 +86,7 @@ func TestShimUnpublishedExitIsListedAsUnknown(t *testing.T) {
 	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100*time.Millisecond, nil,
 		"bash", "-c", "head -c 2M /dev/zero > "+filepath.Join(disk, "fill")+" 2>/dev/null; exit 7")
 	wantExit(t, settle(t, h), 7)
-	var g GroupInfo
+	var g PublishedGroup
 	testwait.For(t, 20*time.Second, "the group settled", func() bool {
 		groups, err := s.rt.listGroups(s.ctx())
 		if err != nil {

@@ -36,7 +36,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	find := func() GroupInfo {
+	find := func() PublishedGroup {
 		t.Helper()
 		groups, err := rt2.listGroups(s.ctx())
 		if err != nil {
@@ -47,7 +47,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 				return g
 			}
 		}
-		return GroupInfo{}
+		return PublishedGroup{}
 	}
 	shimPid := testwait.Value(t, 20*time.Second, func() (int, error) {
 		b, err := os.ReadFile(filepath.Join(find().StateDir, wrapper.SupervisorFile))
@@ -83,7 +83,7 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	if err := unix.Kill(pgid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var g GroupInfo
+	var g PublishedGroup
 	testwait.NoError(t, 20*time.Second, func() error {
 		g = find()
 		snap, err := rt2.Snapshot(s.ctx(), WatchOptions{})

@@ -23,7 +23,7 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 	s := newSeam(t, false, nil)
 	argv := []string{"sh", "-c", "sleep 0.3; exit 5"}
 	h := s.spawn(Stdio{Stdin: StdinIgnore(), Stdout: OutputPipe(), Stderr: OutputPipe()}, 100*time.Millisecond, nil, argv...)
-	list := func() GroupInfo {
+	list := func() PublishedGroup {
 		t.Helper()
 		groups, err := s.rt.listGroups(s.ctx())
 		if err != nil {
@@ -35,7 +35,7 @@ func TestGroupIsNotSettledBeforeItsShimPublishes(t *testing.T) {
 			}
 		}
 		t.Fatalf("group %d is not listed: %+v", h.Pid(), groups)
-		return GroupInfo{}
+		return PublishedGroup{}
 	}
 	g := list()
 	// The shim writes its supervisor file after the start event (see its

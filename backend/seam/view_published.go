@@ -44,7 +44,7 @@ const argvMemory = time.Minute
 
 // publishedGroup is one state dir as last read.
 type publishedGroup struct {
-	GroupInfo
+	PublishedGroup
 	agent bool
 	seen  time.Time // when first seen exited: orders the most recent first
 }
@@ -121,13 +121,13 @@ func (p *publishedState) generation() uint64 {
 }
 
 // samePublished says whether a scan found what the last one kept.
-func samePublished(old map[string]*publishedGroup, infos []GroupInfo, agent bool) bool {
+func samePublished(old map[string]*publishedGroup, infos []PublishedGroup, agent bool) bool {
 	if len(old) != len(infos) {
 		return false
 	}
 	for i := range infos {
 		pg, ok := old[infos[i].StateDir]
-		if !ok || pg.agent != agent || !reflect.DeepEqual(pg.GroupInfo, infos[i]) {
+		if !ok || pg.agent != agent || !reflect.DeepEqual(pg.PublishedGroup, infos[i]) {
 			return false
 		}
 	}
@@ -136,10 +136,10 @@ func samePublished(old map[string]*publishedGroup, infos []GroupInfo, agent bool
 
 // mergePublished replaces a scan's result, keeping when each group was first seen
 // exited.
-func mergePublished(old map[string]*publishedGroup, infos []GroupInfo, agent bool, now time.Time) map[string]*publishedGroup {
+func mergePublished(old map[string]*publishedGroup, infos []PublishedGroup, agent bool, now time.Time) map[string]*publishedGroup {
 	out := make(map[string]*publishedGroup, len(infos))
 	for _, info := range infos {
-		pg := &publishedGroup{GroupInfo: info, agent: agent}
+		pg := &publishedGroup{PublishedGroup: info, agent: agent}
 		if prev, ok := old[info.StateDir]; ok && !prev.seen.IsZero() {
 			pg.seen = prev.seen
 		} else if info.ExitCode != nil || info.State == groupstate.Settled {

@@ -12,10 +12,10 @@ import (
 // The table keeps the most recent finished groups only.
 func TestPublishedFinishedAreBounded(t *testing.T) {
 	p := newPublishedState()
-	var infos []GroupInfo
+	var infos []PublishedGroup
 	code := 1
 	for i := range 60 {
-		infos = append(infos, GroupInfo{ID: strconv.Itoa(i), StateDir: "/r/processes/" + strconv.Itoa(i), Pgid: 1000 + i, State: groupstate.Settled, ExitCode: &code})
+		infos = append(infos, PublishedGroup{ID: strconv.Itoa(i), StateDir: "/r/processes/" + strconv.Itoa(i), Pgid: 1000 + i, State: groupstate.Settled, ExitCode: &code})
 	}
 	p.groups = mergePublished(nil, infos, false, time.Now())
 	groups, _ := p.addPublished(nil, map[int]string{}, 50)
@@ -71,7 +71,7 @@ func TestLiveTableChangeBringsTheScanForward(t *testing.T) {
 func TestComposeJudgesZombiesAndEscapees(t *testing.T) {
 	code := 9
 	p := newPublishedState()
-	p.groups = mergePublished(nil, []GroupInfo{{ID: "a", StateDir: "/r/processes/a", Pgid: 40, State: groupstate.Settled, ExitCode: &code}}, false, time.Now())
+	p.groups = mergePublished(nil, []PublishedGroup{{ID: "a", StateDir: "/r/processes/a", Pgid: 40, State: groupstate.Settled, ExitCode: &code}}, false, time.Now())
 	table := liveTable{groups: []sandbox.Group{
 		{PGID: 40, Members: []sandbox.Process{{PID: 40, State: "Z"}}},
 		{PGID: 50, Escapees: []sandbox.Process{{PID: 51, State: "S"}}},

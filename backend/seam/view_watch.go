@@ -62,7 +62,7 @@ func (r *Runtime) openFeed(ctx context.Context, interval time.Duration) (tableFe
 func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (sandbox.Snapshot, error) {
 	ctx = control.OneTable(ctx)
 	var t liveTable
-	var own []GroupInfo
+	var own []PublishedGroup
 	var ownErr error
 	if ext, ok := r.control.(control.Extension); ok {
 		resp, err := ext.FullTable(ctx)
@@ -118,7 +118,7 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (sandbox.Snap
 
 // publishedOwn reads sandtop's own state dirs, all of them in one call on
 // either plane.
-func (r *Runtime) publishedOwn(ctx context.Context) ([]GroupInfo, error) {
+func (r *Runtime) publishedOwn(ctx context.Context) ([]PublishedGroup, error) {
 	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
 	defer cancel()
 	return r.listGroups(ctx)
@@ -346,7 +346,7 @@ func (w *Watcher) refreshPublished(ctx context.Context) {
 
 // record keeps one scan's result (sandtop's own state, or agents'), when
 // it started and how long it took, and paces the next one.
-func (p *publishedState) record(agent bool, start, now time.Time, infos []GroupInfo, err error) {
+func (p *publishedState) record(agent bool, start, now time.Time, infos []PublishedGroup, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	last, took, next, every, into := &p.lastOwn, &p.ownTook, &p.nextOwn, scanEvery, &p.groups

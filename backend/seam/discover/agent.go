@@ -38,10 +38,10 @@ type AgentSpill struct {
 }
 
 // AgentGroup is one process group an agent started, in the seam's own
-// vocabulary (GroupInfo: ID, StateDir, Pgid, State, ExitCode, SpillPaths,
+// vocabulary (PublishedGroup: ID, StateDir, Pgid, State, ExitCode, SpillPaths,
 // Problem) and marked as the agent's.
 type AgentGroup struct {
-	GroupInfo
+	PublishedGroup
 	// Agent is always true: an agent started it, not sandtop.
 	Agent bool
 	// Stdout and Stderr are the spill logs with their sizes, when present.
@@ -103,7 +103,7 @@ func (s agentSnapshot) discovery(root string) AgentDiscovery {
 // group judges one process state dir exactly as the seam judges its own
 // (Judge), and adds the spill sizes the scan saw.
 func (s agentSnapshot) group(root string, e agentEntry) AgentGroup {
-	g := AgentGroup{GroupInfo: Judge(root, e.files(), s.procs, sandbox.OriginAgent), Agent: true}
+	g := AgentGroup{PublishedGroup: Judge(root, e.files(), s.procs, sandbox.OriginAgent), Agent: true}
 	if e.stdoutSize >= 0 {
 		g.Stdout = &AgentSpill{Path: path.Join(g.StateDir, wrapper.StdoutSpillFile), Size: e.stdoutSize}
 	}

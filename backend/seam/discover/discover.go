@@ -12,10 +12,10 @@ import (
 	"sandtop/wrapper"
 )
 
-// GroupInfo describes one state directory under <runtimeRoot>/processes/,
+// PublishedGroup describes one state directory under <runtimeRoot>/processes/,
 // whether sandtop or another client using the same layout (a DeepSeek
 // Harness agent) wrote it.
-type GroupInfo struct {
+type PublishedGroup struct {
 	ID       string
 	StateDir string
 	Pgid     int // 0 when unpublished

@@ -3,5 +3,5 @@
 // runtime root, read through a control.Plane, and the roots of agents
 // (DeepSeek Harness's <cwd>/.dsh-e2b), read with one scanning command that
 // also takes the process table. Whoever wrote a state directory, one rule
-// (Judge) decides its GroupInfo.
+// (Judge) decides its PublishedGroup.
 package discover

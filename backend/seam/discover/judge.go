@@ -27,12 +27,12 @@ type StateReader interface {
 }
 
 // Groups lists and judges the process groups under root.
-func Groups(ctx context.Context, rd StateReader, root string, origin sandbox.Origin) ([]GroupInfo, error) {
+func Groups(ctx context.Context, rd StateReader, root string, origin sandbox.Origin) ([]PublishedGroup, error) {
 	states, table, err := rd.readStates(ctx, root)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]GroupInfo, 0, len(states))
+	out := make([]PublishedGroup, 0, len(states))
 	for _, f := range states {
 		out = append(out, Judge(root, f, table, origin))
 	}
@@ -46,12 +46,12 @@ func Groups(ctx context.Context, rd StateReader, root string, origin sandbox.Ori
 	return out, nil
 }
 
-// Judge turns one state directory into a GroupInfo: a missing or
+// Judge turns one state directory into a PublishedGroup: a missing or
 // invalid pid leaves it unpublished (with a Problem for an invalid one);
 // otherwise the process table says whether a live member is left.
-func Judge(root string, f control.StateFiles, table []control.ProcessEntry, origin sandbox.Origin) GroupInfo {
+func Judge(root string, f control.StateFiles, table []control.ProcessEntry, origin sandbox.Origin) PublishedGroup {
 	dir := wrapper.StateDir(root, f.ID)
-	g := GroupInfo{ID: f.ID, StateDir: dir, State: groupstate.Unpublished, Origin: origin, Changed: f.ModTime, OutputAt: f.OutputAt}
+	g := PublishedGroup{ID: f.ID, StateDir: dir, State: groupstate.Unpublished, Origin: origin, Changed: f.ModTime, OutputAt: f.OutputAt}
 	if f.Tag != nil {
 		g.Tag = trimmed(*f.Tag)
 	}
