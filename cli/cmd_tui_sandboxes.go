@@ -130,7 +130,7 @@ func (o *tuiOpener) specs(ctx context.Context, sels []selection, initial int) ([
 			case t.E2B != nil:
 				// Described once by the resolution; from now on its own
 				// small fleet refreshes it.
-				f := o.newFleet(t.ControlPlane(), e2b.ListOptions{})
+				f := o.newFleet(t.Provider(), e2b.ListOptions{})
 				f.only = t.SandboxID
 				f.setListed([]e2b.Sandbox{*t.E2B})
 				if t.Err == nil {

@@ -32,7 +32,7 @@ type Provider interface {
 	DefaultTimeout() time.Duration
 }
 
-// ProviderBackoff is what a ControlPlane may also say: that it waits before
+// ProviderBackoff is what a Provider may also say: that it waits before
 // asking its provider again (after a 429 or a 5xx), how long and why.
 type ProviderBackoff interface {
 	Backoff() (wait time.Duration, reason string)
@@ -45,7 +45,7 @@ type SharedBackoff interface {
 	BackoffOwner() ProviderBackoff
 }
 
-// ErrSandboxGone, wrapped in a ControlPlane's error, says the provider no
+// ErrSandboxGone, wrapped in a Provider's error, says the provider no
 // longer knows the sandbox (killed or expired): retrying cannot help.
 var ErrSandboxGone = errors.New("sandbox is gone")
 

@@ -34,7 +34,7 @@ type SandboxSpec struct {
 	Cwd string
 	// Provider is the sandbox's provider (E2B): its state, time left,
 	// metrics and logs, and the explicit resume and extend. nil for other
-	// sandboxes. PlaneInfo is what the listing already said, shown until
+	// sandboxes. ProviderInfo is what the listing already said, shown until
 	// the first refresh.
 	Provider     Provider
 	ProviderInfo ProviderInfo

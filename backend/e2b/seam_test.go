@@ -58,9 +58,9 @@ func (ft *fakeTeam) config() target.Config {
 	}
 }
 
-// openSession opens a target with its state under a temp dir (the E2B
+// openConnection opens a target with its state under a temp dir (the E2B
 // layout, /home/user/workspace, does not exist on the test machine).
-func openSession(t *testing.T, tg target.Target) *target.Connection {
+func openConnection(t *testing.T, tg target.Target) *target.Connection {
 	t.Helper()
 	// E2B's sandbox user "user" does not exist here; run as ourselves.
 	me, err := user.Current()
@@ -96,7 +96,7 @@ func TestE2BSeamListSpawnAttachTeardown(t *testing.T) {
 	if targets[0].User != "user" {
 		t.Fatalf("default sandbox user %q, want E2B's \"user\"", targets[0].User)
 	}
-	s := openSession(t, targets[0])
+	s := openConnection(t, targets[0])
 	if s.Extension {
 		t.Fatal("a --compat daemon answered Hello; the seam should be on its compat control plane")
 	}
@@ -158,7 +158,7 @@ func TestE2BSeamSandboxVanishes(t *testing.T) {
 	if err != nil || len(targets) != 1 {
 		t.Fatalf("%v %v", targets, err)
 	}
-	s := openSession(t, targets[0])
+	s := openConnection(t, targets[0])
 	ctx := seamCtx(t)
 	h, err := s.Runtime.Spawn(ctx, seam.SpawnSpec{
 		Argv:  []string{"sleep", "300"},

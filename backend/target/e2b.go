@@ -159,6 +159,6 @@ func Refresh(ctx context.Context, t Target) (Target, error) {
 	return withDetail(t, sb, conn), nil
 }
 
-// ControlPlane is the E2B client that knows this target's sandbox (nil for
+// Provider is the E2B client that knows this target's sandbox (nil for
 // other kinds): for its metrics, logs, and the explicit resume and extend.
-func (t Target) ControlPlane() *e2b.Client { return t.e2b }
+func (t Target) Provider() *e2b.Client { return t.e2b }

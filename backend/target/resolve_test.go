@@ -173,7 +173,7 @@ func TestTargetE2BLayoutAndFilter(t *testing.T) {
 	}
 	c := target.Config{E2BSandboxID: "db", Getenv: fakeEnv(f, testKey), E2BConfig: e2b.Config{EnvdURLFor: f.EnvdURLFor}}
 	ts, _ = target.ListTargets(ctxT(t), c)
-	if _, err := ts[0].ControlPlane().Resume(ctxT(t), "db", 0); err != nil {
+	if _, err := ts[0].Provider().Resume(ctxT(t), "db", 0); err != nil {
 		t.Fatal(err)
 	}
 	now, err := target.Refresh(ctxT(t), ts[0])
