@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,6 +53,36 @@ func TestLogsShowsARunningProgramsOutput(t *testing.T) {
 		r := sandtop(t, "logs", itoa(pgid))
 		return r.stdout == "first-line\n" && r.stderr == "first-err\n"
 	})
+}
+
+// A group whose output files were removed (by hand; prune removes the
+// whole directory) says so and fails, rather than printing nothing.
+func TestLogsOfOutputWhoseFilesAreGoneFails(t *testing.T) {
+	t.Parallel()
+	pgid := runDetached(t, "bash", "-c", "echo kept-line")
+	testwait.For(t, 15*time.Second, "the output kept", func() bool {
+		return sandtop(t, "logs", itoa(pgid)).stdout == "kept-line\n"
+	})
+	var id string
+	for _, g := range listJSON(t).Groups {
+		if g.PGID == pgid {
+			id = g.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("group %d is not listed", pgid)
+	}
+	// The CLI tests' daemon keeps its runtime root in its state directory.
+	dir := filepath.Join(filepath.Dir(sandtopBin), "state", "runtime", "processes", id)
+	for _, name := range []string{"stdout.log", "stderr.log"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	r := sandtop(t, "logs", itoa(pgid))
+	if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, "kept output is gone") || !strings.Contains(r.stderr, itoa(pgid)) {
+		t.Fatalf("logs of removed output: exit %d, stdout %q, stderr %q; want a failure saying the output is gone", r.code, r.stdout, r.stderr)
+	}
 }
 
 // sandtopMerged runs sandtop with its stdout and stderr on one pipe, as

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -133,7 +134,7 @@ func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
 	rd := s.Runtime.OutputLog(grp.StateDir)
 	if !opts.follow {
 		if err := rd.ReadAll(ctx, p.segment); err != nil {
-			return err
+			return keptOutputErr(pid, err)
 		}
 	} else {
 		if live && !rd.Found() && !spillsAppear(ctx, rd) {
@@ -142,7 +143,7 @@ func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
 			return followLive(ctx, s, grp.PGID, p)
 		}
 		if err := followKept(ctx, s.Runtime, grp.PGID, rd, p); err != nil {
-			return err
+			return keptOutputErr(pid, err)
 		}
 	}
 	p.finish()
@@ -151,6 +152,15 @@ func runLogs(ctx context.Context, f *factory, opts logsOptions) error {
 		return nil
 	}
 	return fmt.Errorf("group %d kept no output (started with 'run --wait', by another client, or its output outgrew the spill cap)", pid)
+}
+
+// keptOutputErr names the group in a failed read of what it kept, and
+// says plainly when the output files were removed under their marks.
+func keptOutputErr(pid int, err error) error {
+	if errors.Is(err, outlog.ErrSpillGone) {
+		return fmt.Errorf("group %d's kept output is gone: its files were removed from the sandbox (%w)", pid, err)
+	}
+	return fmt.Errorf("group %d: reading its kept output: %w", pid, err)
 }
 
 // spillsAppear waits a moment for a group that was just started to

@@ -293,3 +293,21 @@ func TestOutputPastFullMarksIsReadWhileTheGroupRuns(t *testing.T) {
 		t.Fatalf("read %d segments, the last %q", n, got)
 	}
 }
+
+// Marks whose spill was removed (a prune, a hand) are an error that says
+// the output is gone, not an empty read.
+func TestMarkedOutputWhoseSpillIsGoneIsAnError(t *testing.T) {
+	g := newGroup(t, true)
+	g.write(Stdout, "out1\n")
+	g.write(Stderr, "err1\n")
+	for _, name := range []string{"stdout.log", "stderr.log"} {
+		if err := os.Remove(filepath.Join(g.dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := g.reader(1 << 20)
+	err := r.ReadAll(context.Background(), func(Segment) error { return nil })
+	if !errors.Is(err, ErrSpillGone) || !strings.Contains(err.Error(), "stdout.log") {
+		t.Fatalf("ReadAll of marks without spills: %v; want ErrSpillGone naming stdout.log", err)
+	}
+}

@@ -2,10 +2,16 @@ package outlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"time"
 )
+
+// ErrSpillGone says marks record output whose spill file is no longer
+// there (pruned, or removed by hand): what was kept is lost, which a
+// reader must say rather than print nothing.
+var ErrSpillGone = errors.New("the output file is gone")
 
 // Source reads a file of the sandbox in bounded pieces: the control
 // plane's ReadRange. A missing file is an error that IsNotFound reports.
@@ -39,6 +45,7 @@ type Reader struct {
 	buf      [2][]byte
 	bufOff   [2]int64 // spill offset of buf[i][0]
 	found    [2]bool  // the spill exists
+	missing  [2]bool  // the last read of the spill found no file
 	marksBad bool     // the marks stopped making sense: read on without them
 }
 
@@ -88,6 +95,9 @@ func (r *Reader) Next(ctx context.Context, final bool) ([]Segment, error) {
 			data, err := r.take(ctx, i, int64(m.Len))
 			if err != nil {
 				return out, err
+			}
+			if len(data) == 0 && m.Len > 0 && r.missing[i] {
+				return out, fmt.Errorf("%s: %w, though its marks record %d bytes", r.spills[i], ErrSpillGone, m.Len)
 			}
 			if int64(len(data)) < int64(m.Len) {
 				// The spill holds less than its marks say (cut short by a
@@ -209,11 +219,12 @@ func (r *Reader) take(ctx context.Context, i int, n int64) ([]byte, error) {
 		b, _, err := r.src.ReadRange(ctx, r.spills[i], r.consumed[i], r.chunk)
 		if err != nil {
 			if r.isNotFound(err) {
+				r.missing[i] = true
 				return out, nil
 			}
 			return out, fmt.Errorf("read %s: %w", r.spills[i], err)
 		}
-		r.found[i] = true
+		r.found[i], r.missing[i] = true, false
 		if len(b) == 0 {
 			return out, nil
 		}
