@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"sandtop/backend/daemon/transport"
 	"sandtop/buildinfo"
 )
 
@@ -120,7 +121,7 @@ func New(cfg Config) (*Daemon, error) {
 		cfg.WriteTimeout = defaultWriteTimeout
 	}
 	if cfg.AuthTimeout <= 0 {
-		cfg.AuthTimeout = defaultAuthTimeout
+		cfg.AuthTimeout = transport.DefaultAuthTimeout
 	}
 	if cfg.ExitRetention <= 0 {
 		cfg.ExitRetention = defaultExitRetention

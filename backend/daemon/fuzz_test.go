@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"sandtop/backend/daemon/auth"
 	"sandtop/backend/gen/filesystem/filesystemconnect"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
@@ -138,8 +139,8 @@ func FuzzHeaders(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if name, err := parseBasicUser(s); err == nil && strings.ContainsAny(name, ":/\x00\n") {
-			t.Fatalf("parseBasicUser(%q) = %q", s, name)
+		if name, err := auth.ParseBasicUser(s); err == nil && strings.ContainsAny(name, ":/\x00\n") {
+			t.Fatalf("auth.ParseBasicUser(%q) = %q", s, name)
 		}
 		if k := keepaliveInterval(http.Header{keepaliveHeader: {s}}); k <= 0 {
 			t.Fatalf("keepalive %q gave %s", s, k)
