@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"sandtop/backend/daemon/runtimeroot"
 	"sandtop/backend/daemon/transport"
 	"sandtop/buildinfo"
 )
@@ -208,6 +209,11 @@ func (d *Daemon) forgetGone() {
 
 // RuntimeRoot is the runtime root with symlinks resolved.
 func (d *Daemon) RuntimeRoot() string { return d.root }
+
+// runtimeRoot is the runtime root the Supervisor's reads are confined to.
+func (d *Daemon) runtimeRoot() runtimeroot.Root {
+	return runtimeroot.Root{Path: d.root, Configured: d.cfg.RuntimeRoot}
+}
 
 // shuttingDown is closed once Shutdown starts.
 func (d *Daemon) shuttingDown() <-chan struct{} { return d.done }
