@@ -94,7 +94,7 @@ func (d *Daemon) Serve(l net.Listener) error {
 func (d *Daemon) Shutdown(ctx context.Context) error {
 	d.doneOnce.Do(func() { close(d.done) })
 	theReaper.unregister(d)
-	d.dropSpare()
+	d.spares.Close()
 	d.srvMu.Lock()
 	servers := d.servers
 	d.srvMu.Unlock()
