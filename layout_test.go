@@ -72,3 +72,34 @@ func TestOnlyTheSeamImportsItsParts(t *testing.T) {
 		t.Fatalf("no package imports the seam's parts, not even the seam: the listing was not read\n%s", out)
 	}
 }
+
+// The daemon's parts (its subpackages) sit below it: the daemon composes
+// them, and none of them, nor its tests, reaches back into the daemon or
+// its test harness, directly or through another package. So each part
+// can be read, and tested, on its own.
+func TestDaemonPartsDoNotImportTheDaemon(t *testing.T) {
+	const daemon = "sandtop/backend/daemon"
+	above := []string{daemon, "sandtop/backend/daemontest"}
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{join .Deps " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`, "./backend/daemon/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	parts := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		if !strings.HasPrefix(pkg, daemon+"/") {
+			continue
+		}
+		parts++
+		for _, a := range above {
+			if slices.Contains(imports, a) {
+				t.Errorf("%s (or its tests) depends on %s; a part of the daemon must not: move what both need into the part", pkg, a)
+			}
+		}
+	}
+	if parts < 5 {
+		t.Fatalf("found %d parts of the daemon, want at least 5: the listing was not read\n%s", parts, out)
+	}
+}

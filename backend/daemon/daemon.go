@@ -15,6 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"sandtop/backend/daemon/runtimeroot"
+	"sandtop/backend/daemon/shimclient"
+	"sandtop/backend/daemon/transport"
 	"sandtop/buildinfo"
 )
 
@@ -89,15 +92,11 @@ type Daemon struct {
 	srvMu   sync.Mutex
 	servers []*http.Server
 
-	// spare: a shim started ahead of the next session-dir Start.
-	spareMu sync.Mutex
-	spare   *startedShim
-	// spareStarting is closed when the spare being started is there (or
-	// failed); nil while none is being started.
-	spareStarting chan struct{}
+	// spares keeps a shim started ahead of the next session-dir Start.
+	spares *shimclient.Spares
 
 	// shimKey is what a shim asks of a daemon that reconnects (see
-	// shimkey.go).
+	// shimclient.KeyFile).
 	shimKey string
 }
 
@@ -120,7 +119,7 @@ func New(cfg Config) (*Daemon, error) {
 		cfg.WriteTimeout = defaultWriteTimeout
 	}
 	if cfg.AuthTimeout <= 0 {
-		cfg.AuthTimeout = defaultAuthTimeout
+		cfg.AuthTimeout = transport.DefaultAuthTimeout
 	}
 	if cfg.ExitRetention <= 0 {
 		cfg.ExitRetention = defaultExitRetention
@@ -154,7 +153,8 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	d.defaults.token = cfg.Token
 	d.reg.crowdGone = d.forgetGone
-	d.shimKey = loadShimKey(root, log)
+	d.shimKey = shimclient.LoadKey(root, log)
+	d.spares = shimclient.NewSpares(d.startShim, log)
 	d.handler = d.buildHandler()
 	theReaper.register(d)
 	if !cfg.Compat {
@@ -207,6 +207,21 @@ func (d *Daemon) forgetGone() {
 
 // RuntimeRoot is the runtime root with symlinks resolved.
 func (d *Daemon) RuntimeRoot() string { return d.root }
+
+// isShuttingDown: Shutdown has begun.
+func (d *Daemon) isShuttingDown() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// runtimeRoot is the runtime root the Supervisor's reads are confined to.
+func (d *Daemon) runtimeRoot() runtimeroot.Root {
+	return runtimeroot.Root{Path: d.root, Configured: d.cfg.RuntimeRoot}
+}
 
 // shuttingDown is closed once Shutdown starts.
 func (d *Daemon) shuttingDown() <-chan struct{} { return d.done }

@@ -3,16 +3,14 @@ package daemon
 import (
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
 	"net/http"
+	"sandtop/backend/daemon/auth"
+	"sandtop/backend/daemon/transport"
 	"strings"
 	"time"
 
@@ -24,12 +22,6 @@ const (
 	// largest legitimate ones are a 256 KiB stdin chunk and a Start whose
 	// argv the kernel would refuse beyond 2 MiB anyway.
 	MaxRequestBytes = 4 << 20
-	// rejectDrainBytes and rejectDrainTime bound how much of a refused
-	// request's body is read before the 401 goes out: reading it lets an h2c
-	// client finish its half of the stream, so it sees the answer instead of
-	// a stream reset.
-	rejectDrainBytes = 1 << 20
-	rejectDrainTime  = time.Second
 	// defaultWriteTimeout bounds one write to a client: a stream whose client
 	// stops reading is ended instead of holding its goroutine for ever.
 	defaultWriteTimeout = 15 * time.Second
@@ -88,30 +80,32 @@ func (b *boundedGzip) Close() error { return b.gz.Close() }
 // added there is covered; Guard is exported for handlers served elsewhere.
 // Two routes take envd's other proofs of the token instead of the header:
 // POST /init carries it in its body (postInit checks it), and GET/POST
-// /files may carry a signature made with it (checkSignature, signed.go).
+// /files may carry a signature made with it (auth.CheckFileSignature).
+// A request that passes ends its connection's probation
+// (transport.Probation).
 func (d *Daemon) Guard(next http.Handler) http.Handler {
 	timeout := d.cfg.WriteTimeout
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /health stays open, as in envd, so clients can tell "down" from
 		// "denied"; only a request that would pass ends its connection's
-		// probation (see unauth.go).
-		msg := d.refusal(r)
+		// probation.
+		err := d.refusal(r)
 		switch {
-		case msg == "":
-			markAuthenticated(r.Context())
-		case msg == errNoToken && r.Method == http.MethodPost && r.URL.Path == "/init":
+		case err == nil:
+			transport.Authenticated(r.Context())
+		case errors.Is(err, auth.ErrNoToken) && r.Method == http.MethodPost && r.URL.Path == "/init":
 			// postInit checks the body's token (and marks the connection).
-		case msg == errNoToken && r.URL.Path == "/files" && (isFilesRead(r) || r.Method == http.MethodPost):
-			if err := d.checkSignature(r); err != nil {
-				filesReject(w, r, err.Error())
+		case errors.Is(err, auth.ErrNoToken) && r.URL.Path == "/files" && (isFilesRead(r) || r.Method == http.MethodPost):
+			if err := auth.CheckFileSignature(r, d.defaults.currentToken()); err != nil {
+				auth.RejectFiles(w, r, err.Error())
 				return
 			}
-			markAuthenticated(r.Context())
+			transport.Authenticated(r.Context())
 		case r.URL.Path != "/health":
 			if r.URL.Path == "/files" {
-				filesReject(w, r, msg)
+				auth.RejectFiles(w, r, err.Error())
 			} else {
-				reject(w, r, msg)
+				auth.Reject(w, r, err.Error())
 			}
 			return
 		}
@@ -121,77 +115,30 @@ func (d *Daemon) Guard(next http.Handler) http.Handler {
 	})
 }
 
-// errNoToken is refusal's answer to a request with no X-Access-Token at all
-// on a daemon that has a token.
-const errNoToken = "missing X-Access-Token"
-
 func isFilesRead(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/files"
 }
 
-// refusal says why r may not go on, or "" when it may.
-func (d *Daemon) refusal(r *http.Request) string {
+// refusal says why r may not go on, or nil when it may.
+func (d *Daemon) refusal(r *http.Request) error {
 	if h, ok := r.Header["Authorization"]; ok {
 		if len(h) != 1 {
-			return "more than one Authorization header"
+			return errors.New("more than one Authorization header")
 		}
-		if _, err := parseBasicUser(h[0]); err != nil {
-			return err.Error()
+		if _, err := auth.ParseBasicUser(h[0]); err != nil {
+			return err
 		}
 	}
 	if token := d.defaults.currentToken(); token != "" {
-		h := r.Header.Values(tokenHeader)
-		if len(h) == 0 || h[0] == "" {
-			return errNoToken
-		}
-		got, want := sha256.Sum256([]byte(h[0])), sha256.Sum256([]byte(token))
-		if len(h) != 1 || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			return "invalid X-Access-Token"
-		}
-	} else if p, ok := r.Context().Value(peerKey{}).(peer); ok && p.err != nil {
-		// A tokenless TCP listener serves only the daemon's own user.
-		return p.err.Error()
+		return auth.CheckToken(r.Header, token)
 	}
-	return ""
+	// A tokenless TCP listener serves only the daemon's own user.
+	return transport.PeerRefusal(r.Context())
 }
 
-// reject answers 401 in Connect's JSON error form, which gRPC and gRPC-Web
-// clients also read as Unauthenticated from the HTTP status. It first reads
-// (a bounded part of) the body.
-func reject(w http.ResponseWriter, r *http.Request, msg string) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(rejectDrainTime))
-	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, rejectDrainBytes))
-	body, _ := json.Marshal(map[string]string{"code": "unauthenticated", "message": msg})
-	w.Header().Set("Content-Type", "application/json")
-	if r.ProtoMajor == 1 {
-		w.Header().Set("Connection", "close") // the body may not be fully read
-	}
-	w.WriteHeader(http.StatusUnauthorized)
-	_, _ = w.Write(body)
-}
-
-// parseBasicUser reads envd's "Authorization: Basic base64(user:)". The
-// header only picks a Unix user (it is not a password check), but one that
-// cannot be read must not fall back to the daemon's own user.
-func parseBasicUser(header string) (string, error) {
-	scheme, cred, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Basic") {
-		return "", errors.New(`malformed Authorization header: want "Basic base64(user:)"`)
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
-	if err != nil {
-		return "", errors.New("malformed Authorization header: the credentials are not base64")
-	}
-	name, _, ok := strings.Cut(string(raw), ":")
-	if !ok {
-		return "", errors.New(`malformed Authorization header: the credentials have no ":"`)
-	}
-	if strings.ContainsAny(name, "\x00/\n") || len(name) > 256 {
-		return "", errors.New("malformed Authorization header: the user name is not valid")
-	}
-	return name, nil
-}
+// parseBasicUser is auth.ParseBasicUser under the name the process
+// service calls it by.
+func parseBasicUser(header string) (string, error) { return auth.ParseBasicUser(header) }
 
 // deadlineWriter puts a deadline on every write to the client and lifts it
 // once the write is done, so an idle stream is never cut but one whose
@@ -256,33 +203,12 @@ func (w *deadlineWriter) Flush() {
 
 func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// peerKey holds, in a connection's context, who is at the other end of a
-// tokenless TCP connection.
-type peerKey struct{}
-
-type peer struct {
-	uid uint32
-	err error // set when the peer may not use the daemon
-}
-
 // connContext records the peer's user for a TCP listener without a token.
 func (d *Daemon) connContext(ctx context.Context, c net.Conn) context.Context {
 	if d.cfg.Token != "" {
 		return ctx // a daemon started with a token keeps one (see checkInitToken)
 	}
-	local, lok := c.LocalAddr().(*net.TCPAddr)
-	remote, rok := c.RemoteAddr().(*net.TCPAddr)
-	if !lok || !rok {
-		return ctx
-	}
-	uid, err := tcpPeerUID(local, remote)
-	switch {
-	case err != nil:
-		err = fmt.Errorf("this daemon has no token and serves only its own user; the connection's user is unknown (%v)", err)
-	case uid != d.self.uid:
-		err = fmt.Errorf("this daemon has no token and serves only its own user (uid %d); the connection comes from uid %d", d.self.uid, uid)
-	}
-	return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err})
+	return transport.OwnUserOnly(ctx, c, d.self.uid)
 }
 
 // clipLen is how much of a client's string an error message quotes.

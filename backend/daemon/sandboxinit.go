@@ -1,14 +1,14 @@
 package daemon
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
+	"sandtop/backend/daemon/auth"
+	"sandtop/backend/daemon/transport"
 	"slices"
 	"strings"
 	"sync"
@@ -117,8 +117,7 @@ func (s *sandboxDefaults) checkInitToken(body *string) error {
 	if body == nil || *body == "" {
 		return errInitTokenReset
 	}
-	got, want := sha256.Sum256([]byte(*body)), sha256.Sum256([]byte(s.token))
-	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+	if !auth.SameToken(*body, s.token) {
 		return errInitTokenMismatch
 	}
 	return nil
@@ -151,7 +150,7 @@ func (d *Daemon) postInit(w http.ResponseWriter, r *http.Request) {
 		initError(w, http.StatusUnauthorized, err)
 		return
 	}
-	markAuthenticated(r.Context())
+	transport.Authenticated(r.Context())
 	if req.Timestamp != nil {
 		ts := req.Timestamp.UnixNano()
 		if ts <= d.defaults.lastInit {

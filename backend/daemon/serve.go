@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"sandtop/backend/daemon/transport"
 	"sandtop/config"
 )
 
@@ -103,7 +104,7 @@ func RunServe(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	l, err := Listen(addr, token)
+	l, err := transport.Listen(addr, token)
 	if err != nil {
 		return err
 	}

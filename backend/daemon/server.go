@@ -10,13 +10,12 @@ import (
 	"time"
 
 	"sandtop/backend/daemon/fsservice"
+	"sandtop/backend/daemon/transport"
 	"sandtop/backend/gen/process/processconnect"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
 	"sandtop/backend/rawsock"
 	"sandtop/backend/shim"
 )
-
-const tokenHeader = "X-Access-Token"
 
 // compressMinBytes keeps gzip off process output: one data event is at most
 // a batch of sendBatchBytes (shim.MaxOutputFrame; about 4/3 of that in
@@ -63,7 +62,7 @@ func (d *Daemon) Serve(l net.Listener) error {
 		Protocols:         &protos,
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return d.connContext(gateContext(ctx, c), c)
+			return d.connContext(transport.ConnContext(ctx, c), c)
 		},
 		IdleTimeout: 640 * time.Second, // above common proxy idle timeouts, as envd
 		ErrorLog:    nil,
@@ -79,9 +78,9 @@ func (d *Daemon) Serve(l net.Listener) error {
 	d.servers = append(d.servers, srv)
 	d.srvMu.Unlock()
 	// A process stream writes messages of up to 1 MiB (see rawsock).
-	var gated net.Listener = newGateListener(rawsock.Listener{Listener: l}, d.cfg.AuthTimeout)
+	var gated net.Listener = transport.Probation(rawsock.Listener{Listener: l}, d.cfg.AuthTimeout)
 	if d.cfg.TLS != nil {
-		// Outermost, so the server sees *tls.Conn (gateContext unwraps it).
+		// Outermost, so the server sees *tls.Conn (transport.ConnContext unwraps it).
 		gated = tls.NewListener(gated, d.cfg.TLS)
 	}
 	if err := srv.Serve(gated); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -95,7 +94,7 @@ func (d *Daemon) Serve(l net.Listener) error {
 func (d *Daemon) Shutdown(ctx context.Context) error {
 	d.doneOnce.Do(func() { close(d.done) })
 	theReaper.unregister(d)
-	d.dropSpare()
+	d.spares.Close()
 	d.srvMu.Lock()
 	servers := d.servers
 	d.srvMu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"connectrpc.com/connect"
 	"golang.org/x/sys/unix"
 
+	"sandtop/backend/daemon/runtimeroot"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/backend/gen/sandtop/v1/sandtopv1connect"
 	"sandtop/groupstate"
@@ -307,12 +308,12 @@ func (s supervisorService) ReadFile(ctx context.Context, req *connect.Request[sa
 	if req.Msg.GetPath() == "" {
 		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("path is empty"))
 	}
-	f, _, err := s.d.openInRoot(req.Msg.GetPath())
+	f, _, err := s.d.runtimeRoot().Open(req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, size, eof, err := readRange(f, req.Msg.GetPath(), req.Msg.GetOffset(), req.Msg.GetLength())
+	data, size, eof, err := runtimeroot.ReadRange(f, req.Msg.GetPath(), req.Msg.GetOffset(), req.Msg.GetLength())
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +321,7 @@ func (s supervisorService) ReadFile(ctx context.Context, req *connect.Request[sa
 }
 
 func (s supervisorService) ListDir(ctx context.Context, req *connect.Request[sandtopv1.ListDirRequest]) (*connect.Response[sandtopv1.ListDirResponse], error) {
-	f, _, err := s.d.openInRoot(req.Msg.GetPath())
+	f, _, err := s.d.runtimeRoot().Open(req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}

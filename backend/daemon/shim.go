@@ -2,12 +2,12 @@ package daemon
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -18,15 +18,12 @@ import (
 
 	"connectrpc.com/connect"
 
+	"sandtop/backend/daemon/shimclient"
 	"sandtop/backend/gen/process"
 	"sandtop/backend/rawsock"
 	"sandtop/backend/shim"
 	"sandtop/wrapper"
 )
-
-// shimStartTimeout bounds how long a shim may take to report the program
-// started (or why not); generous, for a loaded machine.
-const shimStartTimeout = 30 * time.Second
 
 // shimLink is the daemon's side of one group's shim.
 type shimLink struct {
@@ -107,33 +104,58 @@ func (d *Daemon) spawnShim(sr spawnRequest, cwd string) (*proc, *subscriber, err
 		closeStdin()
 		return fail(err)
 	}
-	conn := sh.conn
+	conn := sh.Conn
 	p.pid = uint32(hello.Pid)
 	p.started = time.UnixMilli(hello.StartedUnixMs)
-	p.shim = &shimLink{pid: sh.pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn}
+	p.shim = &shimLink{pid: sh.Pid, pgid: hello.Pid, dir: dir, tag: req.Tag, argv: argv, conn: conn}
 	d.reg.add(p)
 	d.reg.addShim(p.shim)
 	go d.followShim(p, hello)
-	d.log.Info("process started", "pid", p.pid, "cmd", cfg.GetCmd(), "shim", sh.pid, "tag", req.GetTag())
+	d.log.Info("process started", "pid", p.pid, "cmd", cfg.GetCmd(), "shim", sh.Pid, "tag", req.GetTag())
 	return p, sub, nil
+}
+
+// startShim starts a shim for the spares: the reaper knows of it before
+// it can exit, and the registry knows it is a shim, not a group's process.
+func (d *Daemon) startShim() (*shimclient.Started, error) {
+	return shimclient.Start(func(cmd *exec.Cmd) (int, func(), error) {
+		err := theReaper.starting(func() error {
+			if err := cmd.Start(); err != nil {
+				return err
+			}
+			d.reg.markShimChild(cmd.Process.Pid, true)
+			return nil
+		})
+		if err != nil {
+			return 0, nil, err
+		}
+		pid := cmd.Process.Pid
+		// The shim's status says nothing (the program's comes over its
+		// socket): it only has to be reaped, and without a thread per shim.
+		wait, err := reapWithoutThread(pid)
+		if err != nil {
+			wait = func() { _ = cmd.Wait() }
+		} else {
+			_ = cmd.Process.Release()
+		}
+		return pid, func() {
+			wait()
+			d.reg.markShimChild(pid, false)
+		}, nil
+	})
 }
 
 // handOver gives a shim (the spare, if there is one) the program's stdin
 // and spec and returns its hello. A spare that died while it waited (killed
 // by someone) never read the spec, so its state directory holds no argv
 // yet: then one fresh shim is tried, which cannot have waited.
-func (d *Daemon) handOver(dir string, stdin *os.File, spec *shim.Spec) (*startedShim, shim.Hello, error) {
+func (d *Daemon) handOver(dir string, stdin *os.File, spec *shim.Spec) (*shimclient.Started, shim.Hello, error) {
 	for attempt := 0; ; attempt++ {
-		sh, err := d.takeShim()
+		sh, err := d.spares.Take()
 		if err != nil {
 			return nil, shim.Hello{}, connect.NewError(connect.CodeInternal, err)
 		}
-		var hello shim.Hello
-		if err = shim.SendStdin(sh.conn, stdin); err != nil {
-			err = connect.NewError(connect.CodeInternal, fmt.Errorf("hand stdin to the shim: %w", err))
-		} else {
-			hello, err = shimHandshake(sh.conn, spec)
-		}
+		hello, err := shimclient.HandOver(sh.Conn, stdin, spec)
 		if err == nil {
 			return sh, hello, nil
 		}
@@ -141,44 +163,17 @@ func (d *Daemon) handOver(dir string, stdin *os.File, spec *shim.Spec) (*started
 		// reaping free the pid for someone else), and only while not yet
 		// waited for.
 		select {
-		case <-sh.gone:
+		case <-sh.Gone():
 		default:
-			_ = syscall.Kill(sh.pid, syscall.SIGKILL)
+			_ = syscall.Kill(sh.Pid, syscall.SIGKILL)
 		}
-		sh.discard()
+		sh.Discard()
 		var failed *connect.Error
 		refused := errors.As(err, &failed) && failed.Code() == connect.CodeFailedPrecondition
 		if _, statErr := os.Lstat(filepath.Join(dir, wrapper.ArgvFile)); attempt > 0 || refused || !errors.Is(statErr, fs.ErrNotExist) {
 			return nil, shim.Hello{}, err
 		}
 	}
-}
-
-// shimHandshake sends the spec and reads the shim's answer.
-func shimHandshake(conn net.Conn, spec *shim.Spec) (shim.Hello, error) {
-	_ = conn.SetDeadline(time.Now().Add(shimStartTimeout))
-	defer conn.SetDeadline(time.Time{})
-	if err := shim.WriteJSON(conn, shim.FrameSpec, spec); err != nil {
-		return shim.Hello{}, connect.NewError(connect.CodeInternal, fmt.Errorf("send the spec to the shim: %w", err))
-	}
-	return readHello(conn)
-}
-
-func readHello(conn net.Conn) (shim.Hello, error) {
-	var h shim.Hello
-	kind, b, err := shim.ReadFrame(conn)
-	switch {
-	case err != nil:
-		return h, connect.NewError(connect.CodeInternal, fmt.Errorf("the shim ended without starting the program: %w", err))
-	case kind == shim.FrameFailed:
-		return h, connect.NewError(connect.CodeFailedPrecondition, errors.New(string(b)))
-	case kind != shim.FrameHello:
-		return h, connect.NewError(connect.CodeInternal, fmt.Errorf("the shim answered with frame %d", kind))
-	}
-	if err := json.Unmarshal(b, &h); err != nil || h.Pid <= 1 {
-		return h, connect.NewError(connect.CodeInternal, fmt.Errorf("the shim sent a bad hello %q", b))
-	}
-	return h, nil
 }
 
 // followShim feeds the shim's frames into p until the shim goes away, and
@@ -350,20 +345,9 @@ func (d *Daemon) adoptShim(dir string, table func() procTable) error {
 	if d.reg.shimByPid(pid) != nil {
 		return nil // ours already
 	}
-	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sd.ProcPath(wrapper.SocketFile), Net: "unix"})
+	conn, hello, err := shimclient.Reconnect(sd.ProcPath(wrapper.SocketFile), d.shimKey, pid)
 	if err != nil {
 		return err
-	}
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	err = shim.WriteFrame(conn, shim.FrameAuth, []byte(d.shimKey))
-	var hello shim.Hello
-	if err == nil {
-		hello, err = readHello(conn)
-	}
-	_ = conn.SetDeadline(time.Time{})
-	if err != nil || hello.ShimPid != pid {
-		_ = conn.Close()
-		return fmt.Errorf("hello from shim %d: %v", pid, err)
 	}
 	var tag *string
 	if hello.Tag != "" {

@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/connect"
 	"golang.org/x/sys/unix"
 
+	"sandtop/backend/daemon/runtimeroot"
 	sandtopv1 "sandtop/backend/gen/sandtop/v1"
 	"sandtop/wrapper"
 )
@@ -33,7 +34,7 @@ var stateFileCaps = map[string]int{
 // following links: a program may plant anything in its own state directory.
 func (s supervisorService) ReadStates(ctx context.Context, _ *connect.Request[sandtopv1.ReadStatesRequest]) (*connect.Response[sandtopv1.ReadStatesResponse], error) {
 	res := &sandtopv1.ReadStatesResponse{}
-	procs, err := openBeneath(s.d.root, wrapper.ProcessesDir)
+	procs, err := runtimeroot.OpenBeneath(s.d.root, wrapper.ProcessesDir)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, os.ErrNotExist) {
 		return connect.NewResponse(res), nil
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"sandtop/backend/daemon"
+	"sandtop/backend/daemon/transport"
 	"sandtop/backend/envd"
 )
 
@@ -57,7 +58,7 @@ func Start(t testing.TB, cfg daemon.Config) *Env {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "d.sock")
-	l, err := daemon.Listen("unix:"+sock, cfg.Token)
+	l, err := transport.Listen("unix:"+sock, cfg.Token)
 	if err != nil {
 		t.Fatalf("daemontest: %v", err)
 	}
@@ -67,7 +68,7 @@ func Start(t testing.TB, cfg daemon.Config) *Env {
 // StartTCP runs a daemon on 127.0.0.1 (for HTTP/1.1, JSON and token tests).
 func StartTCP(t testing.TB, cfg daemon.Config) *Env {
 	t.Helper()
-	l, err := daemon.Listen("127.0.0.1:0", cfg.Token)
+	l, err := transport.Listen("127.0.0.1:0", cfg.Token)
 	if err != nil {
 		t.Fatalf("daemontest: %v", err)
 	}
@@ -79,7 +80,7 @@ func StartTCP(t testing.TB, cfg daemon.Config) *Env {
 // there.
 func StartAt(t testing.TB, cfg daemon.Config, hostPort string) *Env {
 	t.Helper()
-	l, err := daemon.Listen(hostPort, cfg.Token)
+	l, err := transport.Listen(hostPort, cfg.Token)
 	if err != nil {
 		t.Fatalf("daemontest: %v", err)
 	}

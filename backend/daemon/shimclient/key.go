@@ -1,31 +1,30 @@
-package daemon
+package shimclient
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"io/fs"
-
 	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
 
-// ShimKeyFile, in the runtime root, holds the secret a shim asks of a
+// KeyFile, in the runtime root, holds the secret a shim asks of a
 // daemon that reconnects to it. It belongs to the runtime root, so every
 // daemon that serves the root in turn (one at a time: see LockFile) adopts
 // the shims of the one before, and no other process that finds a shim's
 // socket takes its group by connecting.
-const ShimKeyFile = "shim.key"
+const KeyFile = "shim.key"
 
 const shimKeyLen = 32 // bytes, hex in the file
 
-// loadShimKey reads the runtime root's key, creating it on first use.
-// Should neither work, this daemon uses a key of its own: its groups then
-// stay with it, and a later daemon cannot adopt them.
-func loadShimKey(root string, log interface{ Warn(string, ...any) }) string {
-	path := filepath.Join(root, ShimKeyFile)
+// LoadKey reads the runtime root's key, creating it on first use. Should
+// neither work, this daemon uses a key of its own: its groups then stay
+// with it, and a later daemon cannot adopt them.
+func LoadKey(root string, log Warner) string {
+	path := filepath.Join(root, KeyFile)
 	for range 2 {
 		if key, err := readShimKey(path); err == nil {
 			return key

@@ -1,4 +1,8 @@
-package daemon
+// Package runtimeroot opens what the Supervisor extension reads of the
+// runtime root (ReadFile, ListDir, ReadStates) and nothing beyond it, even
+// through a symlink that is swapped while it resolves. Its errors are
+// Connect errors, ready for an RPC's answer.
+package runtimeroot
 
 import (
 	"errors"
@@ -13,32 +17,41 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxReadChunk caps one Supervisor/ReadFile answer.
-const maxReadChunk = 1 << 20
+// MaxReadChunk caps one ReadRange (one Supervisor/ReadFile answer).
+const MaxReadChunk = 1 << 20
 
-// openInRoot opens a path that must lie inside the runtime root, following
-// symlinks only while they stay inside it. The check is done twice: once on
-// the resolved path, for a precise message, and again by the kernel
-// (openat2 with RESOLVE_BENEATH), so a symlink swapped in between cannot
-// lead outside.
-func (d *Daemon) openInRoot(p string) (*os.File, string, error) {
+// Root is a runtime root: Path with its symlinks resolved, and Configured
+// as given, which a client may use as well.
+type Root struct {
+	Path       string
+	Configured string
+}
+
+// Open opens a path that must lie inside the root (relative paths are
+// relative to it), following symlinks only while they stay inside it, and
+// returns it with its resolved path. The check is done twice: once on the
+// resolved path, for a precise message, and again by the kernel (openat2
+// with RESOLVE_BENEATH), so a symlink swapped in between cannot lead
+// outside.
+func (r Root) Open(p string) (*os.File, string, error) {
+	root := r.Path
 	if p == "" {
 		p = "."
 	}
 	abs := p
 	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(d.root, abs)
+		abs = filepath.Join(root, abs)
 	}
 	abs = filepath.Clean(abs)
 	// Accept the root as configured too, when it differs from the real path.
-	if cfgRoot, err := filepath.Abs(d.cfg.RuntimeRoot); err == nil && cfgRoot != d.root {
+	if cfgRoot, err := filepath.Abs(r.Configured); err == nil && cfgRoot != root {
 		if rest, ok := cutPathPrefix(abs, cfgRoot); ok {
-			abs = filepath.Join(d.root, rest)
+			abs = filepath.Join(root, rest)
 		}
 	}
-	if _, ok := cutPathPrefix(abs, d.root); !ok {
+	if _, ok := cutPathPrefix(abs, root); !ok {
 		return nil, "", connect.NewError(connect.CodePermissionDenied,
-			fmt.Errorf("path %q is outside the runtime root %s", clip(p), d.root))
+			fmt.Errorf("path %q is outside the runtime root %s", clip(p), root))
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -47,16 +60,16 @@ func (d *Daemon) openInRoot(p string) (*os.File, string, error) {
 	if err != nil {
 		return nil, "", connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("path %q: %w", clip(p), bare(err)))
 	}
-	rel, ok := cutPathPrefix(real, d.root)
+	rel, ok := cutPathPrefix(real, root)
 	if !ok {
 		return nil, "", connect.NewError(connect.CodePermissionDenied,
-			fmt.Errorf("path %q resolves to %s, outside the runtime root %s", clip(p), real, d.root))
+			fmt.Errorf("path %q resolves to %s, outside the runtime root %s", clip(p), real, root))
 	}
-	f, err := openBeneath(d.root, rel)
+	f, err := OpenBeneath(root, rel)
 	if err != nil {
 		if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP) {
 			return nil, "", connect.NewError(connect.CodePermissionDenied,
-				fmt.Errorf("path %q escapes the runtime root %s", clip(p), d.root))
+				fmt.Errorf("path %q escapes the runtime root %s", clip(p), root))
 		}
 		return nil, "", connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("open %q: %w", clip(p), err))
 	}
@@ -75,7 +88,10 @@ func cutPathPrefix(p, root string) (string, bool) {
 	return rest, true
 }
 
-func openBeneath(root, rel string) (*os.File, error) {
+// OpenBeneath opens rel (a path relative to root) for reading, refusing
+// with the kernel's EXDEV or ELOOP anything that would resolve outside
+// root or through a /proc magic link; it never waits on a FIFO.
+func OpenBeneath(root, rel string) (*os.File, error) {
 	dirfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -96,8 +112,9 @@ func openBeneath(root, rel string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), filepath.Join(root, rel)), nil
 }
 
-// readRange reads up to length bytes (0 → maxReadChunk) at offset.
-func readRange(f *os.File, p string, offset, length uint64) (data []byte, size uint64, eof bool, err error) {
+// ReadRange reads up to length bytes (0 → MaxReadChunk) of f at offset;
+// p is the path the client named, for messages.
+func ReadRange(f *os.File, p string, offset, length uint64) (data []byte, size uint64, eof bool, err error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, 0, false, connect.NewError(connect.CodeInternal, fmt.Errorf("stat %q: %w", clip(p), err))
@@ -110,8 +127,8 @@ func readRange(f *os.File, p string, offset, length uint64) (data []byte, size u
 		return nil, 0, false, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("path %q is not a regular file (%s)", clip(p), fi.Mode().Type()))
 	}
 	size = uint64(fi.Size())
-	if length == 0 || length > maxReadChunk {
-		length = maxReadChunk
+	if length == 0 || length > MaxReadChunk {
+		length = MaxReadChunk
 	}
 	if offset >= size {
 		return nil, size, true, nil
@@ -122,4 +139,25 @@ func readRange(f *os.File, p string, offset, length uint64) (data []byte, size u
 		return nil, 0, false, connect.NewError(connect.CodeInternal, fmt.Errorf("read %q: %w", clip(p), err))
 	}
 	return buf[:n], size, offset+uint64(n) >= size, nil
+}
+
+// clipLen is how much of a client's path an error message quotes.
+const clipLen = 200
+
+// clip shortens a client's path for an error message, so a huge one is
+// not echoed back whole.
+func clip(s string) string {
+	if len(s) <= clipLen {
+		return s
+	}
+	return fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(s[:clipLen], ""), len(s))
+}
+
+// bare drops the path an *fs.PathError carries: the message quotes it
+// clipped.
+func bare(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }

@@ -1,7 +1,8 @@
-package daemon
+package transport
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,37 @@ import (
 	"strconv"
 	"strings"
 )
+
+// peerKey holds, in a TCP connection's context, why its peer may not use a
+// daemon that has no token (nil: it may).
+type peerKey struct{}
+
+// OwnUserOnly records in a TCP connection's context (http.Server's
+// ConnContext) whether the peer is uid, the daemon's own user: a daemon
+// without a token serves no one else over TCP. PeerRefusal reads it. A unix
+// socket is not checked here: Listen keeps it to a private directory.
+func OwnUserOnly(ctx context.Context, c net.Conn, uid uint32) context.Context {
+	local, lok := c.LocalAddr().(*net.TCPAddr)
+	remote, rok := c.RemoteAddr().(*net.TCPAddr)
+	if !lok || !rok {
+		return ctx
+	}
+	peer, err := tcpPeerUID(local, remote)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("this daemon has no token and serves only its own user; the connection's user is unknown (%v)", err)
+	case peer != uid:
+		err = fmt.Errorf("this daemon has no token and serves only its own user (uid %d); the connection comes from uid %d", uid, peer)
+	}
+	return context.WithValue(ctx, peerKey{}, err)
+}
+
+// PeerRefusal says why the peer of the connection a request came on may
+// not use the daemon (ctx is the request's), or nil.
+func PeerRefusal(ctx context.Context) error {
+	err, _ := ctx.Value(peerKey{}).(error)
+	return err
+}
 
 // tcpPeerUID finds the user that owns the other end of a local TCP
 // connection, as identd does: the kernel's socket tables list the client's

@@ -1,4 +1,4 @@
-package daemon
+package transport
 
 import (
 	"context"
@@ -12,8 +12,9 @@ import (
 // A connection costs a file descriptor from the moment it is accepted, and
 // an HTTP/2 connection that has sent only its preface would be kept for the
 // whole idle timeout. So until a connection has carried one request that
-// passed Guard (a valid token, or the right user where no token is set) it
-// is on probation: it is closed once defaultAuthTimeout passes without one,
+// passed the daemon's checks (a valid token, or the right user where no
+// token is set; the daemon says so with Authenticated) it is on probation:
+// it is closed once its timeout (DefaultAuthTimeout) passes without one,
 // and each peer address may hold at most maxUnauthPerPeer such connections
 // (maxUnauthTotal in all); a new one beyond that pushes out that peer's (or
 // everyone's) oldest. An authorised client's connection authenticates with
@@ -21,7 +22,8 @@ import (
 // no deadline is set on any read or write, so long streams (logs -f, attach,
 // watches) run for as long as they like.
 const (
-	defaultAuthTimeout = 10 * time.Second
+	// DefaultAuthTimeout is how long a new connection has to authenticate.
+	DefaultAuthTimeout = 10 * time.Second
 	maxUnauthPerPeer   = 64
 	maxUnauthTotal     = 512
 )
@@ -50,7 +52,10 @@ type gateListener struct {
 	g *connGate
 }
 
-func newGateListener(l net.Listener, timeout time.Duration) *gateListener {
+// Probation puts every connection l accepts on probation until a request
+// on it is Authenticated (see above). The server must put ConnContext in
+// each connection's context, or no connection ever leaves probation.
+func Probation(l net.Listener, timeout time.Duration) net.Listener {
 	return &gateListener{Listener: l, g: &connGate{timeout: timeout, perPeer: make(map[string]int)}}
 }
 
@@ -116,7 +121,7 @@ func (g *connGate) dropLocked(c *gatedConn) {
 	}
 }
 
-// authenticated ends c's probation: a request on it passed Guard.
+// authenticated ends c's probation: a request on it passed.
 func (c *gatedConn) authenticated() {
 	g := c.g
 	g.mu.Lock()
@@ -163,8 +168,9 @@ func (c *gatedConn) ReadFrom(r io.Reader) (int64, error) {
 // gateKey holds a request's *gatedConn in its connection's context.
 type gateKey struct{}
 
-// gateContext records the connection for Guard to mark it authenticated.
-func gateContext(ctx context.Context, c net.Conn) context.Context {
+// ConnContext records the connection in its context (http.Server's
+// ConnContext), so that Authenticated can end its probation.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
@@ -174,8 +180,9 @@ func gateContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// markAuthenticated ends the probation of the connection r came on.
-func markAuthenticated(ctx context.Context) {
+// Authenticated ends the probation of the connection a request came on;
+// ctx is the request's.
+func Authenticated(ctx context.Context) {
 	if gc, ok := ctx.Value(gateKey{}).(*gatedConn); ok {
 		gc.authenticated()
 	}

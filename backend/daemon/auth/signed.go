@@ -1,4 +1,4 @@
-package daemon
+package auth
 
 import (
 	"crypto/sha256"
@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,8 +22,9 @@ import (
 // expiration, when the query has signature_expiration, is that Unix time
 // in seconds, after which the signature is refused.
 
-// fileSignature is the signature of one /files operation.
-func fileSignature(path, operation, username, token string, expiration *int64) string {
+// FileSignature is the signature of one /files operation (operation "read"
+// or "write"); expiration is nil for one that does not expire.
+func FileSignature(path, operation, username, token string, expiration *int64) string {
 	parts := []string{path, operation, username, token}
 	if expiration != nil {
 		parts = append(parts, strconv.FormatInt(*expiration, 10))
@@ -33,10 +33,10 @@ func fileSignature(path, operation, username, token string, expiration *int64) s
 	return "v1_" + base64.RawStdEncoding.EncodeToString(sum[:])
 }
 
-// checkSignature checks a /files request's signature against the current
-// token. Its messages are envd's, which E2B's SDKs show.
-func (d *Daemon) checkSignature(r *http.Request) error {
-	token := d.defaults.currentToken()
+// CheckFileSignature checks a /files request's signature against token
+// (the current one; "" passes everything). Its messages are envd's, which
+// E2B's SDKs show.
+func CheckFileSignature(r *http.Request, token string) error {
 	if token == "" {
 		return nil
 	}
@@ -56,7 +56,7 @@ func (d *Daemon) checkSignature(r *http.Request) error {
 	if r.Method == http.MethodPost {
 		op = "write"
 	}
-	want := fileSignature(q.Get("path"), op, q.Get("username"), token, exp)
+	want := FileSignature(q.Get("path"), op, q.Get("username"), token, exp)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(q.Get("signature"))) != 1 {
 		return errors.New("invalid signature")
 	}
@@ -66,13 +66,11 @@ func (d *Daemon) checkSignature(r *http.Request) error {
 	return nil
 }
 
-// filesReject answers a refused /files request with envd's /files error
+// RejectFiles answers a refused /files request with envd's /files error
 // body ({"code":401,"message":…}), after reading a bounded part of its body
-// as reject does.
-func filesReject(w http.ResponseWriter, r *http.Request, msg string) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(rejectDrainTime))
-	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, rejectDrainBytes))
+// as Reject does.
+func RejectFiles(w http.ResponseWriter, r *http.Request, msg string) {
+	drain(w, r)
 	w.Header().Set("Content-Type", "application/json")
 	if r.ProtoMajor == 1 {
 		w.Header().Set("Connection", "close")
