@@ -165,7 +165,9 @@ func (d *Daemon) handOver(dir string, stdin *os.File, spec *shim.Spec) (*shimcli
 		select {
 		case <-sh.Gone():
 		default:
-			_ = syscall.Kill(sh.Pid, syscall.SIGKILL)
+			if sh.Pid > 1 { // Start refuses less; kill(-1) would reach every process of the user
+				_ = syscall.Kill(sh.Pid, syscall.SIGKILL)
+			}
 		}
 		sh.Discard()
 		var failed *connect.Error
