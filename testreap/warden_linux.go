@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ func reapAll() (killed, survivors []proc) {
 			alive = append(alive, p)
 			if !seen[p.pid] {
 				seen[p.pid] = true
-				killed = append(killed, p)
+				killed = append(killed, named(p))
 			}
 			_ = unix.Kill(p.pid, unix.SIGKILL)
 			// A group this child leads (setsid, a job of a shell) dies at
@@ -187,6 +188,16 @@ func parseStat(pid int, s string) (proc, bool) {
 		return proc{}, false
 	}
 	return proc{pid: pid, ppid: ppid, pgid: pgid, comm: s[open+1 : shut], zombie: f[0] == "Z"}, true
+}
+
+// named takes p's name from its argv[0], which says more than the kernel's
+// comm: a shim started as /proc/self/exe is "exe" there.
+func named(p proc) proc {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
+	if arg0, _, _ := strings.Cut(string(b), "\x00"); arg0 != "" {
+		p.comm = filepath.Base(arg0)
+	}
+	return p
 }
 
 // names lists the first few processes, enough to find the test that leaked.
