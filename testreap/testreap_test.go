@@ -114,9 +114,10 @@ type run struct {
 func startHelper(t *testing.T, mode string, args ...string) *run {
 	r := &run{pidFile: filepath.Join(t.TempDir(), "pid"), done: make(chan error, 1)}
 	r.cmd = exec.Command(os.Args[0], append([]string{"-test.run=^TestHelper$"}, args...)...)
-	// Without this test binary's own warden mark, the run gets a warden.
+	// Without this test binary's own warden mark (or an opt-out), the run
+	// gets a warden.
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, childEnv+"=") {
+		if !strings.HasPrefix(kv, childEnv+"=") && !strings.HasPrefix(kv, offEnv+"=") {
 			r.cmd.Env = append(r.cmd.Env, kv)
 		}
 	}
