@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"sandtop/backend/shim"
+	"sandtop/testreap"
 )
 
 // The CLI tests run the real sandtop binary against one private local
@@ -30,6 +31,7 @@ func TestMain(m *testing.M) {
 	// The in-process daemons (daemontest) start this test binary as their
 	// shims.
 	shim.RunIfSubcommand()
+	testreap.Warden()
 	os.Exit(runCLITests(m))
 }
 

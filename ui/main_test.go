@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"sandtop/backend/shim"
+	"sandtop/testreap"
 )
 
 // The fleet test runs a daemon in this binary, whose shims are this binary
@@ -22,6 +23,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testreap.Warden()
 	flag.Parse()
 	// The parallel tests (end to end, idle CPU) wait on other processes,
 	// not on this one's CPU: unless -parallel says otherwise, they run all

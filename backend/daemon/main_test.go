@@ -10,6 +10,7 @@ import (
 
 	"sandtop/backend/daemon"
 	"sandtop/backend/shim"
+	"sandtop/testreap"
 )
 
 // childEnvVar makes the test binary run as a standalone daemon (for the
@@ -34,5 +35,6 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testreap.Warden()
 	os.Exit(m.Run())
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sandtop/testreap"
 )
 
 // sandtopBin is the real sandtop binary, built once: the daemon these tests
@@ -17,6 +19,8 @@ import (
 var sandtopBin string
 
 func TestMain(m *testing.M) {
+	// Before the build, which the warden's child does once.
+	testreap.Warden()
 	dir, err := os.MkdirTemp("", "sandtop-local-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
