@@ -103,3 +103,42 @@ func TestDaemonPartsDoNotImportTheDaemon(t *testing.T) {
 		t.Fatalf("found %d parts of the daemon, want at least 5: the listing was not read\n%s", parts, out)
 	}
 }
+
+// Every package whose tests start processes runs them under testreap's
+// warden, so what they leave behind dies with the test binary, also when
+// go test's timeout kills it.
+func TestTestsThatStartProcessesRunUnderTheWarden(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{.Dir}} {{join .TestGoFiles ","}} {{join .XTestGoFiles ","}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	starts := regexp.MustCompile(`exec\.Command|daemontest\.|os\.StartProcess|"tmux"`)
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] == "sandtop/testreap" {
+			continue
+		}
+		var src strings.Builder
+		for _, files := range f[2:] {
+			for _, name := range strings.Split(files, ",") {
+				b, err := os.ReadFile(f[1] + "/" + name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src.Write(b)
+			}
+		}
+		if !starts.MatchString(src.String()) {
+			continue
+		}
+		checked++
+		if !strings.Contains(src.String(), "testreap.Warden()") {
+			t.Errorf("%s: its tests start processes but its TestMain does not call testreap.Warden()", f[0])
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("found %d packages whose tests start processes; the listing was not read\n%s", checked, out)
+	}
+}
