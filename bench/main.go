@@ -43,6 +43,7 @@ func main() {
 	watch := flag.Duration("watch", 10*time.Second, "how long the TUI watches at each level")
 	out := flag.String("o", "", "also write the table to this file")
 	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream, fleet, compat, sdk (default: all but fleet, compat and sdk)")
+	flag.StringVar(&sdkMemory, "sdk-memory", "", "sdk: have sandtop's daemon dump its memory (Go runtime classes, smaps_rollup, heap profile) into this directory before, while and 65 s after the n run, and print the breakdown")
 	sdkN := flag.Int("sdk-n", 1000, "sdk: background commands E2B's SDK starts, lists and kills on each daemon")
 	flag.StringVar(&envdBin, "envd-bin", os.Getenv("SANDTOP_TEST_ENVD"), "compat: E2B's envd binary (scripts/build-envd.sh; run as root); empty: sandtop serve --compat envd stands in")
 	fleetLevels := flag.String("fleet", "100,300,1000", "fleet: E2B sandbox counts to measure at")

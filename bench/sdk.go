@@ -28,6 +28,60 @@ import (
 type sdkDaemon struct {
 	name, url string
 	cmd       *exec.Cmd
+	memory    string // sandtop's daemon's --memory-dumps directory (-sdk-memory)
+}
+
+// sdkMemory is -sdk-memory: where sandtop's daemon dumps its memory.
+var sdkMemory string
+
+// dumpMemory has d write its next memory dump (see -sdk-memory), and
+// waits for it; it returns the dump's number, 0 for none.
+func (d *sdkDaemon) dumpMemory(n int) int {
+	if d.memory == "" {
+		return 0
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGUSR1)
+	heap := filepath.Join(d.memory, fmt.Sprintf("memory-%d.heap", n))
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if st, err := os.Stat(heap); err == nil && st.Size() > 0 {
+			time.Sleep(100 * time.Millisecond) // the profile's last write
+			break
+		}
+	}
+	return n
+}
+
+// printMemory writes the breakdown of dumps 1 (before), 2 (running) and 3
+// (65 s after) to stderr.
+func (d *sdkDaemon) printMemory() {
+	var cols []map[string]uint64
+	var names []string
+	for n := 1; n <= 3; n++ {
+		data, err := os.ReadFile(filepath.Join(d.memory, fmt.Sprintf("memory-%d.txt", n)))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sdk: memory dump %d: %v\n", n, err)
+			return
+		}
+		m := map[string]uint64{}
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			f := strings.Fields(l)
+			if len(f) != 2 {
+				continue
+			}
+			v, _ := strconv.ParseUint(f[1], 10, 64)
+			if n == 1 {
+				names = append(names, f[0])
+			}
+			m[f[0]] = v
+		}
+		cols = append(cols, m)
+	}
+	fmt.Fprintf(os.Stderr, "sdk: %s's memory (dumps and heap profiles in %s)\n", d.name, d.memory)
+	fmt.Fprintf(os.Stderr, "%-48s %12s %12s %12s %10s\n", "", "before", "running", "65 s after", "after-before")
+	for _, name := range names {
+		a, r, e := cols[0][name], cols[1][name], cols[2][name]
+		fmt.Fprintf(os.Stderr, "%-48s %12d %12d %12d %+10d\n", name, a, r, e, int64(e)-int64(a))
+	}
 }
 
 func (b *bench) startSDKDaemon(envd bool) (*sdkDaemon, error) {
@@ -45,6 +99,10 @@ func (b *bench) startSDKDaemon(envd bool) (*sdkDaemon, error) {
 	} else {
 		d.name = "sandtop serve"
 		d.cmd = exec.Command(b.bin, "serve", "--listen", addr, "--state-dir", filepath.Join(b.dir, "sdk-state-"+port), "--kill-on-exit")
+		if sdkMemory != "" {
+			d.memory = filepath.Join(sdkMemory, "daemon-"+port)
+			d.cmd.Args = append(d.cmd.Args, "--memory-dumps", d.memory)
+		}
 		d.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.dir}
 	}
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -284,6 +342,7 @@ func (b *bench) sdkScale(node, sdkdir string, d *sdkDaemon, n int) (sdkResult, e
 	// warm: what the n background commands leave behind is what counts.
 	r.threads0, r.rss0 = procStatus(pid, "Threads:"), procStatus(pid, "VmRSS:")
 	r.anon0 = procStatus(pid, "RssAnon:")
+	d.dumpMemory(1) // after the figures: a dump allocates too
 	if _, r.start, err = phase("started"); err != nil {
 		return r, err
 	}
@@ -291,6 +350,7 @@ func (b *bench) sdkScale(node, sdkdir string, d *sdkDaemon, n int) (sdkResult, e
 		return r, err
 	}
 	r.threadsN, r.rssN = procStatus(pid, "Threads:"), procStatus(pid, "VmRSS:")
+	d.dumpMemory(2)
 	t0 := time.Now()
 	if r.lsListed, err = b.sdkLs(d); err != nil {
 		return r, err
@@ -316,6 +376,9 @@ func (b *bench) sdkScale(node, sdkdir string, d *sdkDaemon, n int) (sdkResult, e
 	// callers (envd 30 s, sandtop's daemon 60 s).
 	time.Sleep(time.Until(killed.Add(65 * time.Second)))
 	r.rssR, r.anonR = procStatus(pid, "VmRSS:"), procStatus(pid, "RssAnon:")
+	if d.dumpMemory(3) != 0 {
+		d.printMemory()
+	}
 	_ = cmd.Wait()
 	return r, nil
 }

@@ -27,6 +27,7 @@ type serveFlags struct {
 	killOnExit bool
 	tlsCert    string
 	tlsKey     string
+	memDumps   string
 }
 
 // envTokenFile is --token-file's default for serve: a pod mounts the
@@ -69,6 +70,9 @@ same command, detached.`,
 	fs.BoolVar(&f.killOnExit, "kill-on-exit", false, "SIGKILL every managed process group when the daemon stops")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM), for clients that dial directly (sandtop --ca-file); needs --tls-key")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
+	// For measuring the daemon's memory (go run ./bench -sdk-memory).
+	fs.StringVar(&f.memDumps, "memory-dumps", "", "on each SIGUSR1 write the Go runtime's memory figures and a heap profile into this directory")
+	_ = fs.MarkHidden("memory-dumps")
 	return c
 }
 
@@ -115,14 +119,15 @@ func runServe(ctx context.Context, stderr io.Writer, f *serveFlags) error {
 		return err
 	}
 	err := daemon.RunServe(ctx, daemon.ServeOptions{
-		Listen:     f.listen,
-		TokenFile:  f.tokenFile,
-		Compat:     f.compat == "envd",
-		StateDir:   stateDir,
-		KillOnExit: f.killOnExit,
-		TLSCert:    f.tlsCert,
-		TLSKey:     f.tlsKey,
-		Env:        sandboxEnv(kept),
+		Listen:      f.listen,
+		TokenFile:   f.tokenFile,
+		Compat:      f.compat == "envd",
+		StateDir:    stateDir,
+		KillOnExit:  f.killOnExit,
+		TLSCert:     f.tlsCert,
+		TLSKey:      f.tlsKey,
+		Env:         sandboxEnv(kept),
+		MemoryDumps: f.memDumps,
 		Ready: func(addr string) {
 			fmt.Fprintf(stderr, "sandtop daemon %s (pid %d) listening on %s, state in %s\n", buildinfo.Version(), os.Getpid(), addr, stateDir)
 		},

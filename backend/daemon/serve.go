@@ -28,6 +28,9 @@ type ServeOptions struct {
 	TLSCert, TLSKey string
 	// Ready, if set, is called once the listener is open.
 	Ready func(addr string)
+	// MemoryDumps, if set, is a directory a memory dump is written to on
+	// each SIGUSR1 (see watchMemoryDumps); for measuring.
+	MemoryDumps string
 }
 
 // DefaultStateDir is $XDG_STATE_HOME/sandtop, else ~/.local/state/sandtop.
@@ -103,6 +106,11 @@ func RunServe(ctx context.Context, o ServeOptions) error {
 	})
 	if err != nil {
 		return err
+	}
+	if o.MemoryDumps != "" {
+		if err := watchMemoryDumps(o.MemoryDumps); err != nil {
+			return err
+		}
 	}
 	l, err := transport.Listen(addr, token)
 	if err != nil {
