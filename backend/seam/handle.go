@@ -31,10 +31,10 @@ type Handle struct {
 	// startPid is the pid of the Start event: the wrapper's outer half or
 	// the standalone supervisor, or with direct the program itself.
 	startPid atomic.Int64
-	// direct: sandtop's daemon runs the group under its shim, with no
+	// underShim: sandtop's daemon runs the group under its shim, with no
 	// wrapper, and the start event publishes the group (its pid is the
 	// program's, the pgid).
-	direct bool
+	underShim bool
 	// supervised: sandtop's supervisor runs the group on stock envd; it is
 	// not in the group and leaves once the program has ended.
 	supervised bool

@@ -26,8 +26,9 @@ type wrapperHead struct {
 	out, err         []byte // held until the stream's line has gone by
 }
 
-// direct marks a shim's group: no line precedes the program's output.
-func (w *wrapperHead) direct() { w.outDone, w.errDone = true, true }
+// expectNoPublishedLine is for a shim's group: no published line precedes
+// the program's output.
+func (w *wrapperHead) expectNoPublishedLine() { w.outDone, w.errDone = true, true }
 
 // stderr returns the program's part of b; before the line, bytes are held
 // as the wrapper's own (see wrapperNoise).
@@ -95,11 +96,11 @@ func (h *Handle) pump(stream *connect.ServerStreamForClient[process.StartRespons
 			if err := h.sendPayload(payload, closeStdin); err != nil {
 				publish(publication{err: fmt.Errorf("spawn failed: deliver the environment: %w", err)})
 			}
-			if h.direct && e.Start.GetPid() > 1 {
+			if h.underShim && e.Start.GetPid() > 1 {
 				// The shim published the program's pid, which leads its
 				// group.
 				publish(publication{pgid: int(e.Start.GetPid())})
-				head.direct()
+				head.expectNoPublishedLine()
 			}
 		case *process.ProcessEvent_Data:
 			if b := head.stderr(e.Data.GetStderr()); len(b) > 0 {

@@ -83,9 +83,9 @@ type Runtime struct {
 	control control.Plane
 	runner  control.Runner
 	log     *slog.Logger
-	// direct: sandtop's daemon runs each spawn under its per-group
+	// underShim: sandtop's daemon runs each spawn under its per-group
 	// supervisor (the shim capability); no wrapper runs in the sandbox.
-	direct bool
+	underShim bool
 
 	// bg outlives every spawn context; Dispose cancels it last.
 	bg       context.Context
@@ -144,11 +144,11 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	}
 	runner := control.Runner{Process: proc, Bash: cfg.Bash, Env: map[string]string{"BASH_ENV": "", "ENV": ""}}
 	var plane control.Plane = control.NewCompat(runner)
-	var direct bool
+	var underShim bool
 	var baseEnv []string
 	info := DaemonInfo{Version: "envd (no sandtop extension)", Capabilities: []string{"compat"}}
 	if k := cfg.Known; k != nil {
-		info, baseEnv, direct = k.info, k.baseEnv, k.direct
+		info, baseEnv, underShim = k.info, k.baseEnv, k.underShim
 		if info.Extension {
 			plane = control.Extension{Supervisor: sup, Files: fs, Runner: runner}
 		}
@@ -169,7 +169,7 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 				cfg.RuntimeRoot = hello.Msg.GetRuntimeRoot()
 			}
 			// The daemon only creates directories under its own root.
-			direct = slices.Contains(hello.Msg.GetCapabilities(), capShim) && cfg.RuntimeRoot == hello.Msg.GetRuntimeRoot()
+			underShim = slices.Contains(hello.Msg.GetCapabilities(), capShim) && cfg.RuntimeRoot == hello.Msg.GetRuntimeRoot()
 		case connect.CodeOf(err) == connect.CodeUnimplemented || connect.CodeOf(err) == connect.CodeNotFound:
 			// Stock envd: control commands it is.
 		default:
@@ -179,7 +179,7 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	if cfg.RuntimeRoot == "" && !info.Extension {
 		cfg.RuntimeRoot = cfg.FallbackRuntimeRoot
 	}
-	if cfg.RuntimeRoot == "" && !direct {
+	if cfg.RuntimeRoot == "" && !underShim {
 		root, err := defaultRuntimeRoot(ctx, runner)
 		if err != nil {
 			return nil, err
@@ -197,7 +197,7 @@ func newRuntime(ctx context.Context, proc processconnect.ProcessClient, sup sand
 	bg, cancel := context.WithCancel(context.Background())
 	setupCtx, abortAll := context.WithCancel(bg)
 	return &Runtime{
-		cfg: cfg, proc: proc, control: plane, runner: runner, log: log, direct: direct, baseEnv: baseEnv, info: info,
+		cfg: cfg, proc: proc, control: plane, runner: runner, log: log, underShim: underShim, baseEnv: baseEnv, info: info,
 		bg: bg, cancelBg: cancel, setupCtx: setupCtx, abortAll: abortAll,
 		live:  map[*Handle]struct{}{},
 		terms: terminalSet{live: map[*Terminal]struct{}{}},
@@ -220,13 +220,13 @@ type DaemonInfo struct {
 type Known struct {
 	info        DaemonInfo
 	baseEnv     []string
-	direct      bool
+	underShim   bool
 	runtimeRoot string
 }
 
 // Known is what the runtime learnt of its daemon when it was built.
 func (r *Runtime) Known() *Known {
-	return &Known{info: r.info, baseEnv: r.baseEnv, direct: r.direct, runtimeRoot: r.cfg.RuntimeRoot}
+	return &Known{info: r.info, baseEnv: r.baseEnv, underShim: r.underShim, runtimeRoot: r.cfg.RuntimeRoot}
 }
 
 // Info is the daemon as it answered when the runtime was built.

@@ -38,7 +38,7 @@ func (r *Runtime) Spawn(ctx context.Context, spec SpawnSpec) (*Handle, error) {
 
 	// startChecks: the daemon's Start refuses a missing program itself,
 	// which spares a Resolve round trip.
-	startChecks := spec.CheckProgram && r.direct && slices.Contains(r.info.Capabilities, capCheckProgram)
+	startChecks := spec.CheckProgram && r.underShim && slices.Contains(r.info.Capabilities, capCheckProgram)
 	if spec.CheckProgram && !startChecks {
 		if err := r.checkProgram(ctx, spec.Argv[0], spec.Env); err != nil {
 			return nil, err
@@ -75,7 +75,7 @@ func (r *Runtime) spawnAttempt(ctx context.Context, spec SpawnSpec, env []string
 	h = r.newHandle(id, spec)
 	var startReq *connect.Request[process.StartRequest]
 	var payload []byte
-	if r.direct {
+	if r.underShim {
 		startReq, payload = r.shimStart(h, spec, env)
 		if startChecks {
 			startReq.Header().Set(checkProgramHeader, "1")
@@ -112,7 +112,7 @@ func (r *Runtime) spawnAttempt(ctx context.Context, spec SpawnSpec, env []string
 		return nil, assumed, fmt.Errorf("spawn failed: %w", err)
 	}
 	published := make(chan publication, 1)
-	go h.pump(stream, payload, !spec.Stdio.Stdin.Pipe && (!r.direct || !spec.Stdio.Stdin.Ignore), published)
+	go h.pump(stream, payload, !spec.Stdio.Stdin.Pipe && (!r.underShim || !spec.Stdio.Stdin.Ignore), published)
 
 	select {
 	case p := <-published:
@@ -196,7 +196,7 @@ func (r *Runtime) shimStart(h *Handle, spec SpawnSpec, env []string) (*connect.R
 	startReq := connect.NewRequest(req)
 	startReq.Header().Set(sessionDirHeader, h.stateDir)
 	startReq.Header().Set(spillHeader, fmt.Sprintf("%d %d", spillCap(spec.Stdio.Stdout), spillCap(spec.Stdio.Stderr)))
-	h.direct = true
+	h.underShim = true
 	return startReq, nil
 }
 
