@@ -6,7 +6,10 @@
 // machine-readable output (JSON) keeps the exact string instead.
 package safetext
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Line returns s as one line with no control characters: C0 controls (ESC,
 // BEL, newline, tab…), DEL and C1 controls (U+0080–U+009F, which some
@@ -34,6 +37,20 @@ func Clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// MaxQuoted is how much of a client's string (a path, a command) the
+// daemon's error messages quote: a huge one is not echoed back whole.
+const MaxQuoted = 200
+
+// Quoted is s cut to MaxQuoted bytes (kept valid UTF-8) for an error
+// message, saying how long it was. Unlike Line it keeps control
+// characters: the message goes to a client, which cleans what it prints.
+func Quoted(s string) string {
+	if len(s) <= MaxQuoted {
+		return s
+	}
+	return fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(s[:MaxQuoted], ""), len(s))
 }
 
 func isControl(r rune) bool {

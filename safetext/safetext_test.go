@@ -45,3 +45,14 @@ func TestClip(t *testing.T) {
 		t.Errorf("Clip = %q", got)
 	}
 }
+
+func TestQuotedKeepsShortStringsAndSaysHowLongALongOneWas(t *testing.T) {
+	if got := Quoted("/tmp/x"); got != "/tmp/x" {
+		t.Fatalf("Quoted of a short path = %q", got)
+	}
+	long := strings.Repeat("é", 150) // 300 bytes: the cut falls inside a rune
+	got := Quoted(long)
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "…(300 bytes)") || len(got) > MaxQuoted+len("…(300 bytes)") {
+		t.Fatalf("Quoted of 300 bytes = %q", got)
+	}
+}

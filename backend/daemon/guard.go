@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"sandtop/backend/daemon/auth"
 	"sandtop/backend/daemon/transport"
-	"strings"
+	"sandtop/safetext"
 	"time"
 
 	"connectrpc.com/connect"
@@ -211,17 +211,8 @@ func (d *Daemon) connContext(ctx context.Context, c net.Conn) context.Context {
 	return transport.OwnUserOnly(ctx, c, d.self.uid)
 }
 
-// clipLen is how much of a client's string an error message quotes.
-const clipLen = 200
-
-// clip shortens a client-supplied string for an error message, so a huge
-// path or name is not echoed back whole.
-func clip(s string) string {
-	if len(s) <= clipLen {
-		return s
-	}
-	return fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(s[:clipLen], ""), len(s))
-}
+// clip shortens a client-supplied string for an error message.
+func clip(s string) string { return safetext.Quoted(s) }
 
 // bare drops the path an *fs.PathError carries, for messages that already
 // quote it clipped.

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"strings"
+	"sandtop/safetext"
 	"syscall"
 
 	"connectrpc.com/connect"
@@ -27,17 +27,8 @@ func fsError(err error, format string, args ...any) error {
 	return connect.NewError(codeOf(err), fmt.Errorf(format+": %w", append(clipArgs(args), bare(err))...))
 }
 
-// maxQuoted is how much of a path or other client string an error message
-// quotes: a huge path is not echoed back whole.
-const maxQuoted = 200
-
-// clip shortens s to maxQuoted bytes for a message, saying how long it was.
-func clip(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	return fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(s[:maxQuoted], ""), len(s))
-}
+// clip shortens a client's string for a message.
+func clip(s string) string { return safetext.Quoted(s) }
 
 func clipArgs(args []any) []any {
 	out := make([]any, len(args))
@@ -63,7 +54,7 @@ func bare(err error) error {
 		return le.Err
 	case errors.As(err, &errno):
 		return errno
-	case len(err.Error()) > 2*maxQuoted:
+	case len(err.Error()) > 2*safetext.MaxQuoted:
 		return errors.New(clip(err.Error()))
 	}
 	return err

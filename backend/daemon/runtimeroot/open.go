@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sandtop/safetext"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -141,17 +142,8 @@ func ReadRange(f *os.File, p string, offset, length uint64) (data []byte, size u
 	return buf[:n], size, offset+uint64(n) >= size, nil
 }
 
-// clipLen is how much of a client's path an error message quotes.
-const clipLen = 200
-
-// clip shortens a client's path for an error message, so a huge one is
-// not echoed back whole.
-func clip(s string) string {
-	if len(s) <= clipLen {
-		return s
-	}
-	return fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(s[:clipLen], ""), len(s))
-}
+// clip shortens a client's path for an error message.
+func clip(s string) string { return safetext.Quoted(s) }
 
 // bare drops the path an *fs.PathError carries: the message quotes it
 // clipped.

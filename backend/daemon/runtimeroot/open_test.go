@@ -3,6 +3,7 @@ package runtimeroot
 import (
 	"os"
 	"path/filepath"
+	"sandtop/safetext"
 	"strings"
 	"syscall"
 	"testing"
@@ -88,7 +89,7 @@ func FuzzPaths(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p string) {
 		file, real, err := r.Open(p)
 		if err != nil {
-			if len(err.Error()) > 4*clipLen+len(r.Path)*2+200 {
+			if len(err.Error()) > 4*safetext.MaxQuoted+len(r.Path)*2+200 {
 				t.Fatalf("error of %d bytes quotes too much", len(err.Error()))
 			}
 			return
