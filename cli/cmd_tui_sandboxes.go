@@ -220,16 +220,10 @@ func (o *tuiOpener) fillE2B(c *ui.SandboxSpec, f *e2bFleet, t target.Target) {
 // e2bConnection borrows t's connection from the pool, describing the sandbox
 // first if it never was.
 func (o *tuiOpener) e2bConnection(ctx context.Context, f *e2bFleet, t target.Target, pin bool) (*target.Connection, func(bool), error) {
-	o.mu.Lock()
-	if o.closed {
-		o.mu.Unlock()
-		return nil, nil, errors.New("the TUI is closing")
+	pool, err := o.connections()
+	if err != nil {
+		return nil, nil, err
 	}
-	if o.pool == nil {
-		o.pool = newEnvdPool(poolMax, poolIdle)
-	}
-	pool := o.pool
-	o.mu.Unlock()
 	return pool.acquire(ctx, t.Name, pin, func(ctx context.Context) (*target.Connection, error) {
 		now, err := f.connTarget(ctx, t)
 		if err != nil {
@@ -237,7 +231,7 @@ func (o *tuiOpener) e2bConnection(ctx context.Context, f *e2bFleet, t target.Tar
 		}
 		c, cancel := context.WithTimeout(ctx, openTimeout)
 		defer cancel()
-		s, err := target.Open(c, now, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: contextCwdOf(now), Logger: o.log,
+		s, err := target.Open(c, now, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: cwdOf(now), Logger: o.log,
 			Known: o.knownOf(t.SandboxID)})
 		if err != nil {
 			f.connFailed(t.SandboxID)
@@ -249,8 +243,22 @@ func (o *tuiOpener) e2bConnection(ctx context.Context, f *e2bFleet, t target.Tar
 	})
 }
 
-// contextCwdOf is an E2B target's default directory.
-func contextCwdOf(t target.Target) string {
+// connections is the TUI's pool of connections, made on first use; an
+// error once the TUI is closing.
+func (o *tuiOpener) connections() (*envdPool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil, errors.New("the TUI is closing")
+	}
+	if o.pool == nil {
+		o.pool = newEnvdPool(poolMax, poolIdle)
+	}
+	return o.pool, nil
+}
+
+// cwdOf is a remote target's default directory.
+func cwdOf(t target.Target) string {
 	if t.Cwd != "" {
 		return t.Cwd
 	}

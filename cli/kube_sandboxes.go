@@ -189,16 +189,10 @@ func (o *tuiOpener) fillKube(c *ui.SandboxSpec, f *kubeFleet, p kube.Pod) {
 // kubeConnection borrows p's connection from the pool, dialling it (with its
 // token, read once) through the pod proxy if there is none.
 func (o *tuiOpener) kubeConnection(ctx context.Context, f *kubeFleet, p kube.Pod, pin bool) (*target.Connection, func(bool), error) {
-	o.mu.Lock()
-	if o.closed {
-		o.mu.Unlock()
-		return nil, nil, errors.New("the TUI is closing")
+	pool, err := o.connections()
+	if err != nil {
+		return nil, nil, err
 	}
-	if o.pool == nil {
-		o.pool = newEnvdPool(poolMax, poolIdle)
-	}
-	pool := o.pool
-	o.mu.Unlock()
 	// Keyed by UID too: a pod re-created under its name is another
 	// daemon, never handed the old one's connection.
 	return pool.acquire(ctx, p.Ref()+" "+p.UID, pin, func(ctx context.Context) (*target.Connection, error) {
@@ -220,7 +214,7 @@ func (o *tuiOpener) kubeConnection(ctx context.Context, f *kubeFleet, p kube.Pod
 		}
 		c, cancel := context.WithTimeout(ctx, openTimeout)
 		defer cancel()
-		return target.Open(c, t, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: contextCwdOf(t), Logger: o.log})
+		return target.Open(c, t, seam.RuntimeConfig{PollInterval: 50 * time.Millisecond, Cwd: cwdOf(t), Logger: o.log})
 	})
 }
 
