@@ -208,7 +208,7 @@ func (m *Model) fold(shut bool) {
 func (m *Model) selectSession(sid int) {
 	for i, r := range m.cur.tree.rows {
 		if r.kind == rowSession && r.sid == sid {
-			m.cur.tree.cursor = i
+			m.cur.tree.setCursor(i)
 		}
 	}
 }

@@ -37,7 +37,8 @@ func (m *Model) handleMouse(ev tea.MouseMsg) tea.Cmd {
 		if left {
 			row := sb.tree.offset + msg.Y - m.lay.tree.y - 2 // border and column header
 			if row >= 0 && row < len(sb.tree.rows) {
-				m.focus, m.pane, sb.tree.cursor = focusList, paneTree, row
+				m.focus, m.pane = focusList, paneTree
+				sb.tree.setCursor(row)
 				return m.syncDetail()
 			}
 		}

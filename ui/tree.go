@@ -57,6 +57,12 @@ type treeState struct {
 	order     sortOrder
 	folded    map[int]bool // sessions folded shut
 	expanded  map[int]bool // groups opened to show their processes
+	// lost is the row the cursor was on when a snapshot left it out (a
+	// group between its leader's exit and its published end, which may
+	// come a poll later): the cursor goes back to it when it returns,
+	// unless the operator moved the cursor meanwhile. Without it the
+	// cursor would settle on a neighbour, and the pane with it.
+	lost string
 }
 
 func newTreeState() treeState {
@@ -71,22 +77,27 @@ func (t *treeState) setGroups(groups []sandbox.Group) {
 }
 
 func (t *treeState) rebuild() {
-	keep := ""
-	if r, ok := t.selected(); ok {
+	keep := t.lost
+	if r, ok := t.selected(); ok && keep == "" {
 		keep = r.key()
 	}
 	f := compileFilter(t.filter)
 	t.filterErr = f.err
 	t.rows = buildRows(t.groups, t.filter, f, t.order, t.folded, t.expanded)
 	t.cursor = min(t.cursor, max(0, len(t.rows)-1))
-	if keep != "" {
-		for i, r := range t.rows {
-			if r.key() == keep {
-				t.cursor = i
-				break
-			}
+	t.lost = keep
+	for i, r := range t.rows {
+		if r.key() == keep {
+			t.cursor, t.lost = i, ""
+			break
 		}
 	}
+}
+
+// setCursor puts the cursor on row i at the operator's asking: a row lost
+// to a snapshot is no longer wanted back.
+func (t *treeState) setCursor(i int) {
+	t.cursor, t.lost = i, ""
 }
 
 func (t *treeState) selected() (row, bool) {
@@ -107,7 +118,7 @@ func (t *treeState) selectedGroup() *sandbox.Group {
 }
 
 func (t *treeState) move(delta int) {
-	t.cursor = max(0, min(len(t.rows)-1, t.cursor+delta))
+	t.setCursor(max(0, min(len(t.rows)-1, t.cursor+delta)))
 }
 
 // scrollInto keeps the cursor visible in a window of h rows.

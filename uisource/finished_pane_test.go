@@ -2,6 +2,7 @@ package uisource
 
 import (
 	"context"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,16 +42,25 @@ func openPaneOn(t *testing.T, src ui.Source, pgid, w, h int) *paneTUI {
 	p.scr.Wait(t, 20*time.Second, "● connected")
 	p.chars("/" + pg)
 	p.key(tea.KeyPressMsg{Code: tea.KeyEnter})
-	// G moves to the last row, the group's once the filter holds; it may
-	// reach the list before the group's row does, so it is pressed again
-	// until the pane names the group.
+	// G moves to the last row; it may reach the list before the group's
+	// row does. On a stock envd the filter may also hold a foreign row
+	// (another process whose line has the same digits), so from the last
+	// row k walks up a few rows before G starts over, until the pane
+	// names the group.
 	var pressed time.Time
+	ups := -1
 	p.scr.WaitFunc(t, "the group selected", 30*time.Second, func(s string) bool {
 		if strings.Contains(s, "Output · pgid "+pg+" ") {
 			return true
 		}
 		if time.Since(pressed) > 300*time.Millisecond {
-			p.chars("G")
+			if ups >= 0 && ups < 8 {
+				p.chars("k")
+				ups++
+			} else {
+				p.chars("G")
+				ups = 0
+			}
 			pressed = time.Now()
 		}
 		return false
@@ -158,6 +168,15 @@ func TestTeardownKeepsOutputAndAppendsOutcome(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
+			// A decoy whose command line holds the group's pgid: on a
+			// stock envd it is in the table too, after the group, and the
+			// filter keeps both.
+			decoy := exec.Command("sh", "-c", "sleep 300; :", "decoy-"+strconv.Itoa(pgid))
+			decoy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+			if err := decoy.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = decoy.Process.Kill(); _ = decoy.Wait() })
 			p := openPaneOn(t, src, pgid, 100, 40)
 			p.scr.Wait(t, 20*time.Second, "ready-line", "running")
 			p.chars("xy") // tear down, and confirm
