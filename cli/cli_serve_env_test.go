@@ -19,29 +19,11 @@ import (
 // from its own environment once its configuration is read.
 func TestServeKeepsSecretsFromChildrenAndItsOwnEnviron(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "stserve-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "s.sock")
 	secrets := []string{
 		"DATABASE_URL=postgres://u:hunter2@db/x", "GH_PAT=ghp_secret", "SENTRY_DSN=https://k@s/1",
 		"MY_PASS=pw", "PGPASS=pw", "PRIVATE_PEM=-----BEGIN", "AWS_SECRET_ACCESS_KEY=aws", "GITHUB_TOKEN=gh", "E2B_API_KEY=e2b",
 	}
-	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8"}, secrets...)
-	serve := exec.Command(sandtopBin, "serve", "--listen", "unix:"+sock, "--state-dir", filepath.Join(dir, "state"), "--kill-on-exit")
-	// Ends with the test binary (SIGTERM, so it cleans up), even when go test's timeout kills it.
-	serve.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	serve.Env = env
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
-	testwait.For(t, 20*time.Second, "the daemon's socket", func() bool {
-		_, err := os.Stat(sock)
-		return err == nil
-	})
+	serve, sock := startServeOnSocket(t, append([]string{"LANG=C.UTF-8"}, secrets...))
 
 	r := sandtopEnv(t, testEnv, "--socket", sock, "run", "--wait", "--", "env")
 	if r.code != 0 || !strings.Contains(r.stdout, "LANG=C.UTF-8") {
@@ -60,4 +42,31 @@ func TestServeKeepsSecretsFromChildrenAndItsOwnEnviron(t *testing.T) {
 			t.Errorf("/proc/<daemon>/environ still holds %s", name)
 		}
 	}
+}
+
+// startServeOnSocket runs "sandtop serve" on a unix socket in a private
+// directory, with env beside PATH and HOME (that directory), and waits for
+// its socket. It ends with the test, and with the test binary (SIGTERM,
+// so it cleans up) even when go test's timeout kills it.
+func startServeOnSocket(t *testing.T, env []string, args ...string) (serve *exec.Cmd, sock string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "stserve-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock = filepath.Join(dir, "s.sock")
+	argv := append([]string{"serve", "--listen", "unix:" + sock, "--state-dir", filepath.Join(dir, "state"), "--kill-on-exit"}, args...)
+	serve = exec.Command(sandtopBin, argv...)
+	serve.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	serve.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, env...)
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
+	testwait.For(t, 20*time.Second, "the daemon's socket", func() bool {
+		_, err := os.Stat(sock)
+		return err == nil
+	})
+	return serve, sock
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,23 +16,8 @@ import (
 // view, and a heap profile.
 func TestServeWritesMemoryDumpOnSIGUSR1(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "stmem-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock, dumps := filepath.Join(dir, "s.sock"), filepath.Join(dir, "dumps")
-	serve := exec.Command(sandtopBin, "serve", "--listen", "unix:"+sock, "--state-dir", filepath.Join(dir, "state"), "--kill-on-exit", "--memory-dumps", dumps)
-	serve.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	serve.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
-	testwait.For(t, 20*time.Second, "the daemon's socket", func() bool {
-		_, err := os.Stat(sock)
-		return err == nil
-	})
+	dumps := filepath.Join(t.TempDir(), "dumps")
+	serve, _ := startServeOnSocket(t, nil, "--memory-dumps", dumps)
 	if err := serve.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
