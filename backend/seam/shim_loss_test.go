@@ -71,15 +71,17 @@ func TestGroupWhoseShimWasKilled(t *testing.T) {
 	if err := unix.Kill(shimPid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	// Listed as before, the command now from the daemon's record.
-	testwait.For(t, 20*time.Second, "the group listed with the daemon's record of its command", func() bool {
+	// Listed as before, the command now from the daemon's record, which
+	// it writes once it has noticed the shim is gone: the snapshot may show
+	// the argv before that, so the published record is waited for too.
+	testwait.NoError(t, 20*time.Second, func() error {
 		snap, err := rt2.Snapshot(s.ctx(), WatchOptions{})
 		v, ok := snapshotGroup(snap, pgid)
-		return err == nil && ok && liveOf(v) == 3 && slices.Equal(v.Argv, argv)
+		if g := find(); err != nil || !ok || liveOf(v) != 3 || !slices.Equal(v.Argv, argv) || g.State != groupstate.Running || !slices.Equal(g.Argv, argv) {
+			return fmt.Errorf("with its shim killed: listed %+v (snapshot argv %q), want running with %q from the daemon's record", g, v.Argv, argv)
+		}
+		return nil
 	})
-	if g := find(); g.State != groupstate.Running || !slices.Equal(g.Argv, argv) {
-		t.Fatalf("with its shim killed: %+v, want running with %q", g, argv)
-	}
 	if err := unix.Kill(pgid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
