@@ -159,6 +159,9 @@ func (s *backendSource) SignalForeground(ctx context.Context, termPid int, sig s
 }
 
 func (s *backendSource) Teardown(ctx context.Context, pgid int, grace time.Duration, progress func(ui.TeardownEvent)) error {
+	if progress == nil {
+		progress = func(ui.TeardownEvent) {} // a caller that only wants the result
+	}
 	return s.rt.TeardownGroup(ctx, pgid, grace, func(ev seam.TeardownEvent) {
 		out := ui.TeardownEvent{PGID: ev.Pgid, Err: ev.Err}
 		switch ev.Phase {

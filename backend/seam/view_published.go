@@ -215,11 +215,14 @@ func (p *publishedState) addPublished(groups []sandbox.Group, stateDirs map[int]
 		}
 	}
 	// Finished: published with a pgid that the live table lacks (a group
-	// whose pgid was reused by a live one is not shown twice). One still
-	// published as running is left for the next scan to judge.
+	// whose pgid was reused by a live one is not shown twice). One the last
+	// scan found running has since left the table: it is settled, and the
+	// next scan (brought forward by its leaving) reads how it ended. Left
+	// out until then, it would vanish from every listing for a scan's gap,
+	// and a TUI's cursor with it.
 	var done []*publishedGroup
 	for _, pg := range all {
-		if !live[pg.Pgid] && (pg.State == groupstate.Settled || pg.State == groupstate.LeaderExited) {
+		if !live[pg.Pgid] && (pg.State == groupstate.Settled || pg.State == groupstate.LeaderExited || pg.State == groupstate.Running) {
 			done = append(done, pg)
 		}
 	}
