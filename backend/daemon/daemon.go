@@ -92,6 +92,11 @@ type Daemon struct {
 	srvMu   sync.Mutex
 	servers []*http.Server
 
+	// parked: the idle streams whose connections the daemon holds (see
+	// park), for the shutdown to end.
+	parkedMu sync.Mutex
+	parked   map[*parkedStream]struct{}
+
 	// spares keeps a shim started ahead of the next session-dir Start.
 	spares *shimclient.Spares
 

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"sandtop/backend/daemon/auth"
 	"sandtop/backend/daemon/transport"
+	"sandtop/backend/gen/process/processconnect"
 	"sandtop/safetext"
 	"time"
 
@@ -111,7 +113,13 @@ func (d *Daemon) Guard(next http.Handler) http.Handler {
 		}
 		dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout, progress: &writeProgress{}}
 		defer dw.disarm()
-		next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), progressKey{}, dw.progress)))
+		ctx := context.WithValue(r.Context(), progressKey{}, dw.progress)
+		if r.URL.Path == processconnect.ProcessStartProcedure || r.URL.Path == processconnect.ProcessConnectProcedure {
+			if pk := parkableRequest(r, dw); pk != nil {
+				ctx = context.WithValue(ctx, parkKey{}, pk)
+			}
+		}
+		next.ServeHTTP(dw, r.WithContext(ctx))
 	})
 }
 
@@ -152,6 +160,18 @@ type deadlineWriter struct {
 	// tell a client that reads a large message slowly from one that
 	// stopped reading.
 	progress *writeProgress
+	// hijacked: a parked stream has taken the connection (see park), and
+	// what Connect still writes when its handler returns goes nowhere.
+	hijacked bool
+}
+
+// hijack takes the connection from net/http for a parked stream.
+func (w *deadlineWriter) hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := w.rc.Hijack()
+	if err == nil {
+		w.hijacked = true
+	}
+	return c, brw, err
 }
 
 // progressKey holds a request's *writeProgress in its context.
@@ -162,6 +182,9 @@ type progressKey struct{}
 const writePiece = 64 << 10
 
 func (w *deadlineWriter) arm() {
+	if w.hijacked {
+		return
+	}
 	// Re-arming costs a message to the h2 connection's loop; doing it once a
 	// quarter of the timeout keeps at least 3/4 of it for any write.
 	if now := time.Now(); now.Sub(w.armedAt) > w.timeout/4 {
@@ -171,6 +194,9 @@ func (w *deadlineWriter) arm() {
 }
 
 func (w *deadlineWriter) disarm() {
+	if w.hijacked {
+		return
+	}
 	if !w.armedAt.IsZero() {
 		w.armedAt = time.Time{}
 		_ = w.rc.SetWriteDeadline(time.Time{})
@@ -178,6 +204,9 @@ func (w *deadlineWriter) disarm() {
 }
 
 func (w *deadlineWriter) Write(b []byte) (int, error) {
+	if w.hijacked {
+		return len(b), nil
+	}
 	w.arm()
 	n := 0
 	for len(b) > 0 {
@@ -196,6 +225,9 @@ func (w *deadlineWriter) Write(b []byte) (int, error) {
 // Flush ends every message Connect sends on a stream, so the deadline is
 // lifted here until the next one.
 func (w *deadlineWriter) Flush() {
+	if w.hijacked {
+		return
+	}
 	w.arm()
 	_ = w.rc.Flush()
 	w.disarm()

@@ -95,6 +95,9 @@ type subscriber struct {
 	// held are the pooled buffers of what next last returned: the caller
 	// may still be sending from them until it calls next again or leaves.
 	held []*outBuf
+	// onChange, when set, runs once (under the hub's lock) when output
+	// arrives or the hub closes: a parked stream's wake-up (parkUntil).
+	onChange func()
 }
 
 // stallBudgetStalls is the budget in stall limits: one stalled subscriber
@@ -157,8 +160,7 @@ func (h *hub) publishOwned(kind streamKind, data []byte, o *outBuf) {
 	h.chunks = append(h.chunks, chunk{kind: kind, off: h.end, data: data})
 	h.owners = append(h.owners, o)
 	h.end += int64(len(data))
-	close(h.changed)
-	h.changed = make(chan struct{})
+	h.changedLocked()
 	h.enforceWindow()
 	h.trim()
 }
@@ -376,8 +378,35 @@ func (h *hub) close(final *process.ProcessEvent_EndEvent) {
 	}
 	h.closed = true
 	h.final = final
+	h.changedLocked()
+}
+
+// changedLocked wakes whatever waits for output or the end: the waiters
+// on changed and the parked subscribers. Called with h.mu held.
+func (h *hub) changedLocked() {
 	close(h.changed)
 	h.changed = make(chan struct{})
+	for s := range h.subs {
+		if f := s.onChange; f != nil {
+			s.onChange = nil
+			f()
+		}
+	}
+}
+
+// parkUntil has fn run once when wait (from next) is closed, at once if
+// it already is or the subscriber was cut off. fn runs under the hub's lock, so it must only start
+// work, never call into the hub.
+func (s *subscriber) parkUntil(wait <-chan struct{}, fn func()) {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Cut off or gone, it is told at once: its next call of next says so.
+	if _, ok := h.subs[s]; !ok || wait != h.changed {
+		fn()
+		return
+	}
+	s.onChange = fn
 }
 
 // next returns what the subscriber should send now: up to maxBytes of output,

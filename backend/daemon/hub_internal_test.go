@@ -203,3 +203,54 @@ func TestHubDetachedSubscriberIsToldWhatItLost(t *testing.T) {
 		t.Errorf("the log holds %d bytes, beyond the window", h.retained())
 	}
 }
+
+// A parked subscriber is woken once by the next output and once by the
+// end, and at once when what it waits on has already changed or it was
+// cut off: no wake-up is lost between its last read and its parking.
+func TestHubWakesParkedSubscribers(t *testing.T) {
+	h := newHub(64<<10, time.Minute)
+	s := h.subscribe(false)
+	woken := 0
+	wake := func() { woken++ }
+
+	_, _, _, wait := s.next(1 << 10)
+	s.parkUntil(wait, wake)
+	if woken != 0 {
+		t.Fatal("woken with nothing new")
+	}
+	h.publish(kindStdout, []byte("a"))
+	h.publish(kindStdout, []byte("b"))
+	if woken != 1 {
+		t.Fatalf("two outputs woke it %d times, want once (a wake-up is used up)", woken)
+	}
+
+	out, _, _, _ := s.next(1 << 10)
+	if len(out) != 2 {
+		t.Fatalf("read %d chunks, want 2", len(out))
+	}
+	_, _, _, wait = s.next(1 << 10)
+	h.publish(kindStdout, []byte("c")) // between the read and the parking
+	s.parkUntil(wait, wake)
+	if woken != 2 {
+		t.Fatal("output that came before the parking did not wake it at once")
+	}
+
+	_, _, _, _ = s.next(1 << 10)
+	_, _, _, wait = s.next(1 << 10)
+	s.parkUntil(wait, wake)
+	h.close(&process.ProcessEvent_EndEvent{Exited: true})
+	if woken != 3 {
+		t.Fatal("the end did not wake it")
+	}
+
+	h = newHub(64<<10, time.Minute)
+	cut := h.subscribe(false)
+	_, _, _, wait = cut.next(1 << 10)
+	h.mu.Lock()
+	h.cutOff(cut, time.Minute)
+	h.mu.Unlock()
+	cut.parkUntil(wait, wake)
+	if woken != 4 {
+		t.Fatal("a cut-off subscriber was parked instead of told")
+	}
+}

@@ -62,6 +62,7 @@ func (d *Daemon) Serve(l net.Listener) error {
 		Protocols:         &protos,
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			ctx = context.WithValue(ctx, connKey{}, c)
 			return d.connContext(transport.ConnContext(ctx, c), c)
 		},
 		IdleTimeout: 640 * time.Second, // above common proxy idle timeouts, as envd
@@ -93,6 +94,9 @@ func (d *Daemon) Serve(l net.Listener) error {
 // listeners close. Processes keep running.
 func (d *Daemon) Shutdown(ctx context.Context) error {
 	d.doneOnce.Do(func() { close(d.done) })
+	// net/http's Shutdown knows nothing of the connections parked streams
+	// took from it.
+	d.wakeParked()
 	theReaper.unregister(d)
 	d.spares.Close()
 	d.srvMu.Lock()

@@ -39,6 +39,7 @@ func (s processService) Start(ctx context.Context, req *connect.Request[process.
 	if err != nil {
 		return err
 	}
+	closeAfterResponse(ctx, stream.ResponseHeader())
 	send := func(ev *process.ProcessEvent) error { return stream.Send(&process.StartResponse{Event: ev}) }
 	if err := send(startEvent(p.pid)); err != nil {
 		sub.unsubscribe()
@@ -54,6 +55,7 @@ func (s processService) Connect(ctx context.Context, req *connect.Request[proces
 		return err
 	}
 	sub := p.out.subscribe(true)
+	closeAfterResponse(ctx, stream.ResponseHeader())
 	send := func(ev *process.ProcessEvent) error { return stream.Send(&process.ConnectResponse{Event: ev}) }
 	if err := send(startEvent(p.pid)); err != nil {
 		sub.unsubscribe()

@@ -60,12 +60,27 @@ const maxKeepaliveSeconds = 24 * 60 * 60
 //
 // maxEvent caps the output of one data event (eventBytes).
 func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Duration, maxEvent int, send func(*process.ProcessEvent) error) error {
-	defer sub.unsubscribe()
+	parked := false
+	defer func() {
+		if !parked { // a parked stream has the subscriber now
+			sub.unsubscribe()
+		}
+	}()
 	if p, ok := ctx.Value(progressKey{}).(*writeProgress); ok {
 		sub.watchWrites(p)
 	}
 	ka := time.NewTimer(interval)
 	defer ka.Stop()
+	// A stream quiet for parkIdle is parked (see park); one with output
+	// coming stays here, on net/http's buffered path.
+	pk := parkableIn(ctx)
+	var quiet *time.Timer
+	var quietC <-chan time.Time
+	if _, deadline := ctx.Deadline(); pk != nil && !deadline {
+		quiet = time.NewTimer(parkIdle)
+		defer quiet.Stop()
+		quietC = quiet.C
+	}
 	for {
 		out, final, err, wait := sub.next(maxEvent)
 		if err != nil {
@@ -76,6 +91,9 @@ func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Dur
 				return err
 			}
 			ka.Reset(interval)
+			if quiet != nil {
+				quiet.Reset(parkIdle)
+			}
 			continue
 		}
 		if final != nil {
@@ -86,6 +104,12 @@ func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Dur
 		}
 		select {
 		case <-wait:
+		case <-quietC:
+			if ctx.Err() == nil && d.park(pk, sub, interval, maxEvent, wait) {
+				parked = true
+				return nil
+			}
+			quiet, quietC = nil, nil // refused: the stream stays here
 		case <-ka.C:
 			if err := send(&process.ProcessEvent{Event: &process.ProcessEvent_Keepalive{Keepalive: &process.ProcessEvent_KeepAlive{}}}); err != nil {
 				return err
@@ -98,6 +122,9 @@ func (d *Daemon) forward(ctx context.Context, sub *subscriber, interval time.Dur
 		}
 	}
 }
+
+// parkIdle is how long a stream has nothing to send before it is parked.
+const parkIdle = 200 * time.Millisecond
 
 // sendMerged sends out as data events of at most maxEvent bytes,
 // consecutive chunks of one stream joined in a pooled buffer, which is

@@ -156,6 +156,9 @@ func (c *gatedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// NetConn is the connection under the probation, as tls.Conn has one.
+func (c *gatedConn) NetConn() net.Conn { return c.Conn }
+
 // ReadFrom keeps the connection's own (sendfile, splice) for HTTP/1.1
 // bodies such as /files downloads.
 func (c *gatedConn) ReadFrom(r io.Reader) (int64, error) {
