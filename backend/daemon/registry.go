@@ -54,6 +54,9 @@ func (r *registry) add(p *proc) {
 	r.seq++
 	p.seq = r.seq
 	r.live[p.pid] = p
+	if len(r.live) == 1 && !r.crowd {
+		noteRest()
+	}
 	r.peak = max(r.peak, len(r.live))
 	delete(r.exited, p.pid) // the pid was reused; the old exit is stale
 }
@@ -157,6 +160,7 @@ func giveBackMemory() {
 			// cache.
 			runtime.GC()
 			debug.FreeOSMemory()
+			shedThreads(int(restingThreads.Load()))
 		})
 		return
 	}
