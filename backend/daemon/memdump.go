@@ -30,6 +30,10 @@ func watchMemoryDumps(dir string) error {
 			<-ch
 			base := filepath.Join(dir, fmt.Sprintf("memory-%d", n))
 			_ = os.WriteFile(base+".txt", memoryReport(), 0o600)
+			// Every mapping's own figures, to tell which region grew.
+			if smaps, err := os.ReadFile("/proc/self/smaps"); err == nil {
+				_ = os.WriteFile(base+".smaps", smaps, 0o600)
+			}
 			if f, err := os.Create(base + ".heap"); err == nil {
 				_ = pprof.Lookup("heap").WriteTo(f, 0)
 				_ = f.Close()
