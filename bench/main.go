@@ -45,6 +45,7 @@ func main() {
 	flag.StringVar(&only, "only", "", "run only these parts, comma-separated: run, attach, scale, teardown, settled, stream, fleet, compat, sdk (default: all but fleet, compat and sdk)")
 	flag.StringVar(&sdkMemory, "sdk-memory", "", "sdk: have sandtop's daemon dump its memory (Go runtime classes, smaps_rollup, heap profile) into this directory before, while and 65 s after the n run, and print the breakdown")
 	sdkN := flag.Int("sdk-n", 1000, "sdk: background commands E2B's SDK starts, lists and kills on each daemon")
+	flag.IntVar(&sdkWarm, "sdk-warm", 100, "sdk: a smaller crowd the SDK starts, lists and kills first, so that \"before\" is a daemon that has served one (0: none)")
 	flag.StringVar(&envdBin, "envd-bin", os.Getenv("SANDTOP_TEST_ENVD"), "compat: E2B's envd binary (scripts/build-envd.sh; run as root); empty: sandtop serve --compat envd stands in")
 	fleetLevels := flag.String("fleet", "100,300,1000", "fleet: E2B sandbox counts to measure at")
 	flag.IntVar(&fleetOpts.daemons, "fleet-daemons", 4, "fleet: real daemons behind the sandboxes")
@@ -77,6 +78,9 @@ var only string
 
 // sdkCount is the sdk part's number of background commands (-sdk-n).
 var sdkCount int
+
+// sdkWarm is the sdk part's warm-up crowd (-sdk-warm).
+var sdkWarm int
 
 // fleetOpts are the fleet part's flags.
 var fleetOpts fleetOptions
