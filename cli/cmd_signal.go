@@ -201,11 +201,16 @@ func runKill(ctx context.Context, f *factory, opts killOptions) error {
 	}
 	// One reading of a sandbox for all its groups (on stock envd each
 	// reading is a command), the one ls makes: what ls shows as live, kill
-	// tears down.
+	// tears down. On sandtop's daemon a few named groups are read alone,
+	// not the whole table.
 	var missing []error
 	live := make([][]groupRef, len(in))
 	for i, sg := range in {
-		snap, err := sg.s.Runtime.Snapshot(ctx, seam.WatchOptions{LiveOnly: true})
+		pgids := make([]int, len(sg.refs))
+		for j, ref := range sg.refs {
+			pgids[j] = ref.pgid
+		}
+		snap, err := sg.s.Runtime.Snapshot(ctx, seam.WatchOptions{LiveOnly: true, Groups: pgids})
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,16 @@ type WatchOptions struct {
 	// workspaces: enough to count what runs (a fleet's summary), at half
 	// the requests.
 	LiveOnly bool
+	// Groups, with LiveOnly, are the only process groups the caller asks
+	// about: on sandtop's daemon each is read alone (up to maxGroupReads
+	// of them) instead of the whole table, so a kill of one group among a
+	// thousand reads one group. The snapshot may hold others.
+	Groups []int
 }
+
+// maxGroupReads is how many groups a Snapshot reads one by one before a
+// read of the whole table is cheaper.
+const maxGroupReads = 16
 
 // firstTableTimeout bounds a watch's first read, so that a dead daemon is
 // an error rather than a wait.
@@ -65,7 +74,13 @@ func (r *Runtime) Snapshot(ctx context.Context, opts WatchOptions) (sandbox.Snap
 	var own []PublishedGroup
 	var ownErr error
 	if ext, ok := r.control.(control.Extension); ok {
-		resp, err := ext.FullTable(ctx)
+		var resp *sandtopv1.ListGroupsResponse
+		var err error
+		if opts.LiveOnly && len(opts.Groups) > 0 && len(opts.Groups) <= maxGroupReads {
+			resp, err = ext.GroupsTable(ctx, opts.Groups)
+		} else {
+			resp, err = ext.FullTable(ctx)
+		}
 		if err != nil {
 			return sandbox.Snapshot{}, err
 		}

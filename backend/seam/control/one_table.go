@@ -58,3 +58,30 @@ func (c Extension) FullTable(ctx context.Context) (*sandtopv1.ListGroupsResponse
 	m.once.Do(func() { m.resp, m.err = fetch() })
 	return m.resp, m.err
 }
+
+// GroupsTable is the daemon's table of the given process groups alone,
+// each read by itself: what FullTable holds of them.
+func (c Extension) GroupsTable(ctx context.Context, pgids []int) (*sandtopv1.ListGroupsResponse, error) {
+	out := &sandtopv1.ListGroupsResponse{}
+	asked, listed := map[int]bool{}, map[uint32]bool{}
+	for _, pgid := range pgids {
+		if pgid <= 0 || asked[pgid] {
+			continue
+		}
+		asked[pgid] = true
+		resp, err := c.Supervisor.ListGroups(ctx, connect.NewRequest(&sandtopv1.ListGroupsRequest{Pgid: uint32(pgid)}))
+		if err != nil {
+			return nil, fmt.Errorf("list process group %d: %w", pgid, err)
+		}
+		if out.TakenUnixMs == 0 || resp.Msg.GetTakenUnixMs() < out.TakenUnixMs {
+			out.TakenUnixMs = resp.Msg.GetTakenUnixMs() // the oldest reading
+		}
+		for _, g := range resp.Msg.GetGroups() {
+			if !listed[g.GetPgid()] {
+				listed[g.GetPgid()] = true
+				out.Groups = append(out.Groups, g)
+			}
+		}
+	}
+	return out, nil
+}
