@@ -51,7 +51,10 @@ func openPaneOn(t *testing.T, src ui.Source, pgid, w, h int) *paneTUI {
 	ups := -1
 	p.scr.WaitFunc(t, "the group selected", 30*time.Second, func(s string) bool {
 		if strings.Contains(s, "Output · pgid "+pg+" ") {
-			return true
+			// Only once the keys have settled: a G or k sent just before
+			// this screen was drawn still moves the cursor (to a foreign
+			// row below the group, say) after it.
+			return time.Since(pressed) > 500*time.Millisecond
 		}
 		if time.Since(pressed) > 300*time.Millisecond {
 			if ups >= 0 && ups < 8 {
