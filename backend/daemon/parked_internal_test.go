@@ -145,14 +145,23 @@ func TestStreamWithDeadlineIsNotParked(t *testing.T) {
 	}
 }
 
+// parkedSleep starts a `sleep 60` on a daemon of its own over HTTP/1.1
+// (JSON or proto, with the keepalive interval asked for, if any) and
+// waits for its stream to be parked. The context ends within 20 s.
+func parkedSleep(t *testing.T, json bool, keepalive string) (*Daemon, context.Context, *connect.ServerStreamForClient[process.StartResponse]) {
+	t.Helper()
+	d := quietDaemon(t, time.Minute)
+	c := http1Daemon(t, d, json)
+	ctx, cancel := noDeadline(20 * time.Second)
+	t.Cleanup(cancel)
+	_, s := startStream(t, ctx, c, withStdin("sleep", "60"), keepalive)
+	testwait.For(t, 10*time.Second, "the stream to be parked", func() bool { return d.parkedStreams() == 1 })
+	return d, ctx, s
+}
+
 // A parked stream sends the keepalives the client asked for.
 func TestParkedStreamKeepsAlive(t *testing.T) {
-	d := quietDaemon(t, time.Minute)
-	c := http1Daemon(t, d, true)
-	ctx, cancel := noDeadline(20 * time.Second)
-	defer cancel()
-	_, s := startStream(t, ctx, c, withStdin("sleep", "60"), "1")
-	testwait.For(t, 10*time.Second, "the stream to be parked", func() bool { return d.parkedStreams() == 1 })
+	d, _, s := parkedSleep(t, true, "1")
 	for range 2 {
 		if !s.Receive() || s.Msg().GetEvent().GetKeepalive() == nil {
 			t.Fatalf("want a keepalive, got %v (%v)", s.Msg(), s.Err())
@@ -182,12 +191,7 @@ func TestParkedStreamClientHangsUp(t *testing.T) {
 // The daemon's shutdown ends a parked stream with Unavailable, as it ends
 // the streams net/http serves.
 func TestParkedStreamEndsAtShutdown(t *testing.T) {
-	d := quietDaemon(t, time.Minute)
-	c := http1Daemon(t, d, false)
-	ctx, cancel := noDeadline(20 * time.Second)
-	defer cancel()
-	_, s := startStream(t, ctx, c, withStdin("sleep", "60"), "")
-	testwait.For(t, 10*time.Second, "the stream to be parked", func() bool { return d.parkedStreams() == 1 })
+	d, ctx, s := parkedSleep(t, false, "")
 	if err := d.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
