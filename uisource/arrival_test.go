@@ -224,7 +224,21 @@ func TestOutputKeptBySupervisorOnStockEnvdIsTimed(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
 	leader := groupLeader(t, src, ctx, pgid)
-	// Let "early" be written before the pane opens.
+	awaitKeptOutput(t, src, ctx, leader) // "early" is written before the pane opens
+	s, err := src.Output(ctx, leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := readPieces(t, s, "early\n")
+	if p := got[0]; string(p.Data) != "early\n" || p.At.Before(before) || p.At.After(time.Now()) {
+		t.Fatalf("first piece %q at %s: want early, timed when it was written", p.Data, p.At)
+	}
+}
+
+// awaitKeptOutput waits until the group of leader has kept some output.
+func awaitKeptOutput(t *testing.T, src *backendSource, ctx context.Context, leader int) {
+	t.Helper()
 	rd := src.rt.OutputLog(findStateDir(t, src, ctx, leader))
 	testwait.NoError(t, 20*time.Second, func() error {
 		segs, err := rd.Next(ctx, false)
@@ -236,15 +250,6 @@ func TestOutputKeptBySupervisorOnStockEnvdIsTimed(t *testing.T) {
 		}
 		return nil
 	})
-	s, err := src.Output(ctx, leader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	got := readPieces(t, s, "early\n")
-	if p := got[0]; string(p.Data) != "early\n" || p.At.Before(before) || p.At.After(time.Now()) {
-		t.Fatalf("first piece %q at %s: want early, timed when it was written", p.Data, p.At)
-	}
 }
 
 func findStateDir(t *testing.T, src *backendSource, ctx context.Context, leader int) string {
@@ -272,7 +277,11 @@ func TestOutputGoesLiveWhenTheSpillIsFull(t *testing.T) {
 	pgid := h.Pgid()
 	h.Detach()
 	t.Cleanup(func() { _ = src.Signal(context.Background(), pgid, syscall.SIGKILL) })
-	s, err := src.Output(ctx, groupLeader(t, src, ctx, pgid))
+	leader := groupLeader(t, src, ctx, pgid)
+	// Right after the spawn the shim may not have kept anything yet, and
+	// a pane opened then follows the live output alone.
+	awaitKeptOutput(t, src, ctx, leader)
+	s, err := src.Output(ctx, leader)
 	if err != nil {
 		t.Fatal(err)
 	}
