@@ -376,4 +376,29 @@ func (p *publishedState) record(agent bool, start, now time.Time, infos []Publis
 		}
 		*into = mergePublished(*into, infos, agent, now)
 	}
+	if !agent && p.endsUnread() {
+		// A group has left the table and its end is not published yet
+		// (its supervisor writes it a moment later): look again after
+		// the gap, not the idle pace, so its exit shows within seconds.
+		if soon := time.Now().Add(max(scanGap, 3**took)); soon.Before(*next) {
+			*next = soon
+		}
+	}
+}
+
+// endsUnread says whether a group the last scan found running has left
+// the live table within the last minute (a record that never ends, from a
+// supervisor killed before it wrote one, is not looked for again and
+// again). Called with p.mu held.
+func (p *publishedState) endsUnread() bool {
+	if p.live == nil {
+		return false // no table composed yet
+	}
+	for dir, pg := range p.groups {
+		if pg.Pgid > 1 && (pg.State == groupstate.Running || pg.State == groupstate.LeaderExited) && !p.live[pg.Pgid] &&
+			time.Since(p.argv[dir].seen) < argvMemory {
+			return true
+		}
+	}
+	return false
 }
