@@ -2,12 +2,17 @@ package uisource
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"sandtop/backend/seam"
 	"sandtop/groupstate"
 	"sandtop/sandbox"
+	"sandtop/testwait"
 	"sandtop/ui"
 )
 
@@ -28,7 +33,10 @@ func TestGroupIsListedWithoutAGapFromRunningToItsExit(t *testing.T) {
 			src := plane.src(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			pgid, err := src.Spawn(ctx, []string{"sh", "-c", `trap 'exit 5' TERM; while :; do sleep 0.1; done`}, "")
+			// The file says the trap is set: a SIGTERM before it would end
+			// the shell by the signal, not with 5.
+			armed := filepath.Join(t.TempDir(), "armed")
+			pgid, err := src.Spawn(ctx, []string{"sh", "-c", `trap 'exit 5' TERM; : > "$1"; while :; do sleep 0.1; done`, "sh", armed}, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,6 +57,10 @@ func TestGroupIsListedWithoutAGapFromRunningToItsExit(t *testing.T) {
 				g := find(s)
 				return g != nil && g.State == groupstate.Running
 			})
+			testwait.NoError(t, 10*time.Second, func() error {
+				_, err := os.Stat(armed)
+				return err
+			})
 			torn := make(chan error, 1)
 			go func() { torn <- src.Teardown(ctx, pgid, 2*time.Second, nil) }()
 			var states []string
@@ -64,7 +76,11 @@ func TestGroupIsListedWithoutAGapFromRunningToItsExit(t *testing.T) {
 					if g == nil {
 						t.Fatalf("a snapshot left the group out after %v", states)
 					}
-					states = append(states, string(g.State))
+					state := string(g.State)
+					if g.Exit != nil {
+						state += fmt.Sprintf(" (exit %d, signal %q)", g.Exit.Code, g.Exit.Signal)
+					}
+					states = append(states, state)
 					if g.Exit != nil && g.Exit.Code == 5 {
 						if tornC != nil {
 							if err := <-tornC; err != nil {
@@ -79,7 +95,22 @@ func TestGroupIsListedWithoutAGapFromRunningToItsExit(t *testing.T) {
 					}
 					tornC = nil // the exit is still awaited
 				case <-deadline:
-					t.Fatalf("no exit code 5 after 20 s; the group was %v", states)
+					// Whether the watch or the published state is behind.
+					now := "no fresh snapshot"
+					if bs, ok := src.(*backendSource); ok {
+						if snap, err := bs.rt.Snapshot(context.Background(), seam.WatchOptions{}); err == nil {
+							g := find(snap)
+							now = fmt.Sprintf("a fresh snapshot lists it as %+v", g)
+							if g != nil && g.StateDir != "" {
+								files, _ := os.ReadDir(g.StateDir)
+								for _, f := range files {
+									b, _ := os.ReadFile(filepath.Join(g.StateDir, f.Name()))
+									now += fmt.Sprintf("\n%s: %.200q", f.Name(), b)
+								}
+							}
+						}
+					}
+					t.Fatalf("no exit code 5 after 20 s; the group was %v; %s", states, now)
 				}
 			}
 		})

@@ -166,7 +166,7 @@ func TestTeardownKeepsOutputAndAppendsOutcome(t *testing.T) {
 			src := plane.src(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			pgid, err := src.Spawn(ctx, []string{"sh", "-c", `echo ready-line; trap 'echo got-term-line; exit 5' TERM; while :; do sleep 0.1; done`}, "")
+			pgid, err := src.Spawn(ctx, []string{"sh", "-c", `trap 'echo got-term-line; exit 5' TERM; echo ready-line; while :; do sleep 0.1; done`}, "")
 			if err != nil {
 				t.Fatal(err)
 			}
